@@ -1,0 +1,48 @@
+/* Readers for the 9th DIMACS Implementation Challenge formats.
+ *
+ * Every reader takes plain or gzip-compressed input (zlib's gzread handles
+ * both transparently) and rejects malformed input with SS_EPARSE and a
+ * message of the form "FILE:LINE: cause". No input, however broken, makes a
+ * reader crash, hang or read out of bounds.
+ */
+#ifndef SS_DIMACS_H
+#define SS_DIMACS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "graph.h"
+
+/* Progress of a long load. fraction is in [0, 1]; what names the file. */
+struct ss_progress {
+        void (*fn)(void *arg, const char *what, double fraction);
+        void *arg;
+};
+
+/* Reads a .gr file into an arc list (0-based ids). Accepts comment lines
+ * anywhere, exactly one `p sp N M` line before the first arc, then exactly M
+ * `a U V W` lines with 1 <= U, V <= N and 0 <= W <= 2^32-1. Returns SS_OK,
+ * SS_EIO (cannot open or read), SS_EPARSE or SS_ENOMEM, with err set. */
+int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_progress *progress,
+                      struct ss_err *err);
+
+/* Reads a .co file for a graph of n nodes: `p aux sp co N` (or the sample's
+ * `p sp co N`), then one `v ID X Y` line per node; N must equal n, every node
+ * must appear exactly once, X and Y must fit in int32. On success *x and *y
+ * are malloc'd arrays of n entries. Returns SS_OK, SS_EIO, SS_EPARSE or
+ * SS_ENOMEM, with err set. */
+int ss_dimacs_read_co(const char *path, uint32_t n, int32_t **x, int32_t **y,
+                      const struct ss_progress *progress, struct ss_err *err);
+
+/* Reads a .ss file (`p aux sp ss K`, then K `s S` lines) for a graph of n
+ * nodes. On success *sources is a malloc'd array of *count 0-based ids. */
+int ss_dimacs_read_ss(const char *path, uint32_t n, uint32_t **sources, size_t *count,
+                      struct ss_err *err);
+
+/* Reads a .p2p file (`p aux sp p2p K`, then K `q S T` lines). On success
+ * *pairs is a malloc'd array of 2 * *count 0-based ids: S0, T0, S1, T1, ... */
+int ss_dimacs_read_p2p(const char *path, uint32_t n, uint32_t **pairs, size_t *count,
+                       struct ss_err *err);
+
+#endif
