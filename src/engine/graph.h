@@ -65,8 +65,27 @@ struct ss_arcs {
         uint32_t *tail, *head, *w;
 };
 
-/* Allocates room for m arcs over n nodes; returns SS_OK or SS_ENOMEM. */
-int ss_arcs_init(struct ss_arcs *a, uint32_t n, uint64_t m);
+/* Allocates room for cap arcs over n nodes (cap may be 0); returns SS_OK or
+ * SS_ENOMEM. */
+int ss_arcs_init(struct ss_arcs *a, uint32_t n, uint64_t cap);
+/* Grows the arrays to hold at least cap arcs; returns SS_OK or SS_ENOMEM. */
+int ss_arcs_reserve(struct ss_arcs *a, uint64_t cap);
+
+/* Appends one arc (0-based ids, already validated), growing the arrays
+ * geometrically; returns SS_OK or SS_ENOMEM. */
+static inline int ss_arcs_push(struct ss_arcs *a, uint32_t tail, uint32_t head, uint32_t w)
+{
+        if (a->m == a->cap) {
+                int rc = ss_arcs_reserve(a, a->cap < 1024 ? 1024 : a->cap * 2);
+                if (rc)
+                        return rc;
+        }
+        a->tail[a->m] = tail;
+        a->head[a->m] = head;
+        a->w[a->m] = w;
+        a->m++;
+        return SS_OK;
+}
 /* Frees the arrays (safe on a zeroed struct). */
 void ss_arcs_free(struct ss_arcs *a);
 

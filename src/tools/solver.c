@@ -1,0 +1,131 @@
+#include "solver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dijkstra.h"
+
+/* ---- CPU Dijkstra ------------------------------------------------------- */
+
+static int dij_open(struct ss_solver *s, struct ss_err *err)
+{
+        if (!(s->impl = ss_dijkstra_ws_new(s->g->n)))
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a Dijkstra workspace");
+        return SS_OK;
+}
+
+static void dij_close(struct ss_solver *s)
+{
+        ss_dijkstra_ws_free(s->impl);
+}
+
+static int dij_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
+{
+        struct ss_dijkstra_ws *ws = s->impl;
+        int rc = ss_dijkstra_run(s->g, ws, source, SS_NO_NODE, NULL);
+        if (rc)
+                return ss_err_set(err, rc, "dijkstra: %s", ss_strerror(rc));
+        for (uint32_t v = 0; v < s->g->n; v++)
+                dist[v] = SS_DIST_INF;
+        const uint32_t *set = ss_dijkstra_settled(ws);
+        for (size_t i = 0, k = ss_dijkstra_settled_count(ws); i < k; i++)
+                dist[set[i]] = ss_dijkstra_dist(ws, set[i]);
+        return SS_OK;
+}
+
+static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                     uint32_t **path, size_t *len, struct ss_err *err)
+{
+        struct ss_dijkstra_ws *ws = s->impl;
+        int rc = ss_dijkstra_run(s->g, ws, source, target, NULL);
+        if (rc)
+                return ss_err_set(err, rc, "dijkstra: %s", ss_strerror(rc));
+        *d = ss_dijkstra_dist(ws, target);
+        if (path) {
+                *path = NULL;
+                *len = 0;
+                if (*d != SS_DIST_INF) {
+                        size_t n = ss_dijkstra_path(ws, target, NULL, 0);
+                        if (!(*path = malloc(n * sizeof(uint32_t))))
+                                return ss_err_set(err, SS_ENOMEM, "out of memory for a path");
+                        *len = ss_dijkstra_path(ws, target, *path, n);
+                }
+        }
+        return SS_OK;
+}
+
+static const struct ss_solver_type solvers[] = {
+        {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
+};
+
+/* ---- table and wrappers ------------------------------------------------- */
+
+const struct ss_solver_type *ss_solver_find(const char *name)
+{
+        for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]); i++)
+                if (!strcmp(solvers[i].name, name))
+                        return &solvers[i];
+        return NULL;
+}
+
+void ss_solver_names(char *buf, size_t len)
+{
+        size_t at = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]) && at < len; i++)
+                at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", solvers[i].name);
+}
+
+int ss_solver_open(const struct ss_solver_type *t, const struct ss_graph *g, struct ss_solver **out,
+                   struct ss_err *err)
+{
+        struct ss_solver *s = calloc(1, sizeof(*s));
+        if (!s)
+                return ss_err_set(err, SS_ENOMEM, "out of memory opening a solver");
+        s->type = t;
+        s->g = g;
+        int rc = t->open(s, err);
+        if (rc) {
+                free(s);
+                return rc;
+        }
+        *out = s;
+        return SS_OK;
+}
+
+void ss_solver_close(struct ss_solver *s)
+{
+        if (!s)
+                return;
+        s->type->close(s);
+        free(s->scratch);
+        free(s);
+}
+
+int ss_solver_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                    uint32_t **path, size_t *len, struct ss_err *err)
+{
+        return s->type->route(s, source, target, d, path, len, err);
+}
+
+int ss_solver_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
+{
+        return s->type->one_to_all(s, source, dist, err);
+}
+
+int ss_solver_checksum(struct ss_solver *s, uint32_t source, uint64_t *sum, struct ss_err *err)
+{
+        const uint64_t mask = (UINT64_C(1) << 62) - 1;
+        if (!s->scratch && !(s->scratch = malloc((size_t)s->g->n * sizeof(ss_dist))))
+                return ss_err_set(err, SS_ENOMEM, "out of memory for %u distances", s->g->n);
+        int rc = s->type->one_to_all(s, source, s->scratch, err);
+        if (rc)
+                return rc;
+        uint64_t acc = 0;
+        for (uint32_t v = 0; v < s->g->n; v++)
+                if (s->scratch[v] != SS_DIST_INF)
+                        acc = (acc + (s->scratch[v] & mask)) & mask;
+        *sum = acc;
+        return SS_OK;
+}
