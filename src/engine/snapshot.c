@@ -1,0 +1,505 @@
+/* Binary graph snapshots (format in snapshot.h).
+ *
+ * Header, version 1 (192 bytes, little-endian):
+ *     0  magic "SSSPDSNP"             8  u32 version      12  u32 header size
+ *    16  u64 N                       24  u64 M           32  u64 flags
+ *    40  u32 min_w  44 u32 max_w     48  u32 max_out_degree  52 u32 zero
+ *    56  u64 file size
+ *    64  five sections {u64 offset, u64 length}: row, col, w, x, y
+ *   144  u32 payload CRC-32          148..187 zero
+ *   188  u32 CRC-32 of bytes 0..187
+ * Sections start on 64-byte boundaries in the order above; x and y have
+ * offset and length 0 when the graph has no coordinates. The payload CRC is
+ * zlib's crc32 chained over the sections' bytes (padding excluded), which is
+ * the graph's checksum whether it was parsed from text or read from here.
+ *
+ * The reader reads the whole file into one 64-byte aligned block that the
+ * graph owns, so the arrays point straight into it. It trusts nothing: the
+ * header CRC and every size are checked against the file length before the
+ * block is allocated, the payload CRC after, and the CSR structure last (a
+ * file with a valid CRC can still be crafted, and a bad row offset or head
+ * would send a query out of bounds).
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "snapshots store the arrays as they sit in memory: little-endian hosts only"
+#endif
+
+#define SS__SNAP_HEADER      192u
+#define SS__SNAP_ALIGN       64u
+#define SS__SNAP_FLAG_COORDS UINT64_C(1)
+#define SS__SNAP_SECTIONS    5
+/* Reads and CRC work in pieces of this size, so progress moves on big files. */
+#define SS__SNAP_CHUNK (64u << 20)
+
+enum { SEC_ROW, SEC_COL, SEC_W, SEC_X, SEC_Y };
+static const char *const sec_name[SS__SNAP_SECTIONS] = {"row", "col", "w", "x", "y"};
+
+struct ss__snap_header {
+        uint32_t version, header_size;
+        uint64_t n, m, flags;
+        uint32_t min_w, max_w, max_out_degree;
+        uint64_t file_size;
+        uint64_t off[SS__SNAP_SECTIONS], len[SS__SNAP_SECTIONS];
+        uint32_t payload_crc;
+};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+        memcpy(p, &v, 4);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+        memcpy(p, &v, 8);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+}
+
+static uint64_t align_up(uint64_t v)
+{
+        return (v + SS__SNAP_ALIGN - 1) & ~(uint64_t)(SS__SNAP_ALIGN - 1);
+}
+
+/* zlib's crc32 takes an unsigned length: feed it in pieces. */
+static uint32_t crc_bytes(uint32_t crc, const void *p, uint64_t len)
+{
+        const unsigned char *b = p;
+        while (len > 0) {
+                uInt piece = len > (1u << 30) ? (1u << 30) : (uInt)len;
+                crc = (uint32_t)crc32(crc, b, piece);
+                b += piece;
+                len -= piece;
+        }
+        return crc;
+}
+
+static void encode_header(const struct ss__snap_header *h, unsigned char out[SS__SNAP_HEADER])
+{
+        memset(out, 0, SS__SNAP_HEADER);
+        memcpy(out, SS_SNAPSHOT_MAGIC, 8);
+        put32(out + 8, h->version);
+        put32(out + 12, h->header_size);
+        put64(out + 16, h->n);
+        put64(out + 24, h->m);
+        put64(out + 32, h->flags);
+        put32(out + 40, h->min_w);
+        put32(out + 44, h->max_w);
+        put32(out + 48, h->max_out_degree);
+        put64(out + 56, h->file_size);
+        for (int i = 0; i < SS__SNAP_SECTIONS; i++) {
+                put64(out + 64 + 16 * i, h->off[i]);
+                put64(out + 72 + 16 * i, h->len[i]);
+        }
+        put32(out + 144, h->payload_crc);
+        put32(out + 188, (uint32_t)crc32(0, out, 188));
+}
+
+static void decode_header(const unsigned char in[SS__SNAP_HEADER], struct ss__snap_header *h)
+{
+        h->version = get32(in + 8);
+        h->header_size = get32(in + 12);
+        h->n = get64(in + 16);
+        h->m = get64(in + 24);
+        h->flags = get64(in + 32);
+        h->min_w = get32(in + 40);
+        h->max_w = get32(in + 44);
+        h->max_out_degree = get32(in + 48);
+        h->file_size = get64(in + 56);
+        for (int i = 0; i < SS__SNAP_SECTIONS; i++) {
+                h->off[i] = get64(in + 64 + 16 * i);
+                h->len[i] = get64(in + 72 + 16 * i);
+        }
+        h->payload_crc = get32(in + 144);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int write_all(int fd, const void *p, uint64_t len)
+{
+        const char *b = p;
+        while (len > 0) {
+                size_t piece = len > SS__SNAP_CHUNK ? SS__SNAP_CHUNK : (size_t)len;
+                ssize_t k = write(fd, b, piece);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -1;
+                }
+                b += k;
+                len -= (uint64_t)k;
+        }
+        return 0;
+}
+
+int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err *err)
+{
+        if (!g || !g->row || (g->m && (!g->col || !g->w)) || (!g->x != !g->y))
+                return ss_err_set(err, SS_EINVAL, "%s: incomplete graph, nothing written", path);
+
+        struct ss__snap_header h = {0};
+        h.version = SS_SNAPSHOT_VERSION;
+        h.header_size = SS__SNAP_HEADER;
+        h.n = g->n;
+        h.m = g->m;
+        h.flags = g->x ? SS__SNAP_FLAG_COORDS : 0;
+        h.min_w = g->min_w;
+        h.max_w = g->max_w;
+        h.max_out_degree = g->max_out_degree;
+        const void *data[SS__SNAP_SECTIONS] = {g->row, g->col, g->w, g->x, g->y};
+        h.len[SEC_ROW] = ((uint64_t)g->n + 1) * sizeof(uint64_t);
+        h.len[SEC_COL] = g->m * sizeof(uint32_t);
+        h.len[SEC_W] = g->m * sizeof(uint32_t);
+        h.len[SEC_X] = g->x ? (uint64_t)g->n * sizeof(int32_t) : 0;
+        h.len[SEC_Y] = g->y ? (uint64_t)g->n * sizeof(int32_t) : 0;
+        uint64_t pos = SS__SNAP_HEADER;
+        uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
+        for (int i = 0; i < SS__SNAP_SECTIONS; i++) {
+                if (i >= SEC_X && !g->x)
+                        continue;
+                pos = align_up(pos);
+                h.off[i] = pos;
+                pos += h.len[i];
+                crc = crc_bytes(crc, data[i], h.len[i]);
+        }
+        h.file_size = pos;
+        h.payload_crc = crc;
+
+        /* A temporary file in the same directory, renamed over path at the
+         * end, so a reader never sees half a snapshot. */
+        size_t plen = strlen(path);
+        char *tmp = malloc(plen + 16);
+        if (!tmp)
+                return ss_err_set(err, SS_ENOMEM, "%s: out of memory", path);
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp.XXXXXX", 12);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+                int e = errno;
+                free(tmp);
+                return ss_err_set(err, SS_EIO, "%s: cannot create a temporary file: %s", path,
+                                  strerror(e));
+        }
+
+        unsigned char hdr[SS__SNAP_HEADER];
+        encode_header(&h, hdr);
+        static const unsigned char zeros[SS__SNAP_ALIGN];
+        int rc = write_all(fd, hdr, sizeof(hdr));
+        pos = SS__SNAP_HEADER;
+        for (int i = 0; i < SS__SNAP_SECTIONS && rc == 0; i++) {
+                if (h.off[i] == 0)
+                        continue;
+                rc = write_all(fd, zeros, h.off[i] - pos);
+                if (rc == 0)
+                        rc = write_all(fd, data[i], h.len[i]);
+                pos = h.off[i] + h.len[i];
+        }
+        if (rc == 0)
+                rc = fchmod(fd, 0644);
+        if (rc == 0)
+                rc = fsync(fd);
+        int e = errno;
+        if (close(fd) != 0 && rc == 0) {
+                rc = -1;
+                e = errno;
+        }
+        if (rc == 0 && rename(tmp, path) != 0) {
+                rc = -1;
+                e = errno;
+        }
+        if (rc != 0) {
+                unlink(tmp);
+                free(tmp);
+                return ss_err_set(err, SS_EIO, "%s: cannot write the snapshot: %s", path,
+                                  strerror(e));
+        }
+        free(tmp);
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+bool ss_snapshot_probe(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        char magic[8];
+        ssize_t k;
+        do
+                k = pread(fd, magic, sizeof(magic), 0);
+        while (k < 0 && errno == EINTR);
+        close(fd);
+        return k == (ssize_t)sizeof(magic) && memcmp(magic, SS_SNAPSHOT_MAGIC, 8) == 0;
+}
+
+/* Checks everything the header claims against itself and the file length,
+ * before any of it is used to size an allocation. */
+static int check_header(const char *path, const unsigned char *raw, uint64_t size,
+                        struct ss__snap_header *h, struct ss_err *err)
+{
+        if (memcmp(raw, SS_SNAPSHOT_MAGIC, 8) != 0)
+                return ss_err_set(err, SS_EFORMAT, "%s: not a snapshot (bad magic)", path);
+        decode_header(raw, h);
+        if (h->version != SS_SNAPSHOT_VERSION)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: snapshot format version %" PRIu32
+                                  ", but this build reads version %u",
+                                  path, h->version, SS_SNAPSHOT_VERSION);
+        if (h->header_size != SS__SNAP_HEADER)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: header size %" PRIu32 ", expected %u for version %u", path,
+                                  h->header_size, SS__SNAP_HEADER, SS_SNAPSHOT_VERSION);
+        uint32_t crc = (uint32_t)crc32(0, raw, 188);
+        if (crc != get32(raw + 188))
+                return ss_err_set(err, SS_EFORMAT, "%s: header checksum mismatch (corrupt header)",
+                                  path);
+        if (h->file_size != size)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: header gives a file size of %" PRIu64
+                                  " bytes, but the file has %" PRIu64 " (%s)",
+                                  path, h->file_size, size,
+                                  size < h->file_size ? "truncated" : "trailing bytes");
+        if (h->flags & ~SS__SNAP_FLAG_COORDS)
+                return ss_err_set(err, SS_EFORMAT, "%s: unknown flags 0x%" PRIx64, path, h->flags);
+        if (h->n == 0 || h->n > SS_MAX_NODES)
+                return ss_err_set(err, SS_EFORMAT, "%s: node count %" PRIu64 " out of range", path,
+                                  h->n);
+        /* Each arc takes 8 bytes of the file, so M is bounded by the size; this
+         * also keeps the length products below from overflowing. */
+        if (h->m > size / 8)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: arc count %" PRIu64 " cannot fit in %" PRIu64 " bytes", path,
+                                  h->m, size);
+        bool coords = h->flags & SS__SNAP_FLAG_COORDS;
+        uint64_t want[SS__SNAP_SECTIONS] = {(h->n + 1) * 8, h->m * 4, h->m * 4,
+                                            coords ? h->n * 4 : 0, coords ? h->n * 4 : 0};
+        uint64_t pos = SS__SNAP_HEADER;
+        for (int i = 0; i < SS__SNAP_SECTIONS; i++) {
+                if (h->len[i] != want[i])
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: section %s has length %" PRIu64 ", expected %" PRIu64
+                                          " for N=%" PRIu64 " M=%" PRIu64,
+                                          path, sec_name[i], h->len[i], want[i], h->n, h->m);
+                if (i >= SEC_X && !coords) {
+                        if (h->off[i] != 0)
+                                return ss_err_set(err, SS_EFORMAT,
+                                                  "%s: section %s present without the "
+                                                  "coordinates flag",
+                                                  path, sec_name[i]);
+                        continue;
+                }
+                if (h->off[i] < pos || h->off[i] % SS__SNAP_ALIGN != 0 || h->off[i] > size ||
+                    h->len[i] > size - h->off[i])
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: section %s at offset %" PRIu64 " (length %" PRIu64
+                                          ") is misplaced or beyond the end of the %" PRIu64
+                                          "-byte file",
+                                          path, sec_name[i], h->off[i], h->len[i], size);
+                pos = h->off[i] + h->len[i];
+        }
+        return SS_OK;
+}
+
+/* Checks the CSR structure and recomputes the statistics the header claims. */
+static int check_graph(const char *path, const struct ss_graph *g, const struct ss__snap_header *h,
+                       struct ss_err *err)
+{
+        if (g->row[0] != 0 || g->row[g->n] != g->m)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: row offsets do not span the %" PRIu64 " arcs", path, g->m);
+        uint64_t max_deg = 0;
+        for (uint32_t v = 0; v < g->n; v++) {
+                if (g->row[v + 1] < g->row[v])
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: row offsets decrease at node %" PRIu64, path,
+                                          (uint64_t)v + 1);
+                uint64_t d = g->row[v + 1] - g->row[v];
+                if (d > max_deg)
+                        max_deg = d;
+        }
+        uint32_t min_w = UINT32_MAX, max_w = 0, bad = 0;
+        for (uint64_t i = 0; i < g->m; i++) {
+                bad |= g->col[i] >= g->n;
+                min_w = g->w[i] < min_w ? g->w[i] : min_w;
+                max_w = g->w[i] > max_w ? g->w[i] : max_w;
+        }
+        if (bad)
+                return ss_err_set(err, SS_EFORMAT, "%s: an arc head is outside 1..%" PRIu32, path,
+                                  g->n);
+        if (g->m == 0)
+                min_w = 0; /* ss_graph_finish's convention for a graph without arcs */
+        if (min_w != h->min_w || max_w != h->max_w || max_deg != h->max_out_degree)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: header statistics (weights %" PRIu32 "..%" PRIu32
+                                  ", max degree %" PRIu32 ") disagree with the arrays",
+                                  path, h->min_w, h->max_w, h->max_out_degree);
+        return SS_OK;
+}
+
+static void snap_progress(const struct ss_progress *progress, const char *path, uint64_t done,
+                          uint64_t size, int *last)
+{
+        if (!progress || !progress->fn || size == 0)
+                return;
+        double f = (double)done / (double)size;
+        int percent = (int)(f * 100.0);
+        if (percent <= *last)
+                return;
+        *last = percent;
+        progress->fn(progress->arg, path, f);
+}
+
+struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
+                                  struct ss_err *err)
+{
+        unsigned char *block = NULL;
+        struct ss_graph *g = NULL;
+        struct ss__snap_header h = {0};
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                ss_err_set(err, SS_EIO, "%s: cannot open: %s", path, strerror(errno));
+                return NULL;
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+                ss_err_set(err, SS_EIO, "%s: not a regular file", path);
+                goto fail;
+        }
+        uint64_t size = (uint64_t)st.st_size;
+        if (size < SS__SNAP_HEADER) {
+                if (size >= 8) {
+                        unsigned char magic[8];
+                        if (pread(fd, magic, 8, 0) == 8 &&
+                            memcmp(magic, SS_SNAPSHOT_MAGIC, 8) != 0) {
+                                ss_err_set(err, SS_EFORMAT, "%s: not a snapshot (bad magic)", path);
+                                goto fail;
+                        }
+                }
+                ss_err_set(err, SS_EFORMAT,
+                           "%s: truncated: %" PRIu64 " bytes, smaller than the %u-byte header",
+                           path, size, SS__SNAP_HEADER);
+                goto fail;
+        }
+
+        unsigned char raw[SS__SNAP_HEADER];
+        ssize_t k;
+        do
+                k = pread(fd, raw, sizeof(raw), 0);
+        while (k < 0 && errno == EINTR);
+        if (k != (ssize_t)sizeof(raw)) {
+                ss_err_set(err, SS_EIO, "%s: cannot read the header: %s", path,
+                           k < 0 ? strerror(errno) : "short read");
+                goto fail;
+        }
+        if (check_header(path, raw, size, &h, err) < 0)
+                goto fail;
+
+        if (size > SIZE_MAX || posix_memalign((void **)&block, SS__SNAP_ALIGN, (size_t)size) != 0) {
+                block = NULL;
+                ss_err_set(err, SS_ENOMEM, "%s: out of memory for %" PRIu64 " bytes", path, size);
+                goto fail;
+        }
+
+        /* Read the file in pieces, folding each piece's section bytes into the
+         * payload CRC while they are still in cache. */
+        int last = -1, sec = 0;
+        uint64_t done = 0, crc_pos = h.off[0];
+        uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
+        bool coords = h.flags & SS__SNAP_FLAG_COORDS;
+        int nsec = coords ? SS__SNAP_SECTIONS : SEC_X;
+        while (done < size) {
+                size_t piece =
+                    size - done > SS__SNAP_CHUNK ? SS__SNAP_CHUNK : (size_t)(size - done);
+                k = pread(fd, block + done, piece, (off_t)done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        if (k == 0)
+                                ss_err_set(err, SS_EFORMAT,
+                                           "%s: truncated while reading (file shrank)", path);
+                        else
+                                ss_err_set(err, SS_EIO, "%s: read error: %s", path,
+                                           strerror(errno));
+                        goto fail;
+                }
+                done += (uint64_t)k;
+                while (sec < nsec) {
+                        uint64_t end = h.off[sec] + h.len[sec];
+                        uint64_t upto = end < done ? end : done;
+                        if (crc_pos < upto) {
+                                crc = crc_bytes(crc, block + crc_pos, upto - crc_pos);
+                                crc_pos = upto;
+                        }
+                        if (crc_pos < end)
+                                break;
+                        if (++sec < nsec)
+                                crc_pos = h.off[sec];
+                }
+                snap_progress(progress, path, done, size, &last);
+        }
+        if (crc != h.payload_crc) {
+                ss_err_set(err, SS_EFORMAT,
+                           "%s: payload checksum mismatch (stored %08" PRIx32
+                           ", computed %08" PRIx32 "): the file is corrupt",
+                           path, h.payload_crc, crc);
+                goto fail;
+        }
+
+        g = calloc(1, sizeof(*g));
+        if (!g) {
+                ss_err_set(err, SS_ENOMEM, "%s: out of memory", path);
+                goto fail;
+        }
+        g->n = (uint32_t)h.n;
+        g->m = h.m;
+        g->row = (uint64_t *)(void *)(block + h.off[SEC_ROW]);
+        g->col = (uint32_t *)(void *)(block + h.off[SEC_COL]);
+        g->w = (uint32_t *)(void *)(block + h.off[SEC_W]);
+        g->x = coords ? (int32_t *)(void *)(block + h.off[SEC_X]) : NULL;
+        g->y = coords ? (int32_t *)(void *)(block + h.off[SEC_Y]) : NULL;
+        g->min_w = h.min_w;
+        g->max_w = h.max_w;
+        g->max_out_degree = h.max_out_degree;
+        g->checksum = crc;
+        if (check_graph(path, g, &h, err) < 0)
+                goto fail;
+        g->block = block;
+        atomic_init(&g->refs, 1u);
+        close(fd);
+        snap_progress(progress, path, size, size, &last);
+        return g;
+
+fail:
+        free(g);
+        free(block);
+        close(fd);
+        return NULL;
+}
