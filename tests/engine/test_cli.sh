@@ -1,0 +1,45 @@
+#!/bin/sh
+# ssspd-cli end to end on the challenge's samples: outputs, snapshots, errors
+# and exit codes.
+set -eu
+cli=$1
+data=${SS_DATA_DIR:-../shared/data}/dimacs/samples
+if [ ! -r "$data/sample.gr" ]; then
+        echo "SKIP: $data not present"
+        exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$cli" ss -q "$data/sample.gr" "$data/sample.ss")
+[ "$out" = "$(printf 'd 16\nd 7\nd 9')" ] || fail "ss output: $out"
+
+out=$("$cli" p2p -q "$data/sample.gr" "$data/sample.p2p")
+[ "$out" = "$(printf 'd 3\nd -\nd 1')" ] || fail "p2p output: $out"
+
+out=$("$cli" route -q "$data/sample.gr" 1 6)
+[ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "route output: $out"
+
+out=$("$cli" route -q "$data/sample.gr" 5 1)
+[ "$out" = "$(printf 'distance -\npath -')" ] || fail "no-route output: $out"
+
+"$cli" snapshot -q "$data/sample.gr" "$data/sample.co" "$tmp/s.snap" || fail "snapshot"
+out=$("$cli" route -q "$tmp/s.snap" 1 6)
+[ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "route on snapshot: $out"
+
+gzip -c "$data/sample.gr" > "$tmp/s.gr.gz"
+out=$("$cli" ss -q "$tmp/s.gr.gz" "$data/sample.ss")
+[ "$out" = "$(printf 'd 16\nd 7\nd 9')" ] || fail "ss on .gr.gz: $out"
+
+# errors: non-zero exit and a message naming the cause
+if "$cli" route -q "$data/sample.gr" 1 7 2>"$tmp/err"; then fail "node 7 accepted"; fi
+grep -q "node '7'" "$tmp/err" || fail "node error message: $(cat "$tmp/err")"
+if "$cli" route -q "$tmp/missing.gr" 1 2 2>"$tmp/err"; then fail "missing file accepted"; fi
+grep -q "missing.gr" "$tmp/err" || fail "missing-file message: $(cat "$tmp/err")"
+if "$cli" route --algorithm nosuch "$data/sample.gr" 1 2 2>"$tmp/err"; then fail "bad algorithm accepted"; fi
+grep -q "unknown algorithm 'nosuch'" "$tmp/err" || fail "algorithm message"
+if "$cli" frobnicate 2>/dev/null; then fail "unknown command accepted"; fi
+"$cli" route --help | grep -q "usage: ssspd-cli route" || fail "route --help"
+"$cli" --help | grep -q "snapshot" || fail "--help"
+echo "cli: all checks passed"

@@ -1,0 +1,282 @@
+/* CSR construction and CPU Dijkstra on small graphs built in memory, checked
+ * against a naive Bellman-Ford over the arc list. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "dijkstra.h"
+#include "graph.h"
+
+/* Builds a graph from triples (1-based ids, as in a .gr file). */
+static struct ss_graph *make(uint32_t n, const uint32_t (*arcs)[3], size_t m)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, 0), SS_OK);
+        for (size_t i = 0; i < m; i++)
+                ck_assert_int_eq(ss_arcs_push(&a, arcs[i][0] - 1, arcs[i][1] - 1, arcs[i][2]), SS_OK);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        return g;
+}
+
+/* Reference: Bellman-Ford over the CSR, O(N*M); fine for small graphs. */
+static void reference(const struct ss_graph *g, uint32_t s, ss_dist *d)
+{
+        for (uint32_t v = 0; v < g->n; v++)
+                d[v] = SS_DIST_INF;
+        d[s] = 0;
+        for (int changed = 1; changed;) {
+                changed = 0;
+                for (uint32_t u = 0; u < g->n; u++) {
+                        if (d[u] == SS_DIST_INF)
+                                continue;
+                        for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++)
+                                if (d[u] + g->w[e] < d[g->col[e]]) {
+                                        d[g->col[e]] = d[u] + g->w[e];
+                                        changed = 1;
+                                }
+                }
+        }
+}
+
+/* Checks every distance and that every path adds up to its distance. */
+static void check_all_sources(const struct ss_graph *g, struct ss_dijkstra_ws *ws)
+{
+        ss_dist *ref = malloc(g->n * sizeof(ss_dist));
+        uint32_t *path = malloc(g->n * sizeof(uint32_t));
+        for (uint32_t s = 0; s < g->n; s++) {
+                reference(g, s, ref);
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++) {
+                        ck_assert_uint_eq(ss_dijkstra_dist(ws, v), ref[v]);
+                        if (ref[v] == SS_DIST_INF) {
+                                ck_assert_uint_eq(ss_dijkstra_path(ws, v, path, g->n), 0);
+                                continue;
+                        }
+                        size_t len = ss_dijkstra_path(ws, v, path, g->n);
+                        ck_assert_uint_ge(len, 1);
+                        ck_assert_uint_eq(path[0], s);
+                        ck_assert_uint_eq(path[len - 1], v);
+                        ss_dist sum = 0;
+                        for (size_t i = 0; i + 1 < len; i++) {
+                                /* the cheapest arc path[i] -> path[i+1] */
+                                ss_dist best = SS_DIST_INF;
+                                for (uint64_t e = g->row[path[i]]; e < g->row[path[i] + 1]; e++)
+                                        if (g->col[e] == path[i + 1] && g->w[e] < best)
+                                                best = g->w[e];
+                                ck_assert_uint_ne(best, SS_DIST_INF);
+                                sum += best;
+                        }
+                        ck_assert_uint_eq(sum, ref[v]);
+                }
+                /* point-to-point agrees with one-to-all */
+                for (uint32_t t = 0; t < g->n; t++) {
+                        ck_assert_int_eq(ss_dijkstra_run(g, ws, s, t, NULL), SS_OK);
+                        ck_assert_uint_eq(ss_dijkstra_dist(ws, t), ref[t]);
+                }
+        }
+        free(ref);
+        free(path);
+}
+
+/* The challenge's sample.gr (zero-weight arcs). */
+static const uint32_t sample[][3] = {{1, 2, 1}, {1, 3, 10}, {2, 4, 2}, {3, 5, 0},
+                                     {4, 3, 0}, {4, 6, 3},  {5, 2, 0}, {5, 6, 20}};
+
+START_TEST(test_csr_layout)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        ck_assert_uint_eq(g->n, 6);
+        ck_assert_uint_eq(g->m, 8);
+        const uint64_t row[] = {0, 2, 3, 4, 6, 8, 8};
+        for (int i = 0; i <= 6; i++)
+                ck_assert_uint_eq(g->row[i], row[i]);
+        /* arcs of node 1 (id 0) keep file order */
+        ck_assert_uint_eq(g->col[0], 1);
+        ck_assert_uint_eq(g->col[1], 2);
+        ck_assert_uint_eq(g->w[1], 10);
+        ck_assert_uint_eq(g->min_w, 0);
+        ck_assert_uint_eq(g->max_w, 20);
+        ck_assert_uint_eq(g->max_out_degree, 2);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_sample_known)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(6);
+        const ss_dist from1[] = {0, 1, 3, 3, 3, 6};
+        const ss_dist I = SS_DIST_INF;
+        const ss_dist from3[] = {I, 0, 0, 2, 0, 5};
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_OK);
+        for (int v = 0; v < 6; v++)
+                ck_assert_uint_eq(ss_dijkstra_dist(ws, v), from1[v]);
+        ck_assert_uint_eq(ss_dijkstra_checksum(ws), 16);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 2, SS_NO_NODE, NULL), SS_OK);
+        for (int v = 0; v < 6; v++)
+                ck_assert_uint_eq(ss_dijkstra_dist(ws, v), from3[v]);
+        ck_assert_uint_eq(ss_dijkstra_pred(ws, 2), SS_NO_NODE);
+        ck_assert_uint_eq(ss_dijkstra_pred(ws, 0), SS_NO_NODE); /* unreached */
+        ck_assert_uint_eq(ss_dijkstra_settled_count(ws), 5);
+        check_all_sources(g, ws);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_self_loops_parallel_arcs)
+{
+        const uint32_t arcs[][3] = {{1, 1, 5}, {1, 2, 9}, {1, 2, 4}, {1, 2, 7}, {2, 2, 0},
+                                    {2, 3, 1}, {2, 3, 1}, {3, 1, 0}, {3, 3, 3}};
+        struct ss_graph *g = make(3, arcs, 9);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(3);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 1), 4);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 2), 5);
+        check_all_sources(g, ws);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_one_node_and_unreachable)
+{
+        const uint32_t none[][3] = {{1, 1, 0}};
+        struct ss_graph *g = make(1, none, 0);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(1);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 0), 0);
+        uint32_t p[1];
+        ck_assert_uint_eq(ss_dijkstra_path(ws, 0, p, 1), 1);
+        ck_assert_uint_eq(p[0], 0);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 1, SS_NO_NODE, NULL), SS_ERANGE);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+
+        const uint32_t two[][3] = {{1, 2, 3}};
+        g = make(4, two, 1);
+        ws = ss_dijkstra_ws_new(4);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, 3, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 3), SS_DIST_INF);
+        ck_assert_uint_eq(ss_dijkstra_path(ws, 3, p, 1), 0);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 1, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 0), SS_DIST_INF);
+        ck_assert_uint_eq(ss_dijkstra_checksum(ws), 0);
+        check_all_sources(g, ws);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_workspace_too_small)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(3);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_ERANGE);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Random graphs with many ties and zero weights exercise decrease-key, the
+ * stamps across hundreds of reused runs, and early stops. */
+START_TEST(test_random_graphs)
+{
+        uint64_t x = 88172645463325252ull;
+        for (int round = 0; round < 30; round++) {
+                uint32_t n = 1 + round * 3;
+                size_t m = (size_t)n * (round % 5);
+                uint32_t(*arcs)[3] = malloc((m + 1) * sizeof(*arcs));
+                for (size_t i = 0; i < m; i++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        arcs[i][0] = 1 + (uint32_t)(x % n);
+                        arcs[i][1] = 1 + (uint32_t)((x >> 20) % n);
+                        arcs[i][2] = (uint32_t)((x >> 40) % 4); /* 0..3: many ties */
+                }
+                struct ss_graph *g = make(n, (const uint32_t(*)[3])arcs, m);
+                struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+                check_all_sources(g, ws);
+                ss_dijkstra_ws_free(ws);
+                ss_graph_unref(g);
+                free(arcs);
+        }
+}
+END_TEST
+
+START_TEST(test_targets)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(6);
+        const uint32_t t[] = {1, 1, 3};
+        ck_assert_int_eq(ss_dijkstra_run_targets(g, ws, 0, t, 3, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 1), 1);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 3), 3);
+        /* a target that is unreachable: the search exhausts the reachable part */
+        const uint32_t t2[] = {0, 5};
+        ck_assert_int_eq(ss_dijkstra_run_targets(g, ws, 2, t2, 2, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 0), SS_DIST_INF);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 5), 5);
+        const uint32_t bad[] = {6};
+        ck_assert_int_eq(ss_dijkstra_run_targets(g, ws, 0, bad, 1, NULL), SS_ERANGE);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_cancel)
+{
+        /* a long chain; an already-passed deadline stops the search */
+        uint32_t n = 20000;
+        uint32_t(*arcs)[3] = malloc(n * sizeof(*arcs));
+        for (uint32_t i = 0; i + 1 < n; i++) {
+                arcs[i][0] = i + 1;
+                arcs[i][1] = i + 2;
+                arcs[i][2] = 1;
+        }
+        struct ss_graph *g = make(n, (const uint32_t(*)[3])arcs, n - 1);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+        struct ss_cancel c = {.deadline_ns = 1};
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, &c), SS_ETIMEDOUT);
+        atomic_int flag = 1;
+        struct ss_cancel c2 = {.flag = &flag};
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, &c2), SS_ETIMEDOUT);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, n - 1), n - 1);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+        free(arcs);
+}
+END_TEST
+
+START_TEST(test_refcount)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        ck_assert_ptr_eq(ss_graph_ref(g), g);
+        ss_graph_unref(g);
+        ck_assert_uint_eq(g->n, 6); /* still alive: one reference left */
+        ck_assert_uint_eq(ss_graph_bytes(g), 7 * 8 + 8 * 8);
+        ss_graph_unref(g);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("dijkstra");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_csr_layout);
+        tcase_add_test(tc, test_sample_known);
+        tcase_add_test(tc, test_self_loops_parallel_arcs);
+        tcase_add_test(tc, test_one_node_and_unreachable);
+        tcase_add_test(tc, test_workspace_too_small);
+        tcase_add_test(tc, test_random_graphs);
+        tcase_add_test(tc, test_targets);
+        tcase_add_test(tc, test_cancel);
+        tcase_add_test(tc, test_refcount);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
