@@ -8,14 +8,19 @@
 #ifndef SS_CANCEL_H
 #define SS_CANCEL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "atomic_compat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ss_cancel {
         uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 means none */
-        atomic_int *flag;     /* non-zero means stop; may be NULL */
+        ss_atomic_int *flag;     /* non-zero means stop; may be NULL */
 };
 
 /* Returns CLOCK_MONOTONIC in nanoseconds. */
@@ -31,9 +36,13 @@ static inline bool ss_cancelled(const struct ss_cancel *c)
 {
         if (!c)
                 return false;
-        if (c->flag && atomic_load_explicit(c->flag, memory_order_relaxed))
+        if (c->flag && ss_atomic_load_relaxed(c->flag))
                 return true;
         return c->deadline_ns && ss_now_ns() >= c->deadline_ns;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include "error.h"
 #include "graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ss_dijkstra_ws;
 
 /* Allocates a workspace for graphs of up to n nodes; NULL when out of memory. */
@@ -62,5 +66,9 @@ size_t ss_dijkstra_path(const struct ss_dijkstra_ws *ws, uint32_t target, uint32
 /* The challenge's checksum of the last one-to-all run: the sum of the
  * distances of all settled nodes, modulo 2^62. */
 uint64_t ss_dijkstra_checksum(const struct ss_dijkstra_ws *ws);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include "error.h"
 #include "graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Progress of a long load. fraction is in [0, 1]; what names the file. */
 struct ss_progress {
         void (*fn)(void *arg, const char *what, double fraction);
@@ -44,5 +48,9 @@ int ss_dimacs_read_ss(const char *path, uint32_t n, uint32_t **sources, size_t *
  * *pairs is a malloc'd array of 2 * *count 0-based ids: S0, T0, S1, T1, ... */
 int ss_dimacs_read_p2p(const char *path, uint32_t n, uint32_t **pairs, size_t *count,
                        struct ss_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

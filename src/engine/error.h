@@ -12,6 +12,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum ss_status {
         SS_OK = 0,
         SS_ENOMEM = -1,    /* host allocation failed */
@@ -51,5 +55,9 @@ int ss_err_set(struct ss_err *err, int code, const char *fmt, ...)
 
 /* Clears err to SS_OK and an empty message. */
 void ss_err_clear(struct ss_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

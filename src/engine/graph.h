@@ -15,11 +15,15 @@
 #ifndef SS_GRAPH_H
 #define SS_GRAPH_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "atomic_compat.h"
 #include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX
@@ -43,7 +47,7 @@ struct ss_graph {
         /* Where the arrays live: either one block (a snapshot read whole) or
          * separate allocations. Only ss_graph_unref() looks at these. */
         void *block;
-        atomic_uint refs;
+        ss_atomic_uint refs;
 };
 
 /* Converts a DIMACS id (1..n) to an internal id; returns SS_NO_NODE when out of range. */
@@ -104,5 +108,9 @@ void ss_graph_unref(struct ss_graph *g);
 
 /* Bytes of host memory the graph's arrays occupy. */
 uint64_t ss_graph_bytes(const struct ss_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

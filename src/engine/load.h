@@ -5,6 +5,10 @@
 #include "dimacs.h"
 #include "graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Loads a graph from a snapshot or a DIMACS .gr/.gr.gz file (told apart by
  * the snapshot magic), with coordinates from co_path when it is not NULL.
  * A snapshot carries its own coordinates, so co_path must be NULL for one.
@@ -16,5 +20,9 @@ struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
  * to stderr at each tenth. arg must point to an int holding the last tenth
  * printed, initialised to -1. */
 void ss_progress_stderr(void *arg, const char *what, double fraction);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

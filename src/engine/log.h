@@ -7,6 +7,10 @@
 #ifndef SS_LOG_H
 #define SS_LOG_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum ss_log_level { SS_LOG_ERROR = 0, SS_LOG_WARN, SS_LOG_INFO, SS_LOG_DEBUG };
 
 extern int ss_log_threshold;
@@ -30,5 +34,9 @@ void ss__log(int level, const char *group, const char *fmt, ...)
 #define ss_log_warn(group, ...) ss_log(SS_LOG_WARN, group, __VA_ARGS__)
 #define ss_log_info(group, ...) ss_log(SS_LOG_INFO, group, __VA_ARGS__)
 #define ss_log_debug(group, ...) ss_log(SS_LOG_DEBUG, group, __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

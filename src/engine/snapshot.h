@@ -21,6 +21,10 @@
 #include "error.h"
 #include "graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SS_SNAPSHOT_MAGIC "SSSPDSNP"
 #define SS_SNAPSHOT_VERSION 1u
 
@@ -35,5 +39,9 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
 
 /* Returns true when the file at path starts with the snapshot magic. */
 bool ss_snapshot_probe(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
