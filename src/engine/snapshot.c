@@ -10,8 +10,9 @@
  *   188  u32 CRC-32 of bytes 0..187
  * Sections start on 64-byte boundaries in the order above; x and y have
  * offset and length 0 when the graph has no coordinates. The payload CRC is
- * zlib's crc32 chained over the sections' bytes (padding excluded), which is
- * the graph's checksum whether it was parsed from text or read from here.
+ * zlib's crc32 chained over the sections' bytes (padding excluded, and
+ * required to be zero), which is the graph's checksum whether it was parsed
+ * from text or read from here.
  *
  * The reader reads the whole file into one 64-byte aligned block that the
  * graph owns, so the arrays point straight into it. It trusts nothing: the
@@ -471,6 +472,19 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
                            ", computed %08" PRIx32 "): the file is corrupt",
                            path, h.payload_crc, crc);
                 goto fail;
+        }
+        /* The CRC skips the alignment padding; require it to be zero, so that
+         * no byte of the file goes unchecked. */
+        uint64_t pad_from = SS__SNAP_HEADER;
+        for (int i = 0; i < nsec; i++) {
+                for (uint64_t at = pad_from; at < h.off[i]; at++) {
+                        if (block[at] != 0) {
+                                ss_err_set(err, SS_EFORMAT,
+                                           "%s: nonzero padding byte at offset %" PRIu64, path, at);
+                                goto fail;
+                        }
+                }
+                pad_from = h.off[i] + h.len[i];
         }
 
         g = calloc(1, sizeof(*g));
