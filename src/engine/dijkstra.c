@@ -1,25 +1,31 @@
-/* CPU Dijkstra with a 4-ary indexed heap and generation-stamped state.
+/* CPU Dijkstra with a radix heap and generation-stamped state.
  *
- * Per-node state lives in one 24-byte record (distance, predecessor, stamp,
- * heap position, target mark) so that relaxing an arc touches one cache line
- * instead of four parallel arrays. Heap entries carry a copy of their key so
- * that sifting compares without chasing node records; four children of a
- * node fill one 64-byte line.
+ * Road-network distances are integers and Dijkstra extracts them in
+ * non-decreasing order, so a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990)
+ * applies: bucket i holds keys whose highest bit differing from the last
+ * extracted key is bit i-1. Pushing is a bit scan and an append; each entry
+ * moves down at most 64 times over its life, and in practice once or twice.
+ * On the DIMACS road graphs this beats a binary or 4-ary heap by a wide
+ * margin because there are no sift operations at all. Decrease-key becomes
+ * a second push; the stale entry is skipped when popped (its key is larger
+ * than the node's distance, or the node is already settled).
+ *
+ * Per-node state is one 16-byte record (distance, stamp, settled flag) so
+ * that relaxing an arc touches one cache line; predecessors and target marks
+ * live in their own arrays because they are touched less often.
  */
 #include "dijkstra.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define SS__SETTLED UINT32_MAX
 #define SS__POLL_MASK 4095u /* check the deadline every 4096 settled nodes */
+#define SS__BUCKETS 65
 
 struct ss__node {
         ss_dist dist;
-        uint32_t pred;
-        uint32_t stamp; /* == ws->gen when dist/pred/pos/mark belong to the current run */
-        uint32_t pos;   /* index in the heap, or SS__SETTLED */
-        uint32_t mark;  /* == ws->gen when the node is a pending target */
+        uint32_t stamp;   /* == ws->gen when this record belongs to the current run */
+        uint32_t settled; /* == ws->gen when the node is settled in the current run */
 };
 
 struct ss__entry {
@@ -27,14 +33,22 @@ struct ss__entry {
         uint32_t node;
 };
 
+struct ss__bucket {
+        struct ss__entry *e;
+        uint32_t len, cap;
+};
+
 struct ss_dijkstra_ws {
         uint32_t cap;
         uint32_t gen;
         struct ss__node *st;
-        struct ss__entry *heap;
-        uint32_t heap_len;
+        uint32_t *pred;
+        uint32_t *mark; /* == gen when the node is a pending target */
         uint32_t *settled;
         uint32_t nsettled;
+        ss_dist last;   /* the radix heap's last extracted key */
+        uint64_t size;  /* entries in all buckets */
+        struct ss__bucket b[SS__BUCKETS];
 };
 
 struct ss_dijkstra_ws *ss_dijkstra_ws_new(uint32_t n)
@@ -46,9 +60,10 @@ struct ss_dijkstra_ws *ss_dijkstra_ws_new(uint32_t n)
                 return NULL;
         ws->cap = n;
         ws->st = calloc(len, sizeof(*ws->st)); /* stamps start at 0; gen starts at 1 */
-        ws->heap = malloc(len * sizeof(*ws->heap));
-        ws->settled = malloc(len * sizeof(*ws->settled));
-        if (!ws->st || !ws->heap || !ws->settled) {
+        ws->pred = malloc(len * sizeof(uint32_t));
+        ws->mark = calloc(len, sizeof(uint32_t));
+        ws->settled = malloc(len * sizeof(uint32_t));
+        if (!ws->st || !ws->pred || !ws->mark || !ws->settled) {
                 ss_dijkstra_ws_free(ws);
                 return NULL;
         }
@@ -59,8 +74,11 @@ void ss_dijkstra_ws_free(struct ss_dijkstra_ws *ws)
 {
         if (!ws)
                 return;
+        for (int i = 0; i < SS__BUCKETS; i++)
+                free(ws->b[i].e);
         free(ws->st);
-        free(ws->heap);
+        free(ws->pred);
+        free(ws->mark);
         free(ws->settled);
         free(ws);
 }
@@ -71,96 +89,115 @@ uint32_t ss_dijkstra_ws_capacity(const struct ss_dijkstra_ws *ws)
 }
 
 /* Starts a new run: bumping the generation invalidates every record at once.
- * Only when the 32-bit counter wraps (every 4 billion runs) is the array
+ * Only when the 32-bit counter wraps (every 4 billion runs) are the arrays
  * cleared. */
 static void ss__new_run(struct ss_dijkstra_ws *ws)
 {
         if (++ws->gen == 0) {
                 memset(ws->st, 0, (size_t)ws->cap * sizeof(*ws->st));
+                memset(ws->mark, 0, (size_t)ws->cap * sizeof(uint32_t));
                 ws->gen = 1;
         }
-        ws->heap_len = 0;
+        for (int i = 0; i < SS__BUCKETS; i++)
+                ws->b[i].len = 0;
+        ws->size = 0;
+        ws->last = 0;
         ws->nsettled = 0;
 }
 
-/* ---- 4-ary heap --------------------------------------------------------- */
+/* ---- radix heap --------------------------------------------------------- */
 
-static inline void ss__sift_up(struct ss_dijkstra_ws *ws, uint32_t i, struct ss__entry e)
+static inline int ss__bucket_of(ss_dist key, ss_dist last)
 {
-        struct ss__entry *h = ws->heap;
-        while (i > 0) {
-                uint32_t parent = (i - 1) >> 2;
-                if (h[parent].key <= e.key)
-                        break;
-                h[i] = h[parent];
-                ws->st[h[i].node].pos = i;
-                i = parent;
-        }
-        h[i] = e;
-        ws->st[e.node].pos = i;
+        return key == last ? 0 : 64 - __builtin_clzll(key ^ last);
 }
 
-static inline void ss__sift_down(struct ss_dijkstra_ws *ws, uint32_t i, struct ss__entry e)
+/* Appends to a bucket; the arrays only grow, so after the first queries a
+ * workspace allocates nothing. */
+static inline int ss__append(struct ss__bucket *b, ss_dist key, uint32_t node)
 {
-        struct ss__entry *h = ws->heap;
-        uint32_t len = ws->heap_len;
-        for (;;) {
-                uint32_t c = 4 * i + 1;
-                if (c >= len)
-                        break;
-                uint32_t best = c;
-                uint32_t end = c + 4 < len ? c + 4 : len;
-                for (uint32_t k = c + 1; k < end; k++)
-                        if (h[k].key < h[best].key)
-                                best = k;
-                if (h[best].key >= e.key)
-                        break;
-                h[i] = h[best];
-                ws->st[h[i].node].pos = i;
-                i = best;
+        if (b->len == b->cap) {
+                uint32_t cap = b->cap ? b->cap * 2 : 256;
+                struct ss__entry *e = realloc(b->e, (size_t)cap * sizeof(*e));
+                if (!e)
+                        return SS_ENOMEM;
+                b->e = e;
+                b->cap = cap;
         }
-        h[i] = e;
-        ws->st[e.node].pos = i;
+        b->e[b->len++] = (struct ss__entry){key, node};
+        return SS_OK;
 }
 
-static inline uint32_t ss__pop(struct ss_dijkstra_ws *ws)
+static inline int ss__push(struct ss_dijkstra_ws *ws, ss_dist key, uint32_t node)
 {
-        uint32_t top = ws->heap[0].node;
-        struct ss__entry last = ws->heap[--ws->heap_len];
-        if (ws->heap_len)
-                ss__sift_down(ws, 0, last);
-        ws->st[top].pos = SS__SETTLED;
-        return top;
+        ws->size++;
+        return ss__append(&ws->b[ss__bucket_of(key, ws->last)], key, node);
+}
+
+/* Removes an entry with the smallest key; the heap must not be empty. */
+static inline int ss__pop(struct ss_dijkstra_ws *ws, struct ss__entry *out)
+{
+        if (ws->b[0].len == 0) {
+                int i = 1;
+                while (ws->b[i].len == 0)
+                        i++;
+                struct ss__bucket *src = &ws->b[i];
+                ss_dist min = src->e[0].key;
+                for (uint32_t k = 1; k < src->len; k++)
+                        if (src->e[k].key < min)
+                                min = src->e[k].key;
+                ws->last = min;
+                /* Every key in bucket i shares the bits above i-1 with min,
+                 * so each lands in a lower bucket. */
+                for (uint32_t k = 0; k < src->len; k++) {
+                        struct ss__entry e = src->e[k];
+                        if (ss__append(&ws->b[ss__bucket_of(e.key, min)], e.key, e.node))
+                                return SS_ENOMEM;
+                }
+                src->len = 0;
+        }
+        *out = ws->b[0].e[--ws->b[0].len];
+        ws->size--;
+        return SS_OK;
 }
 
 /* ---- the search --------------------------------------------------------- */
 
-/* Settles nodes from source until `stop` says so. remaining counts pending
- * targets (marked with the current generation); target_mode selects whether
- * reaching zero stops the search. */
+/* Settles nodes from source. It stops at target (when not SS_NO_NODE), or
+ * when `remaining` marked targets are settled (target_mode), or when every
+ * reachable node is settled. */
 static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                       uint32_t target, uint64_t remaining, int target_mode,
                       const struct ss_cancel *cancel)
 {
         struct ss__node *st = ws->st;
+        uint32_t *pred = ws->pred;
         const uint64_t *row = g->row;
         const uint32_t *col = g->col, *wt = g->w;
-        uint32_t gen = ws->gen;
+        const uint32_t gen = ws->gen;
 
         st[source].stamp = gen;
         st[source].dist = 0;
-        st[source].pred = SS_NO_NODE;
-        ws->heap_len = 1;
-        ss__sift_up(ws, 0, (struct ss__entry){0, source});
+        pred[source] = SS_NO_NODE;
+        if (ss__push(ws, 0, source))
+                return SS_ENOMEM;
 
-        while (ws->heap_len) {
-                uint32_t u = ss__pop(ws);
-                ss_dist du = st[u].dist;
+        while (ws->size) {
+                struct ss__entry top;
+                if (ss__pop(ws, &top))
+                        return SS_ENOMEM;
+                uint32_t u = top.node;
+                /* The first entry popped for a node settles it; later ones
+                 * are stale copies from earlier, larger tentative distances. */
+                if (st[u].settled == gen)
+                        continue;
+                st[u].settled = gen;
+                ss_dist du = top.key;
 
                 ws->settled[ws->nsettled++] = u;
                 if (u == target)
                         return SS_OK;
-                if (target_mode && st[u].mark == gen && --remaining == 0)
+                if (target_mode && ws->mark[u] == gen && --remaining == 0)
                         return SS_OK;
                 if ((ws->nsettled & SS__POLL_MASK) == 0 && ss_cancelled(cancel))
                         return SS_ETIMEDOUT;
@@ -171,16 +208,13 @@ static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint3
                         struct ss__node *s = &st[v];
                         if (s->stamp != gen) {
                                 s->stamp = gen;
-                                s->dist = nd;
-                                s->pred = u;
-                                ss__sift_up(ws, ws->heap_len++, (struct ss__entry){nd, v});
-                        } else if (nd < s->dist) {
-                                /* A settled node never improves (weights are
-                                 * non-negative), so it never gets here. */
-                                s->dist = nd;
-                                s->pred = u;
-                                ss__sift_up(ws, s->pos, (struct ss__entry){nd, v});
+                        } else if (nd >= s->dist) {
+                                continue; /* no improvement (always so for settled nodes) */
                         }
+                        s->dist = nd;
+                        pred[v] = u;
+                        if (ss__push(ws, nd, v))
+                                return SS_ENOMEM;
                 }
         }
         return SS_OK;
@@ -207,12 +241,10 @@ int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws,
                 if (targets[i] >= g->n)
                         return SS_ERANGE;
         ss__new_run(ws);
-        /* Mark each distinct target once; marks use the new generation, and a
-         * marked node's other fields are set when the search reaches it. */
+        /* Count each distinct target once. */
         for (size_t i = 0; i < ntargets; i++) {
-                struct ss__node *s = &ws->st[targets[i]];
-                if (s->mark != ws->gen) {
-                        s->mark = ws->gen;
+                if (ws->mark[targets[i]] != ws->gen) {
+                        ws->mark[targets[i]] = ws->gen;
                         pending++;
                 }
         }
@@ -223,19 +255,19 @@ int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws,
 
 /* ---- results ------------------------------------------------------------ */
 
-static inline int ss__settled(const struct ss_dijkstra_ws *ws, uint32_t v)
+static inline int ss__is_settled(const struct ss_dijkstra_ws *ws, uint32_t v)
 {
-        return v < ws->cap && ws->st[v].stamp == ws->gen && ws->st[v].pos == SS__SETTLED;
+        return v < ws->cap && ws->st[v].stamp == ws->gen && ws->st[v].settled == ws->gen;
 }
 
 ss_dist ss_dijkstra_dist(const struct ss_dijkstra_ws *ws, uint32_t v)
 {
-        return ss__settled(ws, v) ? ws->st[v].dist : SS_DIST_INF;
+        return ss__is_settled(ws, v) ? ws->st[v].dist : SS_DIST_INF;
 }
 
 uint32_t ss_dijkstra_pred(const struct ss_dijkstra_ws *ws, uint32_t v)
 {
-        return ss__settled(ws, v) ? ws->st[v].pred : SS_NO_NODE;
+        return ss__is_settled(ws, v) ? ws->pred[v] : SS_NO_NODE;
 }
 
 size_t ss_dijkstra_settled_count(const struct ss_dijkstra_ws *ws)
@@ -253,16 +285,16 @@ size_t ss_dijkstra_path(const struct ss_dijkstra_ws *ws, uint32_t target, uint32
 {
         size_t len = 0;
 
-        if (!ss__settled(ws, target))
+        if (!ss__is_settled(ws, target))
                 return 0;
         /* Predecessors of settled nodes are settled, so the walk ends at the
          * source after at most N steps. */
-        for (uint32_t v = target; v != SS_NO_NODE; v = ws->st[v].pred)
+        for (uint32_t v = target; v != SS_NO_NODE; v = ws->pred[v])
                 len++;
         if (len > cap)
                 return len;
         size_t i = len;
-        for (uint32_t v = target; v != SS_NO_NODE; v = ws->st[v].pred)
+        for (uint32_t v = target; v != SS_NO_NODE; v = ws->pred[v])
                 out[--i] = v;
         return len;
 }

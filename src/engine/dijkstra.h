@@ -2,8 +2,8 @@
  * engine's fallback.
  *
  * A workspace belongs to one thread and is reused across queries. It holds
- * distance, predecessor and heap-position arrays of N entries, allocated
- * once. Instead of clearing them per query, each entry carries the number of
+ * distance, predecessor and stamp arrays of N entries, allocated once, and a
+ * radix heap whose buckets only grow. Instead of clearing them per query, each entry carries the number of
  * the query that last wrote it (a generation stamp): an entry with an old
  * stamp reads as "unreached". A query therefore costs time proportional to
  * the nodes it touches, not to N.
@@ -33,8 +33,9 @@ uint32_t ss_dijkstra_ws_capacity(const struct ss_dijkstra_ws *ws);
 
 /* Runs Dijkstra from source. With target != SS_NO_NODE it stops as soon as
  * target is settled; otherwise it settles every reachable node. Returns
- * SS_OK, SS_ERANGE (a node out of range or a workspace too small) or
- * SS_ETIMEDOUT when cancel fired (the workspace then holds a partial run). */
+ * SS_OK, SS_ERANGE (a node out of range or a workspace too small),
+ * SS_ENOMEM (the heap could not grow) or SS_ETIMEDOUT when cancel fired (the
+ * workspace then holds a partial run). */
 int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                     uint32_t target, const struct ss_cancel *cancel);
 
