@@ -1,0 +1,258 @@
+/* Table-driven settings: each row names a key, where it lives in struct
+ * ss_config, its default, its bounds and how its text is checked. The file
+ * parser, the flag parser and --help all walk the same table, so a key is
+ * added in one place. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+enum ss__type { SS__STR, SS__INT, SS__BOOL, SS__LEVEL };
+
+struct ss__key {
+        const char *name;
+        enum ss__type type;
+        size_t offset;
+        size_t size; /* strings: buffer size */
+        const char *def;
+        int64_t min, max;
+        int (*check)(const char *value, struct ss_err *err); /* extra validation; may be NULL */
+        const char *help;
+};
+
+static int ss__check_listen(const char *v, struct ss_err *err)
+{
+        char host[256];
+        uint16_t port;
+        return ss_config_split_listen(v, host, sizeof(host), &port, err);
+}
+
+#define SS__OFF(f)  offsetof(struct ss_config, f)
+#define SS__STRF(f) SS__OFF(f), sizeof(((struct ss_config *)0)->f)
+
+static const struct ss__key ss__keys[] = {
+    {"listen", SS__STR, SS__STRF(listen), "127.0.0.1:8080", 0, 0, ss__check_listen,
+     "address to serve HTTP on, HOST:PORT or [V6]:PORT"},
+    {"graph", SS__STR, SS__STRF(graph), "", 0, 0, NULL,
+     "graph file: DIMACS .gr, .gr.gz or a snapshot"},
+    {"coords", SS__STR, SS__STRF(coords), "", 0, 0, NULL,
+     "coordinates file (.co, .co.gz); empty for none"},
+    {"workers", SS__INT, SS__OFF(workers), 0, "0", 0, 1024, NULL,
+     "CPU query threads; 0 means one per core"},
+    {"queue_max", SS__INT, SS__OFF(queue_max), 0, "1024", 1, 1000000, NULL,
+     "queries waiting for a worker at most; more get 503"},
+    {"deadline_ms", SS__INT, SS__OFF(deadline_ms), 0, "5000", 1, 3600000, NULL,
+     "time a request may take, queue included; later it gets 504"},
+    {"max_sources", SS__INT, SS__OFF(max_sources), 0, "100", 1, 100000, NULL,
+     "source ids per /distances request"},
+    {"max_targets", SS__INT, SS__OFF(max_targets), 0, "10000", 1, 10000000, NULL,
+     "target ids per /distances request"},
+    {"max_matrix", SS__INT, SS__OFF(max_matrix), 0, "100000", 1, 100000000, NULL,
+     "sources x targets per /distances request"},
+    {"max_json_nodes", SS__INT, SS__OFF(max_json_nodes), 0, "2000000", 0, 100000000, NULL,
+     "one-to-all answered as JSON only for graphs up to this many nodes"},
+    {"max_url", SS__INT, SS__OFF(max_url), 0, "8192", 256, 1048576, NULL,
+     "bytes of a request URL, query string included"},
+    {"max_body", SS__INT, SS__OFF(max_body), 0, "1048576", 256, 268435456, NULL,
+     "bytes of a POST body"},
+    {"connections", SS__INT, SS__OFF(connections), 0, "1024", 1, 60000, NULL,
+     "open HTTP connections at most"},
+    {"idle_timeout_s", SS__INT, SS__OFF(idle_timeout_s), 0, "60", 1, 86400, NULL,
+     "idle keep-alive connections are closed after this many seconds"},
+    {"retry_after_s", SS__INT, SS__OFF(retry_after_s), 0, "1", 0, 3600, NULL,
+     "Retry-After header of 503 answers"},
+    {"shutdown_grace_ms", SS__INT, SS__OFF(shutdown_grace_ms), 0, "2000", 0, 600000, NULL,
+     "at SIGTERM, wait deadline_ms plus this for queries in flight"},
+    {"log_level", SS__LEVEL, SS__OFF(log_level), 0, "info", 0, 0, NULL,
+     "error, warn, info or debug"},
+    {"access_log", SS__BOOL, SS__OFF(access_log), 0, "yes", 0, 0, NULL,
+     "yes or no: one log line per request"},
+};
+
+#define SS__NKEYS (sizeof(ss__keys) / sizeof(ss__keys[0]))
+
+static const struct ss__key *ss__find(const char *name)
+{
+        for (size_t i = 0; i < SS__NKEYS; i++)
+                if (strcmp(ss__keys[i].name, name) == 0)
+                        return &ss__keys[i];
+        return NULL;
+}
+
+bool ss_config_has(const char *key)
+{
+        return ss__find(key) != NULL;
+}
+
+static int ss__parse_int(const struct ss__key *k, const char *v, int64_t *out, struct ss_err *err)
+{
+        char *end;
+        errno = 0;
+        if (!isdigit((unsigned char)v[0]) && v[0] != '-')
+                return ss_err_set(err, SS_EINVAL, "%s: '%s' is not an integer", k->name, v);
+        long long x = strtoll(v, &end, 10);
+        if (errno || *end)
+                return ss_err_set(err, SS_EINVAL, "%s: '%s' is not an integer", k->name, v);
+        if (x < k->min || x > k->max)
+                return ss_err_set(err, SS_EINVAL, "%s: %lld is outside %lld..%lld", k->name, x,
+                                  (long long)k->min, (long long)k->max);
+        *out = x;
+        return SS_OK;
+}
+
+static int ss__apply(struct ss_config *c, const struct ss__key *k, const char *v,
+                     struct ss_err *err)
+{
+        char *field = (char *)c + k->offset;
+        int rc;
+
+        if (k->check && (rc = k->check(v, err)) != SS_OK)
+                return rc;
+        switch (k->type) {
+        case SS__STR:
+                if (strlen(v) >= k->size)
+                        return ss_err_set(err, SS_EINVAL, "%s: value longer than %zu bytes",
+                                          k->name, k->size - 1);
+                strcpy(field, v);
+                return SS_OK;
+        case SS__INT:
+                return ss__parse_int(k, v, (int64_t *)field, err);
+        case SS__BOOL:
+                if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
+                        *(bool *)field = true;
+                else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off"))
+                        *(bool *)field = false;
+                else
+                        return ss_err_set(err, SS_EINVAL, "%s: '%s' is not yes or no", k->name, v);
+                return SS_OK;
+        case SS__LEVEL:
+                rc = ss_log_level_parse(v);
+                if (rc < 0)
+                        return ss_err_set(err, SS_EINVAL,
+                                          "%s: '%s' is not error, warn, info or debug", k->name, v);
+                *(int64_t *)field = rc;
+                return SS_OK;
+        }
+        return ss_err_set(err, SS_EINTERNAL, "%s: bad table row", k->name);
+}
+
+void ss_config_defaults(struct ss_config *c)
+{
+        memset(c, 0, sizeof(*c));
+        for (size_t i = 0; i < SS__NKEYS; i++) {
+                int rc = ss__apply(c, &ss__keys[i], ss__keys[i].def, NULL);
+                (void)rc; /* the defaults are checked by the unit tests */
+        }
+}
+
+int ss_config_set(struct ss_config *c, const char *key, const char *value, struct ss_err *err)
+{
+        const struct ss__key *k = ss__find(key);
+        if (!k)
+                return ss_err_set(err, SS_EPARSE, "unknown key '%s'", key);
+        return ss__apply(c, k, value, err);
+}
+
+static char *ss__trim(char *s)
+{
+        while (isspace((unsigned char)*s))
+                s++;
+        char *e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+                *--e = '\0';
+        return s;
+}
+
+int ss_config_load(struct ss_config *c, const char *path, struct ss_err *err)
+{
+        FILE *f = fopen(path, "r");
+        if (!f)
+                return ss_err_set(err, SS_EIO, "%s: cannot open: %s", path, strerror(errno));
+        char line[8192];
+        struct ss_err e;
+        int rc = SS_OK;
+        for (unsigned lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+                if (!strchr(line, '\n') && !feof(f)) {
+                        rc = ss_err_set(err, SS_EPARSE, "%s:%u: line longer than %zu bytes", path,
+                                        lineno, sizeof(line) - 2);
+                        break;
+                }
+                char *hash = strchr(line, '#');
+                if (hash)
+                        *hash = '\0';
+                char *key = ss__trim(line);
+                if (!*key)
+                        continue;
+                char *val = key;
+                while (*val && !isspace((unsigned char)*val))
+                        val++;
+                if (*val)
+                        *val++ = '\0';
+                val = ss__trim(val);
+                /* Values are single words, optionally in double quotes (for paths with spaces). */
+                size_t vl = strlen(val);
+                if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+                        val[vl - 1] = '\0';
+                        val++;
+                }
+                rc = ss_config_set(c, key, val, &e);
+                if (rc != SS_OK) {
+                        ss_err_set(err, rc, "%s:%u: %s", path, lineno, e.msg);
+                        break;
+                }
+        }
+        if (rc == SS_OK && ferror(f))
+                rc = ss_err_set(err, SS_EIO, "%s: read error", path);
+        fclose(f);
+        return rc;
+}
+
+void ss_config_usage(FILE *out)
+{
+        for (size_t i = 0; i < SS__NKEYS; i++) {
+                char flag[64];
+                snprintf(flag, sizeof(flag), "--%s", ss__keys[i].name);
+                for (char *p = flag + 2; *p; p++)
+                        if (*p == '_')
+                                *p = '-';
+                fprintf(out, "  %-22s %s (default: %s)\n", flag, ss__keys[i].help,
+                        ss__keys[i].def[0] ? ss__keys[i].def : "none");
+        }
+}
+
+int ss_config_split_listen(const char *s, char *host, size_t cap, uint16_t *port,
+                           struct ss_err *err)
+{
+        const char *colon, *h = s;
+        size_t hl;
+        if (s[0] == '[') {
+                const char *close = strchr(s, ']');
+                if (!close || close[1] != ':')
+                        return ss_err_set(err, SS_EINVAL, "listen: '%s' is not [ADDR]:PORT", s);
+                h = s + 1;
+                hl = (size_t)(close - h);
+                colon = close + 1;
+        } else {
+                colon = strrchr(s, ':');
+                if (!colon)
+                        return ss_err_set(err, SS_EINVAL, "listen: '%s' is not HOST:PORT", s);
+                hl = (size_t)(colon - s);
+        }
+        if (hl == 0 || hl >= cap)
+                return ss_err_set(err, SS_EINVAL, "listen: '%s' has no usable host", s);
+        char *end;
+        errno = 0;
+        long p = strtol(colon + 1, &end, 10);
+        if (!isdigit((unsigned char)colon[1]) || *end || errno || p < 1 || p > 65535)
+                return ss_err_set(err, SS_EINVAL, "listen: port '%s' is not in 1..65535",
+                                  colon + 1);
+        memcpy(host, h, hl);
+        host[hl] = '\0';
+        *port = (uint16_t)p;
+        return SS_OK;
+}

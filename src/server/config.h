@@ -1,0 +1,58 @@
+/* The daemon's settings: one table of keys (config.c) read from a file and
+ * overridden by command-line flags of the same names. */
+#ifndef SS_SERVER_CONFIG_H
+#define SS_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+#define SS_CONFIG_PATH_MAX 4096
+
+struct ss_config {
+        char listen[256];                /* HOST:PORT */
+        char graph[SS_CONFIG_PATH_MAX];  /* .gr, .gr.gz or snapshot */
+        char coords[SS_CONFIG_PATH_MAX]; /* .co or .co.gz; empty for none */
+        int64_t workers;                 /* CPU worker threads; 0 = one per core */
+        int64_t queue_max;               /* queued queries at most */
+        int64_t deadline_ms;             /* per request */
+        int64_t max_sources;             /* `from` ids per request */
+        int64_t max_targets;             /* `to` ids per request */
+        int64_t max_matrix;              /* sources x targets per request */
+        int64_t max_json_nodes;          /* one-to-all as JSON up to this many nodes */
+        int64_t max_url;                 /* bytes of request line URL */
+        int64_t max_body;                /* bytes of POST body */
+        int64_t connections;             /* open HTTP connections at most */
+        int64_t idle_timeout_s;          /* idle keep-alive connections are closed after */
+        int64_t retry_after_s;           /* Retry-After on 503 */
+        int64_t shutdown_grace_ms;       /* extra wait for in-flight queries at exit */
+        int64_t log_level;               /* enum ss_log_level */
+        bool access_log;                 /* one line per request */
+};
+
+/* Fills c with every key's default. */
+void ss_config_defaults(struct ss_config *c);
+
+/* Sets key to the text value, validated by the key's row. Returns SS_OK,
+ * SS_EPARSE (unknown key) or SS_EINVAL (bad value), with err naming both. */
+int ss_config_set(struct ss_config *c, const char *key, const char *value, struct ss_err *err);
+
+/* Reads a config file: `key value` lines, `#` comments, blank lines. Stops
+ * at the first bad line. Returns SS_OK, SS_EIO, SS_EPARSE or SS_EINVAL with
+ * err of the form "FILE:LINE: cause". */
+int ss_config_load(struct ss_config *c, const char *path, struct ss_err *err);
+
+/* Returns true when key names a setting. */
+bool ss_config_has(const char *key);
+
+/* Writes one line per key (flag form, default, description) to out. */
+void ss_config_usage(FILE *out);
+
+/* Splits "HOST:PORT" or "[V6]:PORT" into host (cap bytes) and port. Returns
+ * SS_OK or SS_EINVAL with err naming the problem. */
+int ss_config_split_listen(const char *s, char *host, size_t cap, uint16_t *port,
+                           struct ss_err *err);
+
+#endif

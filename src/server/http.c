@@ -1,0 +1,323 @@
+/* libmicrohttpd driven by the libuv loop.
+ *
+ * MHD runs without threads of its own, in epoll mode: its one epoll
+ * descriptor is watched by a uv_poll handle, and its timeout (idle
+ * connections) by a uv_timer. Every HTTP callback therefore runs on the loop
+ * thread, like signals, reload completions and the /status and /metrics
+ * state, so none of that needs a lock.
+ *
+ * A query never blocks this thread: the handler submits a job to the engine
+ * and suspends the connection (MHD_suspend_connection). The worker that
+ * finishes the job builds the response body on its own thread, puts the
+ * request on a completion list and wakes the loop with uv_async_send; the
+ * loop resumes the connection, and MHD calls the handler again, which queues
+ * the ready body.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cancel.h"
+#include "http_error.h"
+#include "log.h"
+#include "server.h"
+
+/* ------------------------------------------------------------------------
+ * Request lifecycle callbacks
+ */
+
+/* Called by MHD with the request line, before headers: the start of a
+ * request. Its return value becomes the request's context. */
+static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+        struct ss_server *srv = cls;
+        struct ss_request *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        r->srv = srv;
+        r->conn = conn;
+        r->uri_len = strlen(uri);
+        /* Keep at most the first 256 bytes for the access log. */
+        r->uri = strndup(uri, 256);
+        r->start_ns = ss_now_ns();
+        srv->inflight++;
+        return r;
+}
+
+static void ss__free_request(struct ss_request *r)
+{
+        ss_query_free(&r->q);
+        ss_body_free(&r->resp);
+        free(r->ids);
+        free(r->body);
+        free(r->uri);
+        free(r);
+}
+
+/* Called by MHD when a request ends: response sent, or connection lost. */
+static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                          enum MHD_RequestTerminationCode toe)
+{
+        struct ss_server *srv = cls;
+        struct ss_request *r = *con_cls;
+        (void)conn;
+        if (!r)
+                return;
+        double secs = (double)(ss_now_ns() - r->start_ns) / 1e9;
+        unsigned http = r->queued ? r->resp.http : 0;
+        if (http)
+                ss_metrics_observe(&srv->metrics, r->ep, http, secs);
+        if (srv->cfg.access_log || http >= 500)
+                ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access", "%s %s%s %u %.3fms%s",
+                       r->method[0] ? r->method : "-", r->uri, r->uri_len > 256 ? "..." : "", http,
+                       secs * 1e3,
+                       toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
+        ss__free_request(r);
+        *con_cls = NULL;
+        srv->inflight--;
+}
+
+static const char *ss__allow(enum ss_endpoint ep)
+{
+        return ep == SS_EP_ROUTE || ep == SS_EP_DISTANCES ? "GET, HEAD, POST" : "GET, HEAD";
+}
+
+/* Hands r->resp to MHD. */
+static enum MHD_Result ss__send(struct ss_request *r)
+{
+        struct ss_server *srv = r->srv;
+        struct ss_body *b = &r->resp;
+        if (!b->http) /* nothing built: a bug, answered rather than hung */
+                ss_body_error(SS_EINTERNAL, "no response was built", b);
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(b->len, b->data, MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+                return MHD_NO;
+        b->data = NULL; /* MHD owns it now */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                b->ctype ? b->ctype : "application/json");
+        if (b->retry_after) {
+                char v[24];
+                snprintf(v, sizeof(v), "%lld", (long long)srv->cfg.retry_after_s);
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+        }
+        if (b->http == 405)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, ss__allow(r->ep));
+        if (srv->state == SS_STATE_STOPPING)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        enum MHD_Result ok = MHD_queue_response(r->conn, b->http, resp);
+        MHD_destroy_response(resp);
+        r->queued = ok == MHD_YES;
+        return ok;
+}
+
+static enum MHD_Result ss__error(struct ss_request *r, int status, const char *msg)
+{
+        ss_body_free(&r->resp);
+        ss_body_error(status, msg, &r->resp);
+        return ss__send(r);
+}
+
+static bool ss__is_get(const char *method)
+{
+        return !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+}
+
+static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **con_cls)
+{
+        struct ss_server *srv = cls;
+        struct ss_request *r = *con_cls;
+        char msg[160];
+        (void)version;
+
+        if (!r)
+                return MHD_NO; /* out of memory at the request line: drop it */
+        if (r->suspended) {
+                /* Resumed: the job is done and r->resp is ready. */
+                r->suspended = false;
+                return ss__send(r);
+        }
+        if (!r->started) {
+                r->started = true;
+                r->ep = ss_endpoint_of(url);
+                snprintf(r->method, sizeof(r->method), "%s", method);
+                if (r->uri_len > (uint64_t)srv->cfg.max_url) {
+                        snprintf(msg, sizeof(msg),
+                                 "the URL has %zu bytes; the limit (max_url) is %lld", r->uri_len,
+                                 (long long)srv->cfg.max_url);
+                        return ss__error(r, SS_ETOOBIG, msg);
+                }
+                if (!ss__is_get(method)) {
+                        const char *cl = MHD_lookup_connection_value(
+                            conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                        if (cl && strtoull(cl, NULL, 10) > (uint64_t)srv->cfg.max_body) {
+                                snprintf(msg, sizeof(msg),
+                                         "the body has %s bytes; the limit (max_body) is %lld", cl,
+                                         (long long)srv->cfg.max_body);
+                                return ss__error(r, SS_ETOOBIG, msg);
+                        }
+                        return MHD_YES; /* the body comes in the next calls */
+                }
+        } else if (*upload_data_size) {
+                size_t n = *upload_data_size;
+                *upload_data_size = 0;
+                if (r->body_too_big || r->body_len + n > (uint64_t)srv->cfg.max_body) {
+                        r->body_too_big = true; /* read and drop the rest */
+                        return MHD_YES;
+                }
+                char *nb = realloc(r->body, r->body_len + n + 1);
+                if (!nb)
+                        return ss__error(r, SS_ENOMEM, "no memory for the body");
+                memcpy(nb + r->body_len, upload_data, n);
+                r->body = nb;
+                r->body_len += n;
+                r->body[r->body_len] = '\0';
+                return MHD_YES;
+        }
+        if (r->body_too_big) {
+                snprintf(msg, sizeof(msg), "the body exceeds the limit (max_body) of %lld bytes",
+                         (long long)srv->cfg.max_body);
+                return ss__error(r, SS_ETOOBIG, msg);
+        }
+        if (ss_route_request(srv, r, method)) {
+                r->suspended = true;
+                MHD_suspend_connection(conn);
+                return MHD_YES;
+        }
+        return ss__send(r);
+}
+
+/* ------------------------------------------------------------------------
+ * Loop integration
+ */
+
+static void ss__timer_cb(uv_timer_t *t)
+{
+        ss_http_kick(t->data);
+}
+
+static void ss__poll_cb(uv_poll_t *p, int status, int events)
+{
+        (void)status;
+        (void)events;
+        ss_http_kick(p->data);
+}
+
+void ss_http_kick(struct ss_server *srv)
+{
+        if (!srv->mhd)
+                return;
+        MHD_run(srv->mhd);
+        MHD_UNSIGNED_LONG_LONG ms;
+        if (MHD_get_timeout(srv->mhd, &ms) == MHD_YES)
+                uv_timer_start(&srv->mhd_timer, ss__timer_cb, ms, 0);
+        else
+                uv_timer_stop(&srv->mhd_timer);
+        ss_server_maybe_finish(srv);
+}
+
+/* Jobs finished on worker threads: resume their connections. */
+static void ss__done_cb(uv_async_t *a)
+{
+        struct ss_server *srv = a->data;
+        pthread_mutex_lock(&srv->done_lock);
+        struct ss_request *r = srv->done_head;
+        srv->done_head = NULL;
+        pthread_mutex_unlock(&srv->done_lock);
+        while (r) {
+                struct ss_request *next = r->done_next;
+                MHD_resume_connection(r->conn);
+                r = next;
+        }
+        ss_http_kick(srv);
+}
+
+static void ss__mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        char line[512];
+        (void)cls;
+        vsnprintf(line, sizeof(line), fmt, ap);
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                line[--n] = '\0';
+        ss_log_warn("http", "%s", line);
+}
+
+int ss_http_start(struct ss_server *srv, struct ss_err *err)
+{
+        char host[256], port_s[8];
+        uint16_t port;
+        int rc = ss_config_split_listen(srv->cfg.listen, host, sizeof(host), &port, err);
+        if (rc != SS_OK)
+                return rc;
+        snprintf(port_s, sizeof(port_s), "%u", port);
+        struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                                 .ai_socktype = SOCK_STREAM,
+                                 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+        struct addrinfo *ai = NULL;
+        int gai = getaddrinfo(host, port_s, &hints, &ai);
+        if (gai != 0)
+                return ss_err_set(err, SS_EINVAL, "listen: cannot resolve '%s': %s", host,
+                                  gai_strerror(gai));
+
+        unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+        if (ai->ai_family == AF_INET6)
+                flags |= MHD_USE_IPv6;
+        /* MHD keeps the request line and headers in a per-connection pool:
+         * make it large enough that our own URL limit is the one that fires. */
+        size_t pool = (size_t)srv->cfg.max_url * 2 + 32768;
+        srv->mhd = MHD_start_daemon(
+            flags, port, NULL, NULL, ss__handler, srv, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log, srv,
+            MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, srv,
+            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, srv, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)srv->cfg.connections, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)srv->cfg.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        freeaddrinfo(ai);
+        if (!srv->mhd)
+                return ss_err_set(err, SS_EIO, "cannot listen on %s (address in use?)",
+                                  srv->cfg.listen);
+
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        uv_poll_init(srv->loop, &srv->mhd_poll, info->epoll_fd);
+        srv->mhd_poll.data = srv;
+        uv_poll_start(&srv->mhd_poll, UV_READABLE, ss__poll_cb);
+        uv_timer_init(srv->loop, &srv->mhd_timer);
+        srv->mhd_timer.data = srv;
+        pthread_mutex_init(&srv->done_lock, NULL);
+        uv_async_init(srv->loop, &srv->done_async, ss__done_cb);
+        srv->done_async.data = srv;
+        ss_http_kick(srv);
+        return SS_OK;
+}
+
+void ss_http_quiesce(struct ss_server *srv)
+{
+        if (!srv->mhd)
+                return;
+        MHD_socket s = MHD_quiesce_daemon(srv->mhd);
+        if (s != MHD_INVALID_SOCKET)
+                close(s);
+}
+
+void ss_http_stop(struct ss_server *srv)
+{
+        if (!srv->mhd)
+                return;
+        /* Connections whose jobs finished but were not resumed yet. */
+        ss__done_cb(&srv->done_async);
+        uv_poll_stop(&srv->mhd_poll);
+        uv_close((uv_handle_t *)&srv->mhd_poll, NULL);
+        uv_timer_stop(&srv->mhd_timer);
+        uv_close((uv_handle_t *)&srv->mhd_timer, NULL);
+        uv_close((uv_handle_t *)&srv->done_async, NULL);
+        struct MHD_Daemon *d = srv->mhd;
+        srv->mhd = NULL;
+        MHD_stop_daemon(d);
+}

@@ -1,0 +1,173 @@
+#include "json_out.h"
+
+#include <endian.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_error.h"
+#include "polyline.h"
+
+/* Coordinates are printed with at most 9 significant digits: degrees with
+ * six decimals, no binary-to-decimal noise. */
+#define SS__DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
+
+void ss_body_free(struct ss_body *b)
+{
+        free(b->data);
+        b->data = NULL;
+        b->len = 0;
+}
+
+int ss_body_error(int status, const char *message, struct ss_body *out)
+{
+        const struct ss_http_error *e = ss_http_error_for(status);
+        memset(out, 0, sizeof(*out));
+        out->data = ss_http_error_body(status, message, &out->len);
+        if (!out->data)
+                return SS_ENOMEM;
+        out->http = e->http;
+        out->ctype = "application/json";
+        out->status = status;
+        out->retry_after = e->retry_after;
+        return SS_OK;
+}
+
+void ss_body_json(char *text, struct ss_body *out)
+{
+        memset(out, 0, sizeof(*out));
+        out->data = text;
+        out->len = strlen(text);
+        out->http = 200;
+        out->ctype = "application/json";
+}
+
+/* A distance as JSON: null when unreachable; a real in the (theoretical)
+ * case it does not fit a JSON integer. */
+static json_t *ss__dist(ss_dist d)
+{
+        if (d == SS_DIST_INF)
+                return json_null();
+        if (d > (ss_dist)INT64_MAX)
+                return json_real((double)d);
+        return json_integer((json_int_t)d);
+}
+
+static json_t *ss__ids(const uint64_t *ids, size_t n)
+{
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_array_append_new(a, json_integer((json_int_t)ids[i]));
+        return a;
+}
+
+static void ss__engine_fields(json_t *o, const struct ss_job *job)
+{
+        json_object_set_new(o, "engine", json_string(ss_engine_kind_name(job->ran_engine)));
+        json_object_set_new(o, "algorithm", json_string(ss_algo_name(job->ran_algo)));
+        json_object_set_new(o, "fell_back", json_boolean(job->fell_back));
+        json_object_set_new(o, "compute_ms",
+                            json_real((double)(job->end_ns - job->start_ns) / 1e6));
+}
+
+static json_t *ss__geojson(const struct ss_graph *g, const uint32_t *path, size_t n)
+{
+        json_t *coords = json_array();
+        for (size_t i = 0; coords && i < n; i++)
+                json_array_append_new(coords,
+                                      json_pack("[f,f]", g->x[path[i]] / 1e6, g->y[path[i]] / 1e6));
+        return json_pack("{s:s, s:o}", "type", "LineString", "coordinates", coords);
+}
+
+static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
+{
+        const struct ss_graph *g = job->graph;
+        json_t *nodes = json_array();
+        for (size_t i = 0; nodes && i < job->path_len; i++)
+                json_array_append_new(nodes,
+                                      json_integer((json_int_t)ss_node_to_dimacs(job->path[i])));
+        json_t *o = json_pack("{s:s, s:I, s:I, s:o, s:o}", "code", "Ok", "from",
+                              (json_int_t)q->from[0], "to", (json_int_t)q->to[0], "distance",
+                              ss__dist(job->dist[0]), "nodes", nodes);
+        if (!o)
+                return NULL;
+        if (q->geometry == SS_GEOM_GEOJSON && g->x) {
+                json_object_set_new(o, "geometry", ss__geojson(g, job->path, job->path_len));
+        } else if (q->geometry == SS_GEOM_POLYLINE && g->x) {
+                char *enc = ss_polyline_encode(g->y, g->x, job->path, job->path_len);
+                if (!enc) {
+                        json_decref(o);
+                        return NULL;
+                }
+                json_object_set_new(o, "geometry", json_string(enc));
+                free(enc);
+        }
+        return o;
+}
+
+static json_t *ss__distances(const struct ss_query *q, const struct ss_job *job)
+{
+        size_t rows = job->nsources;
+        size_t cols = job->kind == SS_JOB_ONE_TO_ALL ? job->graph->n : job->ntargets;
+        json_t *m = json_array();
+        for (size_t i = 0; m && i < rows; i++) {
+                json_t *row = json_array();
+                for (size_t j = 0; row && j < cols; j++)
+                        json_array_append_new(row, ss__dist(job->dist[i * cols + j]));
+                json_array_append_new(m, row);
+        }
+        json_t *o = json_pack("{s:s, s:o}", "code", "Ok", "sources", ss__ids(q->from, q->nfrom));
+        if (!o) {
+                json_decref(m);
+                return NULL;
+        }
+        if (job->kind == SS_JOB_MATRIX)
+                json_object_set_new(o, "destinations", ss__ids(q->to, q->nto));
+        json_object_set_new(o, "distances", m);
+        return o;
+}
+
+static int ss__binary(const struct ss_job *job, struct ss_body *out)
+{
+        uint64_t rows = job->nsources;
+        uint64_t cols = job->kind == SS_JOB_ONE_TO_ALL ? job->graph->n : job->ntargets;
+        size_t len = SS_BINARY_HEADER + rows * cols * sizeof(uint64_t);
+        unsigned char *b = malloc(len);
+        if (!b)
+                return SS_ENOMEM;
+        uint32_t ver = htole32(SS_BINARY_VERSION), hdr = htole32(SS_BINARY_HEADER);
+        uint64_t r = htole64(rows), c = htole64(cols);
+        memcpy(b, SS_BINARY_MAGIC, 8);
+        memcpy(b + 8, &ver, 4);
+        memcpy(b + 12, &hdr, 4);
+        memcpy(b + 16, &r, 8);
+        memcpy(b + 24, &c, 8);
+        uint64_t *d = (uint64_t *)(b + SS_BINARY_HEADER);
+        for (uint64_t i = 0; i < rows * cols; i++)
+                d[i] = htole64(job->dist[i]);
+        out->data = (char *)b;
+        out->len = len;
+        out->http = 200;
+        out->ctype = "application/octet-stream";
+        return SS_OK;
+}
+
+int ss_body_for_job(const struct ss_query *q, const struct ss_job *job, struct ss_body *out)
+{
+        memset(out, 0, sizeof(*out));
+        if (job->status != SS_OK)
+                return ss_body_error(job->status, job->err.msg, out);
+        if (q->ep == SS_EP_DISTANCES && q->format == SS_FMT_BINARY)
+                return ss__binary(job, out);
+
+        json_t *o = q->ep == SS_EP_ROUTE ? ss__route(q, job) : ss__distances(q, job);
+        if (!o)
+                return SS_ENOMEM;
+        ss__engine_fields(o, job);
+        char *text = json_dumps(o, SS__DUMP_FLAGS);
+        json_decref(o);
+        if (!text)
+                return SS_ENOMEM;
+        ss_body_json(text, out);
+        return SS_OK;
+}

@@ -1,0 +1,52 @@
+/* Response bodies: JSON for answers and errors, and the binary distance
+ * layout. Pure functions of a finished job and its query, so they run on
+ * the worker thread that finished the job and are unit-testable.
+ *
+ * Binary layout (format=binary, Content-Type application/octet-stream), all
+ * integers little-endian:
+ *   offset  0  8 bytes  magic "SSSPDIST"
+ *   offset  8  u32      version (1)
+ *   offset 12  u32      header size in bytes (32)
+ *   offset 16  u64      rows: the sources, in request order
+ *   offset 24  u64      cols: the targets in request order, or all N nodes
+ *                       (column j is node j+1) for distances to all nodes
+ *   offset 32  u64[rows * cols] distances, row-major;
+ *                       0xFFFFFFFFFFFFFFFF means unreachable
+ */
+#ifndef SS_SERVER_JSON_OUT_H
+#define SS_SERVER_JSON_OUT_H
+
+#include <stddef.h>
+
+#include "engine.h"
+#include "query.h"
+
+#define SS_BINARY_MAGIC   "SSSPDIST"
+#define SS_BINARY_VERSION 1u
+#define SS_BINARY_HEADER  32u
+
+struct ss_body {
+        char *data; /* malloc'd */
+        size_t len;
+        unsigned http;     /* HTTP status */
+        const char *ctype; /* Content-Type */
+        int status;        /* the ss_status behind it (SS_OK for 200) */
+        int retry_after;   /* add Retry-After */
+};
+
+/* Builds the answer to query q from its finished job (status, outputs and
+ * graph still bound): 200 JSON or binary, or the error body for the job's
+ * status. Returns SS_OK, or SS_ENOMEM with *out left empty. */
+int ss_body_for_job(const struct ss_query *q, const struct ss_job *job, struct ss_body *out);
+
+/* Builds the error body for status with message (may be NULL). Returns
+ * SS_OK or SS_ENOMEM. */
+int ss_body_error(int status, const char *message, struct ss_body *out);
+
+/* Takes over a malloc'd JSON object text as a 200 body. */
+void ss_body_json(char *text, struct ss_body *out);
+
+/* Frees the data. */
+void ss_body_free(struct ss_body *b);
+
+#endif

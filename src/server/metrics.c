@@ -1,0 +1,132 @@
+#include "metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const unsigned ss__codes[SS_METRICS_NCODES] = {200, 400, 404, 405, 413,
+                                                      414, 500, 503, 504, 0};
+/* Upper bounds in seconds; the last bucket is +Inf. */
+static const double ss__bounds[SS_METRICS_NBUCKETS - 1] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+void ss_metrics_observe(struct ss_metrics *m, enum ss_endpoint ep, unsigned http, double seconds)
+{
+        int c = SS_METRICS_NCODES - 1;
+        for (int i = 0; i < SS_METRICS_NCODES - 1; i++)
+                if (ss__codes[i] == http)
+                        c = i;
+        m->requests[ep][c]++;
+        int b = SS_METRICS_NBUCKETS - 1;
+        for (int i = 0; i < SS_METRICS_NBUCKETS - 1; i++)
+                if (seconds <= ss__bounds[i]) {
+                        b = i;
+                        break;
+                }
+        m->buckets[ep][b]++;
+        m->count[ep]++;
+        m->sum[ep] += seconds;
+}
+
+static void ss__head(FILE *f, const char *name, const char *type, const char *help)
+{
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats *st,
+                        const struct ss_metrics_gauges *g, size_t *len)
+{
+        char *buf = NULL;
+        FILE *f = open_memstream(&buf, len);
+        if (!f)
+                return NULL;
+
+        ss__head(f, "ssspd_http_requests_total", "counter",
+                 "HTTP requests by endpoint and status.");
+        for (int e = 0; e < SS_EP_COUNT; e++)
+                for (int c = 0; c < SS_METRICS_NCODES; c++)
+                        if (m->requests[e][c]) {
+                                char code[8];
+                                snprintf(code, sizeof(code), "%u", ss__codes[c]);
+                                fprintf(f,
+                                        "ssspd_http_requests_total{endpoint=\"%s\",code=\"%s\"} "
+                                        "%llu\n",
+                                        ss_endpoint_name(e), ss__codes[c] ? code : "other",
+                                        (unsigned long long)m->requests[e][c]);
+                        }
+
+        ss__head(f, "ssspd_http_request_duration_seconds", "histogram",
+                 "Time from request line to response queued, by endpoint.");
+        for (int e = 0; e < SS_EP_COUNT; e++) {
+                if (!m->count[e])
+                        continue;
+                const char *ep = ss_endpoint_name(e);
+                uint64_t cum = 0;
+                for (int b = 0; b < SS_METRICS_NBUCKETS; b++) {
+                        cum += m->buckets[e][b];
+                        if (b < SS_METRICS_NBUCKETS - 1)
+                                fprintf(
+                                    f,
+                                    "ssspd_http_request_duration_seconds_bucket{endpoint=\"%s\","
+                                    "le=\"%g\"} %llu\n",
+                                    ep, ss__bounds[b], (unsigned long long)cum);
+                        else
+                                fprintf(
+                                    f,
+                                    "ssspd_http_request_duration_seconds_bucket{endpoint=\"%s\","
+                                    "le=\"+Inf\"} %llu\n",
+                                    ep, (unsigned long long)cum);
+                }
+                fprintf(f, "ssspd_http_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", ep,
+                        m->sum[e]);
+                fprintf(f, "ssspd_http_request_duration_seconds_count{endpoint=\"%s\"} %llu\n", ep,
+                        (unsigned long long)m->count[e]);
+        }
+
+        ss__head(f, "ssspd_queries_total", "counter",
+                 "Queries answered, by the engine and algorithm that ran them.");
+        for (int e = SS_ENGINE_CPU; e < SS_ENGINE_COUNT; e++)
+                for (int a = SS_ALGO_DIJKSTRA; a < SS_ALGO_COUNT; a++)
+                        fprintf(f, "ssspd_queries_total{engine=\"%s\",algorithm=\"%s\"} %llu\n",
+                                ss_engine_kind_name(e), ss_algo_name(a),
+                                (unsigned long long)st->queries[e][a]);
+
+#define SS__ONE(name, type, help, fmt, val)                                                        \
+        do {                                                                                       \
+                ss__head(f, name, type, help);                                                     \
+                fprintf(f, name " " fmt "\n", val);                                                \
+        } while (0)
+        SS__ONE("ssspd_fallbacks_total", "counter",
+                "Queries meant for a GPU that the CPU answered.", "%llu",
+                (unsigned long long)st->fallbacks);
+        SS__ONE("ssspd_query_timeouts_total", "counter", "Queries cancelled at their deadline.",
+                "%llu", (unsigned long long)st->timed_out);
+        SS__ONE("ssspd_queue_rejected_total", "counter",
+                "Queries refused because the queue was full.", "%llu",
+                (unsigned long long)st->rejected);
+        SS__ONE("ssspd_queue_depth", "gauge", "Queries waiting for a worker.", "%zu",
+                st->queue_depth);
+        SS__ONE("ssspd_queue_capacity", "gauge", "Bound of the query queue.", "%zu", st->queue_max);
+        SS__ONE("ssspd_workers_busy", "gauge", "Workers running a query.", "%u", st->busy);
+        SS__ONE("ssspd_worker_seconds_total", "counter", "Worker time spent on queries.", "%.6f",
+                (double)st->busy_ns / 1e9);
+        SS__ONE("ssspd_gpu_seconds_total", "counter", "GPU time spent on queries.", "%.6f",
+                (double)st->gpu_ns / 1e9);
+        SS__ONE("ssspd_http_inflight", "gauge", "HTTP requests being handled.", "%u", g->inflight);
+        ss__head(f, "ssspd_reloads_total", "counter", "Graph reloads by result.");
+        fprintf(f, "ssspd_reloads_total{result=\"ok\"} %llu\n", (unsigned long long)g->reloads_ok);
+        fprintf(f, "ssspd_reloads_total{result=\"failed\"} %llu\n",
+                (unsigned long long)g->reloads_failed);
+        SS__ONE("ssspd_graph_nodes", "gauge", "Nodes of the serving graph.", "%u", g->nodes);
+        SS__ONE("ssspd_graph_arcs", "gauge", "Arcs of the serving graph.", "%llu",
+                (unsigned long long)g->arcs);
+        SS__ONE("ssspd_up", "gauge", "1 when a graph serves queries, 0 while loading.", "%d",
+                g->serving);
+        SS__ONE("ssspd_uptime_seconds", "gauge", "Seconds since start.", "%.3f", g->uptime_s);
+#undef SS__ONE
+
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}

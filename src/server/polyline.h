@@ -1,0 +1,16 @@
+/* Google's encoded polyline format: each coordinate is the difference from
+ * the previous point's, zig-zag encoded and written as 5-bit chunks with a
+ * continuation bit, offset by 63 into printable ASCII. Points are written
+ * latitude first. Our coordinates are already integers in millionths of a
+ * degree, which is precision 6 with no rounding. */
+#ifndef SS_SERVER_POLYLINE_H
+#define SS_SERVER_POLYLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Encodes the points (lat[idx[i]], lon[idx[i]]) for i < n (idx NULL means
+ * i itself) into a malloc'd NUL-terminated string; NULL when out of memory. */
+char *ss_polyline_encode(const int32_t *lat, const int32_t *lon, const uint32_t *idx, size_t n);
+
+#endif
