@@ -1,0 +1,218 @@
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *h_ssspd, *h_gen;
+
+const char *h_tmpdir(void)
+{
+        static char dir[64];
+        if (!dir[0]) {
+                snprintf(dir, sizeof(dir), "/tmp/ssspd-test-XXXXXX");
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+        }
+        return dir;
+}
+
+const char *h_gen_road(uint64_t nodes, uint64_t seed, const char *name)
+{
+        static char prefix[4][256];
+        static int next;
+        char *p = prefix[next++ % 4];
+        char cmd[1024];
+        snprintf(p, 256, "%s/%s", h_tmpdir(), name);
+        snprintf(cmd, sizeof(cmd), "'%s' road --nodes %llu --seed %llu --out '%s' --quiet", h_gen,
+                 (unsigned long long)nodes, (unsigned long long)seed, p);
+        ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+        return p;
+}
+
+static uint16_t ss__free_port(void)
+{
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(a);
+        ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+        ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+        close(s);
+        return ntohs(a.sin_port);
+}
+
+static void ss__sleep_ms(int ms)
+{
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+void h_dump_log(const struct daemon *d)
+{
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", d->log);
+        if (system(cmd) != 0)
+                fprintf(stderr, "(no daemon log)\n");
+}
+
+void h_start(struct daemon *d, const char *const *args, bool wait)
+{
+        static int serial;
+        char listen[64];
+        const char *argv[64];
+        int n = 0;
+
+        memset(d, 0, sizeof(*d));
+        d->port = ss__free_port();
+        snprintf(listen, sizeof(listen), "127.0.0.1:%u", d->port);
+        snprintf(d->log, sizeof(d->log), "%s/daemon-%d-%d.log", h_tmpdir(), (int)getpid(),
+                 serial++);
+        argv[n++] = h_ssspd;
+        for (int i = 0; args && args[i] && n < 60; i++)
+                argv[n++] = args[i];
+        argv[n++] = "--listen";
+        argv[n++] = listen;
+        argv[n] = NULL;
+
+        d->pid = fork();
+        ck_assert_int_ge(d->pid, 0);
+        if (d->pid == 0) {
+                /* A failed test must not leave a daemon behind. */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 2);
+                        close(fd);
+                }
+                execv(h_ssspd, (char *const *)argv);
+                _exit(127);
+        }
+        if (!wait)
+                return;
+        for (int i = 0; i < 1200; i++) {
+                struct resp r;
+                h_get(d, "/health", &r);
+                long st = r.status;
+                h_resp_free(&r);
+                if (st == 200)
+                        return;
+                int status;
+                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                        h_dump_log(d);
+                        ck_abort_msg("ssspd exited during startup (status %d)", status);
+                }
+                ss__sleep_ms(50);
+        }
+        h_dump_log(d);
+        ck_abort_msg("ssspd did not become healthy within 60 s");
+}
+
+int h_stop(struct daemon *d, int sig)
+{
+        int status = 0;
+        if (d->pid <= 0)
+                return -1;
+        if (sig)
+                kill(d->pid, sig);
+        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        d->pid = 0;
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        return 128 + WTERMSIG(status);
+}
+
+/* ------------------------------------------------------------------------
+ * HTTP
+ */
+
+static size_t ss__write(char *data, size_t size, size_t n, void *arg)
+{
+        struct resp *r = arg;
+        size_t len = size * n;
+        char *nb = realloc(r->body, r->len + len + 1);
+        if (!nb)
+                return 0;
+        memcpy(nb + r->len, data, len);
+        r->body = nb;
+        r->len += len;
+        r->body[r->len] = '\0';
+        return len;
+}
+
+static void ss__copy_header(const char *line, size_t len, const char *name, char *dst, size_t cap)
+{
+        size_t nl = strlen(name);
+        if (len <= nl || strncasecmp(line, name, nl) != 0)
+                return;
+        line += nl;
+        len -= nl;
+        while (len && (*line == ' '))
+                line++, len--;
+        while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+                len--;
+        if (len >= cap)
+                len = cap - 1;
+        memcpy(dst, line, len);
+        dst[len] = '\0';
+}
+
+static size_t ss__header(char *line, size_t size, size_t n, void *arg)
+{
+        struct resp *r = arg;
+        size_t len = size * n;
+        ss__copy_header(line, len, "Retry-After:", r->retry_after, sizeof(r->retry_after));
+        ss__copy_header(line, len, "Allow:", r->allow, sizeof(r->allow));
+        ss__copy_header(line, len, "Content-Type:", r->ctype, sizeof(r->ctype));
+        return len;
+}
+
+void h_req(const struct daemon *d, const char *method, const char *path, const char *body,
+           struct resp *r)
+{
+        char url[1 << 16];
+        memset(r, 0, sizeof(*r));
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", d->port, path);
+        CURL *c = curl_easy_init();
+        ck_assert_ptr_nonnull(c);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ss__write);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, ss__header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        struct curl_slist *hdr = NULL;
+        if (body) {
+                hdr = curl_slist_append(hdr, "Content-Type: application/json");
+                curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        }
+        r->curl_rc = curl_easy_perform(c);
+        if (r->curl_rc == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+        curl_slist_free_all(hdr);
+        curl_easy_cleanup(c);
+}
+
+void h_get(const struct daemon *d, const char *path, struct resp *r)
+{
+        h_req(d, "GET", path, NULL, r);
+}
+
+void h_resp_free(struct resp *r)
+{
+        free(r->body);
+        r->body = NULL;
+}

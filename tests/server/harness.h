@@ -1,0 +1,49 @@
+/* Integration-test helpers: run the real ssspd binary on a loopback port
+ * and talk to it with libcurl. */
+#ifndef SS_TEST_HARNESS_H
+#define SS_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct daemon {
+        pid_t pid;
+        uint16_t port;
+        char log[256]; /* the daemon's stderr */
+};
+
+struct resp {
+        long status; /* HTTP status, 0 when the request failed */
+        int curl_rc;
+        char *body;
+        size_t len;
+        char retry_after[32];
+        char allow[64];
+        char ctype[64];
+};
+
+/* Paths given to the test binary: argv[1] the daemon, argv[2] ssspd-gen. */
+extern const char *h_ssspd, *h_gen;
+/* A fresh temporary directory for this process. */
+const char *h_tmpdir(void);
+
+/* Runs ssspd-gen road --nodes n --seed seed --out DIR/name; returns the prefix. */
+const char *h_gen_road(uint64_t nodes, uint64_t seed, const char *name);
+
+/* Starts ssspd with args (NULL-terminated) plus --listen on a free port.
+ * With wait, returns once /health answers 200 (fails the test after 60 s). */
+void h_start(struct daemon *d, const char *const *args, bool wait);
+/* Sends sig and waits; returns the exit status (or 128 + signal). */
+int h_stop(struct daemon *d, int sig);
+/* Prints the daemon's log to stderr (for failures). */
+void h_dump_log(const struct daemon *d);
+
+/* One request; body may be NULL. */
+void h_req(const struct daemon *d, const char *method, const char *path, const char *body,
+           struct resp *r);
+void h_get(const struct daemon *d, const char *path, struct resp *r);
+void h_resp_free(struct resp *r);
+
+#endif
