@@ -21,8 +21,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-/* Read buffer size, which is also the longest line accepted (comments aside). */
-#define SS__DIMACS_BUF (4u << 20)
+/* Largest read buffer, which is also the longest line accepted (comments
+ * aside). Small files start with a smaller buffer, grown when a line needs it. */
+#define SS__DIMACS_BUF     (4u << 20)
+#define SS__DIMACS_BUF_MIN (64u << 10)
 /* First allocation for a list whose length comes from a header: a header may
  * lie, so we never trust it for more than this before the lines arrive. */
 #define SS__DIMACS_FIRST_CAP (1u << 20)
@@ -35,6 +37,7 @@ struct ss__reader {
         gzFile gz;
         const char *path;
         char *buf;
+        size_t cap; /* size of buf */
         size_t len; /* bytes in buf */
         size_t pos; /* start of the next line */
         bool eof;
@@ -99,7 +102,13 @@ static int rd_open(struct ss__reader *r, const char *path, const struct ss_progr
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
                 r->file_size = (uint64_t)st.st_size;
         gzbuffer(r->gz, 256u << 10);
-        r->buf = malloc(SS__DIMACS_BUF);
+        /* A plain file needs no more buffer than its size; compressed input
+         * of unknown length gets the largest. */
+        r->cap = SS__DIMACS_BUF;
+        if (gzdirect(r->gz) && r->file_size < SS__DIMACS_BUF)
+                r->cap = r->file_size < SS__DIMACS_BUF_MIN ? SS__DIMACS_BUF_MIN
+                                                           : (size_t)r->file_size + 1;
+        r->buf = malloc(r->cap);
         if (!r->buf) {
                 gzclose(r->gz);
                 r->gz = NULL;
@@ -122,7 +131,7 @@ static void rd_close(struct ss__reader *r)
  * input and only gzerror() tells it apart from a clean end. */
 static int rd_fill(struct ss__reader *r)
 {
-        unsigned want = (unsigned)(SS__DIMACS_BUF - r->len);
+        unsigned want = (unsigned)(r->cap - r->len);
         int got = gzread(r->gz, r->buf + r->len, want);
         int zerr = Z_OK;
         const char *zmsg = NULL;
@@ -177,7 +186,17 @@ static int rd_line(struct ss__reader *r, const char **s, const char **e)
                         r->len = avail;
                         r->pos = 0;
                 }
-                if (r->len == SS__DIMACS_BUF) {
+                if (r->len == r->cap && r->cap < SS__DIMACS_BUF) {
+                        size_t cap = r->cap * 2 < SS__DIMACS_BUF ? r->cap * 2 : SS__DIMACS_BUF;
+                        char *b = realloc(r->buf, cap);
+                        if (!b) {
+                                r->line++;
+                                return rd_fail(r, SS_ENOMEM, "out of memory for a long line");
+                        }
+                        r->buf = b;
+                        r->cap = cap;
+                }
+                if (r->len == r->cap) {
                         /* A full buffer without a newline. A comment may be
                          * any length: keep its 'c' and drop the rest. */
                         size_t i = 0;

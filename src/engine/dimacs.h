@@ -4,6 +4,17 @@
  * both transparently) and rejects malformed input with SS_EPARSE and a
  * message of the form "FILE:LINE: cause". No input, however broken, makes a
  * reader crash, hang or read out of bounds.
+ *
+ * Common to all four formats: lines whose first non-blank character is 'c'
+ * are comments and may appear anywhere (any length); blank lines are ignored;
+ * tokens are separated by spaces or tabs, and a trailing \r (Windows line
+ * endings) is a blank. Anything after the last field of a line is an error.
+ * Other lines may be at most 4 MiB long. Numbers are plain decimals. A count
+ * in a problem line is never trusted for more than a first allocation, so a
+ * lying header cannot exhaust memory. A truncated or corrupt gzip stream is
+ * an error (SS_EPARSE), never a shorter input. The auxiliary problem lines
+ * accept the form without "aux" as well (`p sp co N`, as in the challenge's
+ * sample).
  */
 #ifndef SS_DIMACS_H
 #define SS_DIMACS_H
@@ -40,12 +51,15 @@ int ss_dimacs_read_co(const char *path, uint32_t n, int32_t **x, int32_t **y,
                       const struct ss_progress *progress, struct ss_err *err);
 
 /* Reads a .ss file (`p aux sp ss K`, then K `s S` lines) for a graph of n
- * nodes. On success *sources is a malloc'd array of *count 0-based ids. */
+ * nodes. On success *sources is a malloc'd array of *count 0-based ids.
+ * Returns SS_OK, SS_EIO, SS_EPARSE (also for an id outside 1..n or a count
+ * other than K) or SS_ENOMEM, with err set. */
 int ss_dimacs_read_ss(const char *path, uint32_t n, uint32_t **sources, size_t *count,
                       struct ss_err *err);
 
 /* Reads a .p2p file (`p aux sp p2p K`, then K `q S T` lines). On success
- * *pairs is a malloc'd array of 2 * *count 0-based ids: S0, T0, S1, T1, ... */
+ * *pairs is a malloc'd array of 2 * *count 0-based ids: S0, T0, S1, T1, ...
+ * Returns SS_OK, SS_EIO, SS_EPARSE or SS_ENOMEM, with err set. */
 int ss_dimacs_read_p2p(const char *path, uint32_t n, uint32_t **pairs, size_t *count,
                        struct ss_err *err);
 

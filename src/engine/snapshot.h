@@ -10,7 +10,11 @@
  *   payload: row[N+1] (u64), col[M] (u32), w[M] (u32), then x[N], y[N] (i32)
  *            when coordinates are present.
  * A file whose magic, version, sizes or checksums do not match is rejected
- * with SS_EFORMAT and a message that says which.
+ * with SS_EFORMAT and a message that says which. The payload CRC (zlib crc32
+ * chained over row, col, w, then x and y, padding excluded) equals the
+ * checksum ss_graph_finish() computes, so a graph's checksum is the same
+ * whether it was parsed from text or read from a snapshot. The byte-level
+ * header layout is documented in snapshot.c.
  */
 #ifndef SS_SNAPSHOT_H
 #define SS_SNAPSHOT_H
@@ -32,8 +36,14 @@ extern "C" {
  * SS_OK or SS_EIO with err set. */
 int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err *err);
 
-/* Reads a snapshot written by ss_snapshot_write(). Returns a graph with one
- * reference, or NULL with err set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
+/* Reads a snapshot written by ss_snapshot_write() with one pass over the
+ * file into one 64-byte aligned block (g->block) that holds every array.
+ * Checks the header CRC and every size against the file length before
+ * allocating, then the payload CRC, the zero padding and the CSR structure
+ * (row offsets, heads < N, the header's weight and degree bounds), so even a
+ * crafted file cannot make a query read out of bounds. Reports progress when
+ * progress is not NULL. Returns a graph with one reference, or NULL with err
+ * set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err);
 
