@@ -294,10 +294,8 @@ static enum num_status parse_u64(struct ss__tok t, uint64_t max, uint64_t *out)
                 unsigned d = (unsigned)(unsigned char)*c - '0';
                 if (d > 9)
                         return NUM_NOT_INT;
-                if (v > (UINT64_MAX - d) / 10)
-                        over = true;
-                else
-                        v = v * 10 + d;
+                over |= __builtin_mul_overflow(v, 10, &v);
+                over |= __builtin_add_overflow(v, d, &v);
         }
         if (neg && (v != 0 || over))
                 return NUM_NEGATIVE;
