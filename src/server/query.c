@@ -62,9 +62,10 @@ static int ss__id(const char *name, const char *s, size_t len, size_t pos, uint6
                 if (s[i] < '0' || s[i] > '9')
                         return ss_err_set(err, SS_EINVAL, "%s: '%s' is not a node id (digits only)",
                                           name, item);
-                if (v > (UINT64_MAX - 9) / 10)
+                uint64_t digit = (uint64_t)(s[i] - '0');
+                if (v > (UINT64_MAX - digit) / 10)
                         return ss_err_set(err, SS_EINVAL, "%s: '%s' is too large", name, item);
-                v = v * 10 + (uint64_t)(s[i] - '0');
+                v = v * 10 + digit;
         }
         if (v == 0)
                 return ss_err_set(err, SS_EINVAL, "%s: 0 is not a node id; ids start at 1", name);
@@ -215,7 +216,7 @@ static int ss__json_ids(const char *key, json_t *v, uint64_t **out, size_t *coun
 int ss_query_json(struct ss_query *q, const char *body, size_t len, struct ss_err *err)
 {
         json_error_t je;
-        json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+        json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
         if (!root)
                 return ss_err_set(err, SS_EPARSE, "body is not valid JSON (line %d, column %d): %s",
                                   je.line, je.column, je.text);
