@@ -1,0 +1,316 @@
+/* Δ-stepping on the GPU as one persistent, grid-synchronised kernel.
+ *
+ * Algorithm (Meyer and Sanders, "Δ-stepping: a parallelizable shortest path
+ * algorithm", 1998/2003): vertices sit in buckets of width Δ by tentative
+ * distance. The smallest non-empty bucket is processed by relaxing the light
+ * arcs (w <= Δ) of its vertices again and again until no vertex re-enters it;
+ * then the heavy arcs (w > Δ) of every vertex settled in it are relaxed once,
+ * since they can only reach later buckets. Δ trades parallelism (many
+ * vertices per bucket) against wasted re-relaxations.
+ *
+ * Why one persistent kernel: road graphs have hop diameters in the thousands
+ * (NY needs ~1,000 light phases, a USA-sized graph ~10,000). With a kernel
+ * launch and a host round trip per phase, the launches alone would cost more
+ * than the relaxations. Here the whole search is one cooperative launch; the
+ * phases are separated by grid-wide barriers (about a microsecond each), and
+ * the host only waits for the end (polling a cancel flag it may raise).
+ *
+ * Data, all in one stream's workspace:
+ *  - dist[n]: tentative distances, lowered with 64-bit atomicMin;
+ *  - the near queue (two arrays, alternating by phase): vertices of the
+ *    current bucket to relax in the next light phase;
+ *  - the far pile (two arrays, alternating by bucket): vertices improved to a
+ *    later bucket. Since light arcs only reach the next bucket, it stays
+ *    small; each bucket change moves its entries of the next bucket into the
+ *    near queue and drops stale ones (now settled);
+ *  - the settled list: vertices processed in the bucket, whose heavy arcs are
+ *    relaxed at its end;
+ *  - stamps (generation numbers per vertex) so that a vertex enters each
+ *    queue at most once per phase without clearing anything per query.
+ *
+ * Uniformity: every thread keeps its own copy of the loop state and takes
+ * every decision from values that no thread can change between the barrier
+ * before the read and the barrier after it (rotating counters, indexed by
+ * phase % 3 or side), so all threads leave every loop together.
+ */
+#include "frontier.cuh"
+#include "kernels.h"
+
+struct ss__dparams {
+        uint32_t n;
+        const uint32_t *row;
+        const uint2 *arcs;
+        const uint32_t *split;
+        bool has_heavy;
+        unsigned long long delta;
+        uint32_t source, target;
+        const uint32_t *targets;
+        uint32_t ntargets;
+        unsigned long long *dist;
+        uint32_t *q0, *q1, *far0, *far1, *set;
+        uint32_t *nstamp, *fstamp, *sstamp;
+        struct ss__ctl *ctl;
+        const volatile int *cancel;
+};
+
+struct ss__relax_state {
+        unsigned long long *dist;
+        unsigned long long bucket_end, delta;
+        uint32_t *next, *far, *nstamp, *fstamp;
+        unsigned int *next_cnt, *far_cnt;
+        unsigned long long *farmin;
+        uint32_t next_gen, far_gen;
+};
+
+static __device__ __forceinline__ void ss__delta_relax(const ss__relax_state &s, uint32_t u,
+                                                       unsigned long long nd)
+{
+        if (nd >= ss__ld(&s.dist[u]))
+                return;
+        if (nd >= atomicMin(&s.dist[u], nd))
+                return;
+        if (nd < s.bucket_end) {
+                if (atomicExch(&s.nstamp[u], s.next_gen) != s.next_gen)
+                        ss__push(s.next, s.next_cnt, u);
+        } else {
+                /* Keep the far pile's lower bound exact for entries already in it. */
+                atomicMin(s.farmin, nd / s.delta);
+                if (atomicExch(&s.fstamp[u], s.far_gen) != s.far_gen)
+                        ss__push(s.far, s.far_cnt, u);
+        }
+}
+
+/* Relaxes the light (heavy == false) or heavy arcs of list[0..count). */
+static __device__ __forceinline__ void
+ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t *list,
+                 uint32_t count, bool heavy, uint32_t *set, unsigned int *scnt, uint32_t sgen)
+{
+        const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
+        const int lane = threadIdx.x & 31;
+        for (uint32_t base = warp * 32; base < count; base += nwarps * 32) {
+                uint32_t begin = 0, end = 0;
+                unsigned long long d = 0;
+                const uint32_t i = base + lane;
+                if (i < count) {
+                        const uint32_t v = ss__ld(&list[i]);
+                        d = ss__ld(&p.dist[v]);
+                        if (heavy) {
+                                begin = __ldg(&p.split[v]);
+                                end = __ldg(&p.row[v + 1]);
+                        } else {
+                                begin = __ldg(&p.row[v]);
+                                end = __ldg(&p.split[v]);
+                                if (set && atomicExch(&p.sstamp[v], sgen) != sgen)
+                                        ss__push(set, scnt, v);
+                        }
+                }
+                ss__warp_expand(p.arcs, begin, end, d, [&](uint32_t u, unsigned long long nd) {
+                        ss__delta_relax(s, u, nd);
+                });
+        }
+}
+
+__global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
+{
+        cg::grid_group grid = cg::this_grid();
+        ss__ctl *c = p.ctl;
+        const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+        const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
+
+        /* Generations left by the previous query; all stamps are below them. */
+        uint32_t ph = c->phase, ep = c->epoch, sg = c->sgen;
+        const bool wrap = ph > SS__GEN_LIMIT || ep > SS__GEN_LIMIT || sg > SS__GEN_LIMIT;
+        for (uint64_t v = tid; v < p.n; v += nthreads) {
+                p.dist[v] = SS__INF;
+                if (wrap) {
+                        p.nstamp[v] = 0;
+                        p.fstamp[v] = 0;
+                        p.sstamp[v] = 0;
+                }
+        }
+        if (wrap)
+                ph = ep = sg = 0;
+        ph++;
+        ep++;
+        sg++;
+        if (tid == 0) {
+                c->qcnt[0] = c->qcnt[1] = c->qcnt[2] = 0;
+                c->fcnt[0] = c->fcnt[1] = 0;
+                c->scnt = 0;
+                c->open[0] = c->open[1] = 0;
+                c->cflag[0] = c->cflag[1] = c->cflag[2] = 0;
+                c->farmin[0] = c->farmin[1] = SS__INF;
+                c->cancelled = 0;
+        }
+        grid.sync();
+        if (tid == 0) {
+                p.dist[p.source] = 0;
+                ((ph & 1) ? p.q1 : p.q0)[0] = p.source;
+                p.nstamp[p.source] = ph;
+                c->qcnt[ph % 3] = 1;
+        }
+        grid.sync();
+
+        unsigned long long bucket = 0;
+        int side = 0;
+        uint32_t phases = 0, buckets = 0;
+        bool cancelled = false;
+        for (;;) {
+                buckets++;
+                const unsigned long long bucket_end = (bucket + 1) * p.delta;
+                /* Light phases. */
+                for (;;) {
+                        const uint32_t cnt = ss__ld(&c->qcnt[ph % 3]);
+                        if (ss__ld(&c->cflag[ph % 3])) {
+                                cancelled = true;
+                                break;
+                        }
+                        if (cnt == 0)
+                                break;
+                        if (tid == 0) {
+                                c->qcnt[(ph + 2) % 3] = 0;
+                                c->cflag[(ph + 1) % 3] = p.cancel ? (*p.cancel != 0) : 0;
+                        }
+                        ss__relax_state s;
+                        s.dist = p.dist;
+                        s.bucket_end = bucket_end;
+                        s.delta = p.delta;
+                        s.next = (ph & 1) ? p.q0 : p.q1;
+                        s.next_cnt = &c->qcnt[(ph + 1) % 3];
+                        s.nstamp = p.nstamp;
+                        s.next_gen = ph + 1;
+                        s.far = side ? p.far1 : p.far0;
+                        s.far_cnt = &c->fcnt[side];
+                        s.farmin = &c->farmin[side];
+                        s.fstamp = p.fstamp;
+                        s.far_gen = ep;
+                        ss__delta_expand(p, s, (ph & 1) ? p.q1 : p.q0, cnt, false,
+                                         p.has_heavy ? p.set : nullptr, &c->scnt, sg);
+                        grid.sync();
+                        ph++;
+                        phases++;
+                }
+                if (cancelled)
+                        break;
+                /* Heavy arcs of the vertices settled in this bucket. */
+                const uint32_t scnt = p.has_heavy ? ss__ld(&c->scnt) : 0;
+                if (scnt > 0) {
+                        ss__relax_state s;
+                        s.dist = p.dist;
+                        s.bucket_end = bucket_end;
+                        s.delta = p.delta;
+                        s.next = nullptr; /* heavy arcs never stay in the bucket */
+                        s.next_cnt = nullptr;
+                        s.nstamp = p.nstamp;
+                        s.next_gen = ph;
+                        s.far = side ? p.far1 : p.far0;
+                        s.far_cnt = &c->fcnt[side];
+                        s.farmin = &c->farmin[side];
+                        s.fstamp = p.fstamp;
+                        s.far_gen = ep;
+                        ss__delta_expand(p, s, p.set, scnt, true, nullptr, nullptr, 0);
+                        grid.sync();
+                        phases++;
+                }
+                /* Everything below bucket_end is final. Pick the next bucket. */
+                const unsigned long long nb = ss__ld(&c->farmin[side]);
+                if (nb == SS__INF)
+                        break;
+                const unsigned long long bound = nb * p.delta; /* all d < bound are final */
+                if (p.target != SS__NO_NODE && ss__ld(&p.dist[p.target]) < bound)
+                        break;
+                /* Move the next bucket's far entries to the near queue. */
+                const uint32_t fcnt = ss__ld(&c->fcnt[side]);
+                const uint32_t *far = side ? p.far1 : p.far0;
+                uint32_t *far2 = side ? p.far0 : p.far1;
+                uint32_t *near = (ph & 1) ? p.q1 : p.q0;
+                if (tid == 0)
+                        c->scnt = 0;
+                for (uint64_t i = tid; i < fcnt; i += nthreads) {
+                        const uint32_t v = ss__ld(&far[i]);
+                        const unsigned long long d = ss__ld(&p.dist[v]);
+                        if (d < bound)
+                                continue; /* settled in an earlier bucket */
+                        const unsigned long long b = d / p.delta;
+                        if (b == nb) {
+                                if (atomicExch(&p.nstamp[v], ph) != ph)
+                                        ss__push(near, &c->qcnt[ph % 3], v);
+                        } else {
+                                atomicMin(&c->farmin[side ^ 1], b);
+                                if (atomicExch(&p.fstamp[v], ep + 1) != ep + 1)
+                                        ss__push(far2, &c->fcnt[side ^ 1], v);
+                        }
+                }
+                /* Targets not final yet, counted into the slot of this epoch. */
+                unsigned int *openc = &c->open[ep & 1];
+                if (p.ntargets > 0)
+                        for (uint64_t i = tid; i < p.ntargets; i += nthreads)
+                                if (ss__ld(&p.dist[__ldg(&p.targets[i])]) >= bound)
+                                        atomicAdd(openc, 1u);
+                grid.sync();
+                const bool targets_done = p.ntargets > 0 && ss__ld(openc) == 0;
+                if (tid == 0) {
+                        /* Side `side` and the other count slot are next written
+                         * by the following partition: clear them now. */
+                        c->fcnt[side] = 0;
+                        c->farmin[side] = SS__INF;
+                        c->open[(ep + 1) & 1] = 0;
+                }
+                ep++;
+                sg++;
+                side ^= 1;
+                bucket = nb;
+                if (targets_done)
+                        break;
+        }
+        if (tid == 0) {
+                c->phase = ph + 1;
+                c->epoch = ep + 1;
+                c->sgen = sg + 1;
+                c->phases = phases;
+                c->buckets = buckets;
+                c->cancelled = cancelled ? 1 : 0;
+                if (p.target != SS__NO_NODE)
+                        c->tdist = p.dist[p.target];
+        }
+}
+
+extern "C" int ss__delta_blocks_per_sm(int *out, struct ss_err *err)
+{
+        SS__CUDA(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, ss__delta_kernel, SS__BLOCK, 0));
+        return SS_OK;
+}
+
+extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
+                                const struct ss__launch *l, struct ss_err *err)
+{
+        ss__dparams p;
+        p.n = g->n;
+        p.row = g->row;
+        p.arcs = g->arcs;
+        p.split = g->split;
+        p.has_heavy = g->has_heavy;
+        p.delta = g->delta;
+        p.source = l->source;
+        p.target = l->target;
+        p.targets = l->targets;
+        p.ntargets = l->targets ? l->ntargets : 0;
+        p.dist = ws->dist;
+        p.q0 = ws->q[0];
+        p.q1 = ws->q[1];
+        p.far0 = ws->far[0];
+        p.far1 = ws->far[1];
+        p.set = ws->set;
+        p.nstamp = ws->nstamp;
+        p.fstamp = ws->fstamp;
+        p.sstamp = ws->sstamp;
+        p.ctl = ws->ctl;
+        p.cancel = ws->dcancel;
+        void *args[] = {&p};
+        SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__delta_kernel, dim3(ws->blocks),
+                                             dim3(SS__BLOCK), args, 0, ws->stream));
+        SS__LAUNCHED("ss__delta_kernel");
+        return SS_OK;
+}

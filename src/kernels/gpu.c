@@ -1,0 +1,833 @@
+/* The GPU engine's host side: probing, the device-resident graph, per-stream
+ * workspaces, running a query, health. Plain C against the CUDA runtime's C
+ * API; the kernels live in the .cu files behind kernels.h.
+ */
+#include "gpu.h"
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+#include "log.h"
+
+#define SS__MIB (1024.0 * 1024.0)
+/* Device memory left to the driver, other processes and kernels' stacks. */
+#define SS__RESERVE ((uint64_t)256 << 20)
+/* Δ = this many mean weights for the tuned rule: measured on NY-d, NY-t and
+ * generated road graphs (docs/gpu.md). */
+#define SS__TUNED_MEAN_FACTOR 4
+
+struct ss_gpu {
+        int device;
+        char name[256];
+        struct ss__dgraph g;
+        uint32_t *d_row;
+        uint2 *d_arcs;
+        uint32_t *d_split;
+        uint32_t max_w;
+        struct ss__ws *ws;
+        uint32_t **d_targets; /* per stream, SS__TCHUNK entries */
+        unsigned nstreams;
+        uint64_t mem_used, graph_bytes;
+        enum ss_gpu_bf_variant bf_variant;
+        unsigned inject_fault, unhealthy_after;
+        atomic_uint faults;
+        atomic_bool healthy;
+        atomic_uint_fast64_t runs;
+};
+
+static _Thread_local cudaError_t ss__last_error = cudaSuccess;
+
+int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const char *file, int line)
+{
+        ss__last_error = e;
+        const char *f = strrchr(file, '/');
+        return ss_err_set(err, SS_EGPU, "%s failed: %s (%s) at %s:%d", call, cudaGetErrorString(e),
+                          cudaGetErrorName(e), f ? f + 1 : file, line);
+}
+
+cudaError_t ss__last_cuda_error(void)
+{
+        return ss__last_error;
+}
+
+/* ------------------------------------------------------------------ */
+/* Names and configuration                                             */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+        const char *name;
+        ss__launcher launch;
+} ss__algos[SS_GPU_ALGO_COUNT] = {
+    [SS_GPU_DELTA] = {"delta", ss__launch_delta}, [SS_GPU_BF] = {"bf", ss__launch_bf},
+    [SS_GPU_BF_ELL] = {"bf-ell", NULL},           [SS_GPU_BF_QUEUE] = {"bf-queue", NULL},
+    [SS_GPU_DIJKSTRA] = {"gpu-dijkstra", NULL},   [SS_GPU_BF_EDGELIST] = {"bf-edgelist", NULL},
+};
+
+const char *ss_gpu_algo_name(enum ss_gpu_algo a)
+{
+        return (unsigned)a < SS_GPU_ALGO_COUNT ? ss__algos[a].name : "unknown";
+}
+
+int ss_gpu_algo_parse(const char *name)
+{
+        for (int i = 0; i < SS_GPU_ALGO_COUNT; i++)
+                if (name && strcmp(name, ss__algos[i].name) == 0)
+                        return i;
+        return -1;
+}
+
+bool ss_gpu_algo_available(enum ss_gpu_algo a)
+{
+        return (unsigned)a < SS_GPU_ALGO_COUNT && ss__algos[a].launch != NULL;
+}
+
+void ss_gpu_config_default(struct ss_gpu_config *cfg)
+{
+        memset(cfg, 0, sizeof(*cfg));
+        cfg->device = 0;
+        cfg->streams = 4;
+        cfg->memory_limit = 0;
+        cfg->delta_rule = SS_GPU_DELTA_TUNED;
+        cfg->delta = 0;
+        cfg->bf_variant = SS_GPU_BF_AUTO;
+        cfg->blocks = 0;
+        cfg->inject_fault = 0;
+        cfg->unhealthy_after = 3;
+}
+
+int ss_gpu_delta_parse(const char *s, struct ss_gpu_config *cfg, struct ss_err *err)
+{
+        if (!s || !*s)
+                return ss_err_set(err, SS_EINVAL, "delta: empty value");
+        if (strcmp(s, "tuned") == 0) {
+                cfg->delta_rule = SS_GPU_DELTA_TUNED;
+        } else if (strcmp(s, "median") == 0) {
+                cfg->delta_rule = SS_GPU_DELTA_MEDIAN;
+        } else if (strcmp(s, "mean") == 0) {
+                cfg->delta_rule = SS_GPU_DELTA_MEAN;
+        } else if (strcmp(s, "maxw-over-maxdeg") == 0) {
+                cfg->delta_rule = SS_GPU_DELTA_MAXW_MAXDEG;
+        } else {
+                char *end = NULL;
+                if (*s < '0' || *s > '9')
+                        goto bad;
+                unsigned long long v = strtoull(s, &end, 10);
+                if (*end || v == 0 || v == ULLONG_MAX)
+                        goto bad;
+                cfg->delta_rule = SS_GPU_DELTA_FIXED;
+                cfg->delta = v;
+        }
+        return SS_OK;
+bad:
+        return ss_err_set(err, SS_EINVAL,
+                          "delta: '%s' is not tuned, median, mean, maxw-over-maxdeg or a positive "
+                          "integer",
+                          s);
+}
+
+int ss_gpu_bf_variant_parse(const char *s, struct ss_gpu_config *cfg, struct ss_err *err)
+{
+        if (s && strcmp(s, "auto") == 0)
+                cfg->bf_variant = SS_GPU_BF_AUTO;
+        else if (s && strcmp(s, "scalar") == 0)
+                cfg->bf_variant = SS_GPU_BF_SCALAR;
+        else if (s && strcmp(s, "vector") == 0)
+                cfg->bf_variant = SS_GPU_BF_VECTOR;
+        else
+                return ss_err_set(err, SS_EINVAL, "bf variant: '%s' is not auto, scalar or vector",
+                                  s ? s : "");
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Probing                                                             */
+/* ------------------------------------------------------------------ */
+
+int ss_gpu_probe(struct ss_gpu_info *out, struct ss_err *err)
+{
+        memset(out, 0, sizeof(*out));
+        cudaRuntimeGetVersion(&out->runtime_version);
+        cudaError_t e = cudaDriverGetVersion(&out->driver_version);
+        if (e != cudaSuccess || out->driver_version == 0)
+                return ss_err_set(err, SS_ENOGPU, "no CUDA driver is installed");
+        if (out->driver_version < out->runtime_version)
+                return ss_err_set(err, SS_ENOGPU,
+                                  "the CUDA driver (version %d) is older than the runtime the "
+                                  "engine was built with (%d)",
+                                  out->driver_version, out->runtime_version);
+        int count = 0;
+        e = cudaGetDeviceCount(&count);
+        if (e != cudaSuccess)
+                return ss_err_set(err, SS_ENOGPU, "no usable CUDA device: %s",
+                                  cudaGetErrorString(e));
+        if (count == 0)
+                return ss_err_set(err, SS_ENOGPU, "no CUDA device is present");
+        out->count = count;
+        int usable = 0;
+        for (int i = 0; i < count && i < SS_GPU_MAX_DEVICES; i++) {
+                struct ss_gpu_device_info *d = &out->dev[i];
+                struct cudaDeviceProp prop;
+                d->id = i;
+                if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
+                        continue;
+                snprintf(d->name, sizeof(d->name), "%s", prop.name);
+                d->cc_major = prop.major;
+                d->cc_minor = prop.minor;
+                d->sm_count = prop.multiProcessorCount;
+                d->total_mem = prop.totalGlobalMem;
+                d->cooperative = prop.cooperativeLaunch != 0;
+                size_t fr = 0, tot = 0;
+                int prev = 0;
+                cudaGetDevice(&prev);
+                if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+                        d->free_mem = fr;
+                cudaSetDevice(prev);
+                if (d->cooperative)
+                        usable++;
+        }
+        if (!usable)
+                return ss_err_set(err, SS_ENOGPU, "no CUDA device supports cooperative launches");
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Median arc weight in two counting passes over 16-bit halves, without a copy. */
+static uint32_t ss__median_weight(const struct ss_graph *g)
+{
+        uint64_t *h = calloc(65536, sizeof(uint64_t));
+        if (!h)
+                return 1;
+        const uint64_t k = (g->m - 1) / 2; /* lower median */
+        for (uint64_t i = 0; i < g->m; i++)
+                h[g->w[i] >> 16]++;
+        uint64_t acc = 0;
+        uint32_t hi = 0;
+        for (; hi < 65536; hi++) {
+                if (acc + h[hi] > k)
+                        break;
+                acc += h[hi];
+        }
+        memset(h, 0, 65536 * sizeof(uint64_t));
+        for (uint64_t i = 0; i < g->m; i++)
+                if ((g->w[i] >> 16) == hi)
+                        h[g->w[i] & 0xffff]++;
+        uint32_t lo = 0;
+        for (; lo < 65536; lo++) {
+                if (acc + h[lo] > k)
+                        break;
+                acc += h[lo];
+        }
+        free(h);
+        return (hi << 16) | lo;
+}
+
+static uint64_t ss__choose_delta(const struct ss_graph *g, const struct ss_gpu_config *cfg)
+{
+        uint64_t d = 1;
+        if (g->m == 0)
+                return 1;
+        if (cfg->delta_rule == SS_GPU_DELTA_FIXED)
+                return cfg->delta ? cfg->delta : 1;
+        if (cfg->delta_rule == SS_GPU_DELTA_MEDIAN) {
+                d = ss__median_weight(g);
+        } else if (cfg->delta_rule == SS_GPU_DELTA_MAXW_MAXDEG) {
+                d = g->max_out_degree ? g->max_w / g->max_out_degree : g->max_w;
+        } else {
+                uint64_t sum = 0;
+                for (uint64_t i = 0; i < g->m; i++)
+                        sum += g->w[i];
+                d = sum / g->m;
+                if (cfg->delta_rule == SS_GPU_DELTA_TUNED)
+                        d *= SS__TUNED_MEAN_FACTOR;
+        }
+        return d ? d : 1;
+}
+
+static int ss__cmp_arc(const void *a, const void *b)
+{
+        const uint2 *x = a, *y = b;
+        if (x->y != y->y)
+                return x->y < y->y ? -1 : 1;
+        return x->x < y->x ? -1 : x->x > y->x;
+}
+
+/* Packs the CSR arcs as (head, weight) pairs sorted by weight within each
+ * tail, so a light/heavy split is one index per vertex for any Δ. */
+static uint2 *ss__pack_arcs(const struct ss_graph *g)
+{
+        uint2 *a = malloc((g->m ? g->m : 1) * sizeof(uint2));
+        if (!a)
+                return NULL;
+        for (uint32_t v = 0; v < g->n; v++) {
+                const uint64_t b = g->row[v], e = g->row[v + 1];
+                for (uint64_t i = b; i < e; i++) {
+                        a[i].x = g->col[i];
+                        a[i].y = g->w[i];
+                }
+                if (e - b <= 24) {
+                        for (uint64_t i = b + 1; i < e; i++) {
+                                uint2 t = a[i];
+                                uint64_t j = i;
+                                while (j > b && ss__cmp_arc(&a[j - 1], &t) > 0) {
+                                        a[j] = a[j - 1];
+                                        j--;
+                                }
+                                a[j] = t;
+                        }
+                } else {
+                        qsort(a + b, e - b, sizeof(uint2), ss__cmp_arc);
+                }
+        }
+        return a;
+}
+
+static uint64_t ss__ws_bytes(uint32_t n)
+{
+        /* dist 8, two queues 8, far piles 8, settled list 4, three stamps 12. */
+        return (uint64_t)n * 40 + sizeof(struct ss__ctl) + SS__TCHUNK * sizeof(uint32_t);
+}
+
+static void ss__ws_free(struct ss__ws *w, uint32_t *d_targets)
+{
+        if (w->stream)
+                cudaStreamSynchronize(w->stream);
+        cudaFree(w->dist);
+        cudaFree(w->q[0]);
+        cudaFree(w->far[0]);
+        cudaFree(w->set);
+        cudaFree(w->nstamp);
+        cudaFree(w->ctl);
+        cudaFree(d_targets);
+        cudaFreeHost(w->hctl);
+        cudaFreeHost((void *)w->hcancel);
+        cudaFreeHost(w->htargets);
+        cudaFreeHost(w->hout);
+        if (w->ev_start)
+                cudaEventDestroy(w->ev_start);
+        if (w->ev_search)
+                cudaEventDestroy(w->ev_search);
+        if (w->ev_end)
+                cudaEventDestroy(w->ev_end);
+        if (w->stream)
+                cudaStreamDestroy(w->stream);
+        memset(w, 0, sizeof(*w));
+}
+
+static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsigned blocks,
+                        struct ss_err *err)
+{
+        memset(w, 0, sizeof(*w));
+        const size_t n4 = (size_t)n * 4;
+        SS__CUDA(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+        SS__CUDA(cudaEventCreate(&w->ev_start));
+        SS__CUDA(cudaEventCreate(&w->ev_search));
+        SS__CUDA(cudaEventCreate(&w->ev_end));
+        SS__CUDA(cudaMalloc((void **)&w->dist, (size_t)n * 8));
+        SS__CUDA(cudaMalloc((void **)&w->q[0], 2 * n4));
+        w->q[1] = w->q[0] + n;
+        SS__CUDA(cudaMalloc((void **)&w->far[0], 2 * n4));
+        w->far[1] = w->far[0] + n;
+        SS__CUDA(cudaMalloc((void **)&w->set, n4));
+        SS__CUDA(cudaMalloc((void **)&w->nstamp, 3 * n4));
+        w->fstamp = w->nstamp + n;
+        w->sstamp = w->nstamp + 2 * (size_t)n;
+        SS__CUDA(cudaMemset(w->nstamp, 0, 3 * n4));
+        SS__CUDA(cudaMalloc((void **)&w->ctl, sizeof(struct ss__ctl)));
+        SS__CUDA(cudaMemset(w->ctl, 0, sizeof(struct ss__ctl)));
+        SS__CUDA(cudaMalloc((void **)d_targets, SS__TCHUNK * sizeof(uint32_t)));
+        SS__CUDA(cudaHostAlloc((void **)&w->hctl, sizeof(struct ss__ctl), cudaHostAllocDefault));
+        SS__CUDA(cudaHostAlloc((void **)&w->hcancel, sizeof(int), cudaHostAllocMapped));
+        *w->hcancel = 0;
+        SS__CUDA(cudaHostGetDevicePointer((void **)&w->dcancel, (void *)w->hcancel, 0));
+        SS__CUDA(cudaHostAlloc((void **)&w->htargets, SS__TCHUNK * sizeof(uint32_t),
+                               cudaHostAllocDefault));
+        SS__CUDA(cudaHostAlloc((void **)&w->hout, SS__TCHUNK * sizeof(unsigned long long),
+                               cudaHostAllocDefault));
+        w->blocks = blocks;
+        return SS_OK;
+}
+
+void ss_gpu_close(struct ss_gpu *gpu)
+{
+        if (!gpu)
+                return;
+        cudaSetDevice(gpu->device);
+        for (unsigned i = 0; i < gpu->nstreams; i++)
+                ss__ws_free(&gpu->ws[i], gpu->d_targets[i]);
+        cudaFree(gpu->d_row);
+        cudaFree(gpu->d_arcs);
+        cudaFree(gpu->d_split);
+        free(gpu->ws);
+        free(gpu->d_targets);
+        free(gpu);
+}
+
+static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, struct ss_err *err)
+{
+        int rc = SS_OK;
+        uint32_t *row32 = malloc(((size_t)g->n + 1) * sizeof(uint32_t));
+        uint2 *arcs = ss__pack_arcs(g);
+        if (!row32 || !arcs) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory to pack %" PRIu64 " arcs", g->m);
+                goto out;
+        }
+        for (uint64_t v = 0; v <= g->n; v++)
+                row32[v] = (uint32_t)g->row[v];
+        cudaError_t e;
+        if ((e = cudaMalloc((void **)&gpu->d_row, ((size_t)g->n + 1) * 4)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&gpu->d_arcs, (g->m ? g->m : 1) * sizeof(uint2))) !=
+                cudaSuccess ||
+            (e = cudaMalloc((void **)&gpu->d_split, (size_t)g->n * 4)) != cudaSuccess) {
+                rc = ss__cuda_fail(err, "cudaMalloc (graph)", e, __FILE__, __LINE__);
+                goto out;
+        }
+        if ((e = cudaMemcpy(gpu->d_row, row32, ((size_t)g->n + 1) * 4, cudaMemcpyHostToDevice)) !=
+                cudaSuccess ||
+            (e = cudaMemcpy(gpu->d_arcs, arcs, g->m * sizeof(uint2), cudaMemcpyHostToDevice)) !=
+                cudaSuccess) {
+                rc = ss__cuda_fail(err, "cudaMemcpy (graph upload)", e, __FILE__, __LINE__);
+                goto out;
+        }
+out:
+        free(row32);
+        free(arcs);
+        return rc;
+}
+
+int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err)
+{
+        if (delta == 0)
+                return ss_err_set(err, SS_EINVAL, "delta must be at least 1");
+        SS__CUDA(cudaSetDevice(gpu->device));
+        gpu->g.delta = delta;
+        gpu->g.has_heavy = gpu->max_w > delta;
+        int rc = ss__launch_split(&gpu->g, 0, err);
+        if (rc)
+                return rc;
+        SS__CUDA(cudaDeviceSynchronize());
+        return SS_OK;
+}
+
+int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, struct ss_gpu **out,
+                struct ss_err *err)
+{
+        struct ss_gpu_config cfg;
+        if (cfg_in)
+                cfg = *cfg_in;
+        else
+                ss_gpu_config_default(&cfg);
+        *out = NULL;
+        if (!g || g->n == 0)
+                return ss_err_set(err, SS_EINVAL, "the graph is empty");
+        if (g->m >= UINT32_MAX)
+                return ss_err_set(err, SS_ENOGPU,
+                                  "the graph has %" PRIu64 " arcs; the GPU engine indexes arcs "
+                                  "with 32 bits",
+                                  g->m);
+        if (cfg.streams == 0)
+                cfg.streams = 1;
+        const char *inj = getenv("SS_GPU_INJECT_FAULT");
+        if (inj && *inj)
+                cfg.inject_fault = (unsigned)strtoul(inj, NULL, 10);
+
+        struct ss_gpu_info info;
+        int rc = ss_gpu_probe(&info, err);
+        if (rc)
+                return rc;
+        if (cfg.device < 0 || cfg.device >= info.count || cfg.device >= SS_GPU_MAX_DEVICES)
+                return ss_err_set(err, SS_ENOGPU, "CUDA device %d does not exist (%d present)",
+                                  cfg.device, info.count);
+        const struct ss_gpu_device_info *di = &info.dev[cfg.device];
+        if (!di->cooperative)
+                return ss_err_set(err, SS_ENOGPU,
+                                  "CUDA device %d (%s) does not support cooperative launches",
+                                  cfg.device, di->name);
+        SS__CUDA(cudaSetDevice(cfg.device));
+        size_t free_b = 0, total_b = 0;
+        SS__CUDA(cudaMemGetInfo(&free_b, &total_b));
+
+        const uint64_t graph_bytes = ((uint64_t)g->n + 1) * 4 + g->m * 8 + (uint64_t)g->n * 4;
+        const uint64_t ws_bytes = ss__ws_bytes(g->n);
+        uint64_t limit = free_b > SS__RESERVE ? free_b - SS__RESERVE : 0;
+        if (cfg.memory_limit && cfg.memory_limit < limit)
+                limit = cfg.memory_limit;
+        if (graph_bytes + ws_bytes > limit)
+                return ss_err_set(err, SS_ENOGPU,
+                                  "graph does not fit: needs %.1f MiB (graph %.1f + one "
+                                  "workspace %.1f), limit %.1f MiB",
+                                  (graph_bytes + ws_bytes) / SS__MIB, graph_bytes / SS__MIB,
+                                  ws_bytes / SS__MIB, limit / SS__MIB);
+        unsigned streams = cfg.streams;
+        const uint64_t fit = (limit - graph_bytes) / ws_bytes;
+        if (fit < streams) {
+                ss_log_warn("gpu", "only %" PRIu64 " of %u streams fit in %.1f MiB", fit, streams,
+                            limit / SS__MIB);
+                streams = (unsigned)fit;
+        }
+
+        int bps_d = 0, bps_b = 0;
+        if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) || (rc = ss__bf_blocks_per_sm(&bps_b, err)))
+                return rc;
+        int bps = bps_d < bps_b ? bps_d : bps_b;
+        if (bps < 1)
+                return ss_err_set(err, SS_ENOGPU, "the search kernels do not fit on %s", di->name);
+        /* Two resident blocks per SM are plenty for graph traversal; fewer
+         * blocks make each grid-wide barrier cheaper. */
+        if (bps > 2)
+                bps = 2;
+        const unsigned resident = (unsigned)(bps * di->sm_count);
+        unsigned blocks = resident / streams;
+        if (cfg.blocks)
+                blocks = cfg.blocks;
+        if (blocks < 1)
+                blocks = 1;
+        if (blocks * streams > resident)
+                return ss_err_set(err, SS_EINVAL,
+                                  "%u streams x %u blocks exceed the %u blocks that can be "
+                                  "resident on %s",
+                                  streams, blocks, resident, di->name);
+
+        struct ss_gpu *gpu = calloc(1, sizeof(*gpu));
+        if (!gpu)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
+        gpu->device = cfg.device;
+        snprintf(gpu->name, sizeof(gpu->name), "%s", di->name);
+        gpu->bf_variant = cfg.bf_variant;
+        gpu->inject_fault = cfg.inject_fault;
+        gpu->unhealthy_after = cfg.unhealthy_after ? cfg.unhealthy_after : 3;
+        atomic_init(&gpu->faults, 0);
+        atomic_init(&gpu->healthy, true);
+        atomic_init(&gpu->runs, 0);
+        gpu->ws = calloc(streams, sizeof(*gpu->ws));
+        gpu->d_targets = calloc(streams, sizeof(*gpu->d_targets));
+        if (!gpu->ws || !gpu->d_targets) {
+                ss_gpu_close(gpu);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
+        }
+        if ((rc = ss__upload(gpu, g, err))) {
+                ss_gpu_close(gpu);
+                return rc;
+        }
+        gpu->g.n = g->n;
+        gpu->g.m = g->m;
+        gpu->g.row = gpu->d_row;
+        gpu->g.arcs = gpu->d_arcs;
+        gpu->g.split = gpu->d_split;
+        gpu->max_w = g->max_w;
+        for (unsigned i = 0; i < streams; i++) {
+                rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, err);
+                gpu->nstreams = i + 1;
+                if (rc) {
+                        ss_gpu_close(gpu);
+                        return rc;
+                }
+        }
+        if ((rc = ss_gpu_set_delta(gpu, ss__choose_delta(g, &cfg), err))) {
+                ss_gpu_close(gpu);
+                return rc;
+        }
+        gpu->graph_bytes = graph_bytes;
+        gpu->mem_used = graph_bytes + streams * ws_bytes;
+        *out = gpu;
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running a query                                                     */
+/* ------------------------------------------------------------------ */
+
+static bool ss__sticky(cudaError_t e)
+{
+        switch (e) {
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorHardwareStackError:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorECCUncorrectable:
+        case cudaErrorUnknown:
+                return true;
+        default:
+                return false;
+        }
+}
+
+static void ss__fault(struct ss_gpu *gpu, bool sticky, const struct ss_err *err)
+{
+        unsigned f = atomic_fetch_add(&gpu->faults, 1) + 1;
+        ss_log_warn("gpu", "fault %u on %s: %s", f, gpu->name, err ? err->msg : "");
+        if ((sticky || f >= gpu->unhealthy_after) && atomic_exchange(&gpu->healthy, false))
+                ss_log_error("gpu", "%s marked unhealthy after %u fault(s); queries go to the CPU",
+                             gpu->name, f);
+}
+
+static void ss__nap(uint64_t ns)
+{
+        struct timespec ts = {0, (long)ns};
+        nanosleep(&ts, NULL);
+}
+
+/* Waits for ev while polling the query's deadline; raises the device's
+ * cancel flag when it passes. Returns SS_OK or SS_EGPU. */
+static int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
+                    struct ss_err *err)
+{
+        uint64_t start = ss_now_ns(), cancel_at = 0;
+        for (;;) {
+                cudaError_t e = cudaEventQuery(ev);
+                if (e == cudaSuccess)
+                        return SS_OK;
+                if (e != cudaErrorNotReady)
+                        return ss__cuda_fail(err, "cudaEventQuery", e, __FILE__, __LINE__);
+                uint64_t now = ss_now_ns();
+                if (!cancel_at && ss_cancelled(cancel)) {
+                        *w->hcancel = 1;
+                        cancel_at = now;
+                }
+                /* A cancelled search stops within one phase; one that does not
+                 * stop in seconds is a hung device. */
+                if (cancel_at && now - cancel_at > 5000000000ull) {
+                        ss__last_error = cudaErrorLaunchTimeout;
+                        return ss_err_set(err, SS_EGPU,
+                                          "the device did not stop a cancelled search within 5 s");
+                }
+                ss__nap(now - start < 200000 ? 2000 : 20000);
+        }
+}
+
+static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
+                   const struct ss_gpu_query *q, struct ss_gpu_result *r, struct ss_err *err)
+{
+        const uint32_t n = gpu->g.n;
+        const bool single = q->target != SS_NO_NODE;
+        const size_t chunk = SS__TCHUNK < n ? SS__TCHUNK : n;
+        int rc;
+        *w->hcancel = 0;
+        struct ss__launch l = {q->source, q->target, NULL, 0, (int)gpu->bf_variant};
+        uint32_t launches = 0;
+        if (q->ntargets > 0 && q->ntargets <= chunk) {
+                memcpy(w->htargets, q->targets, q->ntargets * sizeof(uint32_t));
+                SS__CUDA(cudaMemcpyAsync(d_targets, w->htargets, q->ntargets * sizeof(uint32_t),
+                                         cudaMemcpyHostToDevice, w->stream));
+                l.targets = d_targets;
+                l.ntargets = (uint32_t)q->ntargets;
+        }
+        SS__CUDA(cudaEventRecord(w->ev_start, w->stream));
+        if ((rc = ss__algos[q->algo].launch(&gpu->g, w, &l, err)))
+                return rc;
+        launches++;
+        SS__CUDA(cudaEventRecord(w->ev_search, w->stream));
+        if (single && q->want_path) {
+                if ((rc = ss__launch_pred(&gpu->g, w, q->source, err)) ||
+                    (rc = ss__launch_walk(&gpu->g, w, q->source, q->target, err)))
+                        return rc;
+                launches += 2;
+        }
+        if (l.targets) {
+                unsigned long long *dout = (unsigned long long *)w->far[0];
+                if ((rc = ss__launch_gather(w, d_targets, l.ntargets, dout, err)))
+                        return rc;
+                launches++;
+                SS__CUDA(cudaMemcpyAsync(w->hout, dout, l.ntargets * 8, cudaMemcpyDeviceToHost,
+                                         w->stream));
+        }
+        if (q->all)
+                SS__CUDA(cudaMemcpyAsync(q->all, w->dist, (size_t)n * 8, cudaMemcpyDeviceToHost,
+                                         w->stream));
+        SS__CUDA(cudaMemcpyAsync(w->hctl, w->ctl, sizeof(struct ss__ctl), cudaMemcpyDeviceToHost,
+                                 w->stream));
+        SS__CUDA(cudaEventRecord(w->ev_end, w->stream));
+        if ((rc = ss__wait(w, w->ev_end, q->cancel, err)))
+                return rc;
+        SS__CUDA(cudaGetLastError());
+        const struct ss__ctl *c = w->hctl;
+        if (c->cancelled)
+                return ss_err_set(err, SS_ETIMEDOUT,
+                                  "the query passed its deadline on the GPU after %u phases",
+                                  c->phases);
+        float ms = 0;
+        SS__CUDA(cudaEventElapsedTime(&ms, w->ev_start, w->ev_search));
+        r->kernel_ns = (uint64_t)(ms * 1e6);
+        SS__CUDA(cudaEventElapsedTime(&ms, w->ev_start, w->ev_end));
+        r->total_ns = (uint64_t)(ms * 1e6);
+        r->phases = c->phases;
+        r->buckets = c->buckets;
+        r->delta = q->algo == SS_GPU_DELTA ? gpu->g.delta : 0;
+        r->dist = single ? c->tdist : SS_DIST_INF;
+        if (l.targets)
+                memcpy(r->target_dist, w->hout, q->ntargets * sizeof(ss_dist));
+        if (single && q->want_path) {
+                if (c->path_status != 0) {
+                        r->path_needs_cpu = true;
+                        ss_log_debug("gpu", "predecessor walk to %u met %s; path left to the CPU",
+                                     q->target, c->path_status == 1 ? "a cycle" : "a gap");
+                } else if (c->path_len > 0) {
+                        uint32_t *p = malloc((size_t)c->path_len * sizeof(uint32_t));
+                        if (!p)
+                                return ss_err_set(err, SS_ENOMEM,
+                                                  "no memory for a path of %u nodes", c->path_len);
+                        cudaError_t e = cudaMemcpyAsync(p, w->q[0], (size_t)c->path_len * 4,
+                                                        cudaMemcpyDeviceToHost, w->stream);
+                        if (e == cudaSuccess)
+                                e = cudaStreamSynchronize(w->stream);
+                        if (e != cudaSuccess) {
+                                free(p);
+                                return ss__cuda_fail(err, "cudaMemcpyAsync (path)", e, __FILE__,
+                                                     __LINE__);
+                        }
+                        for (size_t i = 0, j = c->path_len - 1; i < j; i++, j--) {
+                                uint32_t t = p[i];
+                                p[i] = p[j];
+                                p[j] = t;
+                        }
+                        r->path = p;
+                        r->path_len = c->path_len;
+                }
+        }
+        /* Target lists longer than one chunk: gather after the search. */
+        if (q->ntargets > chunk) {
+                unsigned long long *dout = (unsigned long long *)w->far[0];
+                for (size_t off = 0; off < q->ntargets; off += chunk) {
+                        size_t k = q->ntargets - off < chunk ? q->ntargets - off : chunk;
+                        memcpy(w->htargets, q->targets + off, k * sizeof(uint32_t));
+                        SS__CUDA(cudaMemcpyAsync(d_targets, w->htargets, k * 4,
+                                                 cudaMemcpyHostToDevice, w->stream));
+                        if ((rc = ss__launch_gather(w, d_targets, (uint32_t)k, dout, err)))
+                                return rc;
+                        launches++;
+                        SS__CUDA(cudaMemcpyAsync(w->hout, dout, k * 8, cudaMemcpyDeviceToHost,
+                                                 w->stream));
+                        SS__CUDA(cudaStreamSynchronize(w->stream));
+                        memcpy(r->target_dist + off, w->hout, k * sizeof(ss_dist));
+                }
+        }
+        r->launches = launches;
+        return SS_OK;
+}
+
+int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q,
+               struct ss_gpu_result *r, struct ss_err *err)
+{
+        ss_dist *tdist = r->target_dist;
+        memset(r, 0, sizeof(*r));
+        r->target_dist = tdist;
+        r->dist = SS_DIST_INF;
+        r->algo = q->algo;
+        r->stream = stream;
+        if (!atomic_load(&gpu->healthy))
+                return ss_err_set(err, SS_ENOGPU, "%s was marked unhealthy after %u faults",
+                                  gpu->name, atomic_load(&gpu->faults));
+        if (stream >= gpu->nstreams)
+                return ss_err_set(err, SS_EINVAL, "stream %u does not exist (%u opened)", stream,
+                                  gpu->nstreams);
+        if ((unsigned)q->algo >= SS_GPU_ALGO_COUNT || !ss__algos[q->algo].launch)
+                return ss_err_set(err, SS_EINVAL, "GPU algorithm '%s' is not built",
+                                  ss_gpu_algo_name(q->algo));
+        const uint32_t n = gpu->g.n;
+        if (q->source >= n)
+                return ss_err_set(err, SS_EINVAL, "source %u is outside 0..%u", q->source, n - 1);
+        if (q->target != SS_NO_NODE && q->target >= n)
+                return ss_err_set(err, SS_EINVAL, "target %u is outside 0..%u", q->target, n - 1);
+        if (q->ntargets && (!q->targets || !r->target_dist))
+                return ss_err_set(err, SS_EINVAL, "a target list needs targets and target_dist");
+        for (size_t i = 0; i < q->ntargets; i++)
+                if (q->targets[i] >= n)
+                        return ss_err_set(err, SS_EINVAL, "target %u (index %zu) is outside 0..%u",
+                                          q->targets[i], i, n - 1);
+        uint64_t run = atomic_fetch_add(&gpu->runs, 1) + 1;
+        if (gpu->inject_fault && run % gpu->inject_fault == 0) {
+                ss_err_set(err, SS_EGPU, "injected fault (run %" PRIu64 ", every %u)", run,
+                           gpu->inject_fault);
+                ss__fault(gpu, false, err);
+                return SS_EGPU;
+        }
+        cudaError_t e = cudaSetDevice(gpu->device);
+        if (e != cudaSuccess) {
+                int rc = ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
+                ss__fault(gpu, ss__sticky(e), err);
+                return rc;
+        }
+        ss__last_error = cudaSuccess;
+        struct ss__ws *w = &gpu->ws[stream];
+        int rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
+        w->runs++;
+        if (rc == SS_EGPU) {
+                ss__fault(gpu, ss__sticky(ss__last_error), err);
+                /* Leave the stream idle for the next query whatever happened. */
+                cudaStreamSynchronize(w->stream);
+                cudaGetLastError();
+        }
+        return rc;
+}
+
+int ss_gpu_sssp(const struct ss_graph *g, const struct ss_gpu_config *cfg,
+                const struct ss_gpu_query *q, struct ss_gpu_result *r, struct ss_err *err)
+{
+        struct ss_gpu_config c;
+        if (cfg)
+                c = *cfg;
+        else
+                ss_gpu_config_default(&c);
+        c.streams = 1;
+        struct ss_gpu *gpu = NULL;
+        int rc = ss_gpu_open(g, &c, &gpu, err);
+        if (rc)
+                return rc;
+        rc = ss_gpu_run(gpu, 0, q, r, err);
+        ss_gpu_close(gpu);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* State                                                               */
+/* ------------------------------------------------------------------ */
+
+unsigned ss_gpu_streams(const struct ss_gpu *gpu)
+{
+        return gpu->nstreams;
+}
+
+uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu)
+{
+        return gpu->mem_used;
+}
+
+uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu)
+{
+        return gpu->graph_bytes;
+}
+
+uint64_t ss_gpu_delta(const struct ss_gpu *gpu)
+{
+        return gpu->g.delta;
+}
+
+bool ss_gpu_healthy(const struct ss_gpu *gpu)
+{
+        return atomic_load(&((struct ss_gpu *)gpu)->healthy);
+}
+
+unsigned ss_gpu_faults(const struct ss_gpu *gpu)
+{
+        return atomic_load(&((struct ss_gpu *)gpu)->faults);
+}
+
+void ss_gpu_describe(const struct ss_gpu *gpu, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s (device %d), %u stream%s, %.0f MiB, delta %" PRIu64 "%s", gpu->name,
+                 gpu->device, gpu->nstreams, gpu->nstreams == 1 ? "" : "s", gpu->mem_used / SS__MIB,
+                 gpu->g.delta, ss_gpu_healthy(gpu) ? "" : ", unhealthy");
+}

@@ -1,0 +1,236 @@
+/* The GPU engine's plain-C interface: the graph resident on a CUDA device and
+ * single-source shortest-path queries answered there.
+ *
+ * Shape (CUB-style): ss_gpu_open() uploads the CSR graph once and allocates
+ * everything a query needs up front, one workspace per CUDA stream; after it
+ * returns there is no cudaMalloc. ss_gpu_run() answers one query on one
+ * stream and is called by one host thread per stream: calls on different
+ * streams run at the same time, calls on one stream must not overlap.
+ *
+ * Every function returns SS_OK or a negative enum ss_status and, on failure,
+ * fills struct ss_err with a sentence that names the cause (the CUDA call and
+ * its error string, the size that did not fit). SS_ENOGPU means "serve from
+ * the CPU instead": no device, a driver too old, the graph too big for the
+ * configured memory. SS_EGPU means the device failed during a call; the
+ * caller answers that query on the CPU. After repeated faults (or one fault
+ * that leaves the CUDA context unusable) the handle reports itself unhealthy
+ * and every later ss_gpu_run() returns SS_ENOGPU at once.
+ *
+ * Distances are exact 64-bit integers equal to the CPU Dijkstra's; SS_DIST_INF
+ * marks an unreachable node. Node ids are 0-based as everywhere in the engine.
+ *
+ * This header is only usable when the build has CUDA (SS_HAVE_CUDA == 1 in
+ * ss_config.h); without it there is no GPU library to link.
+ */
+#ifndef SS_GPU_H
+#define SS_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cancel.h"
+#include "error.h"
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SS_GPU_MAX_DEVICES 16
+
+/* ------------------------------------------------------------------ */
+/* Probing                                                             */
+/* ------------------------------------------------------------------ */
+
+struct ss_gpu_device_info {
+        int id;
+        char name[256];
+        int cc_major, cc_minor; /* compute capability */
+        int sm_count;           /* multiprocessors */
+        uint64_t total_mem;     /* bytes */
+        uint64_t free_mem;      /* bytes free when probed */
+        bool cooperative;       /* supports cooperative (grid-synchronised) launches */
+};
+
+struct ss_gpu_info {
+        int count;          /* devices visible (at most SS_GPU_MAX_DEVICES are described) */
+        int driver_version; /* e.g. 13000 for CUDA 13.0; 0 when no driver */
+        int runtime_version;
+        struct ss_gpu_device_info dev[SS_GPU_MAX_DEVICES];
+};
+
+/* Describes the CUDA devices. Returns SS_OK when at least one usable device
+ * exists, SS_ENOGPU with the reason otherwise (no driver, driver older than
+ * the runtime, no device). out is filled as far as known in both cases. */
+int ss_gpu_probe(struct ss_gpu_info *out, struct ss_err *err);
+
+/* ------------------------------------------------------------------ */
+/* Algorithms                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The family of GPU SSSP algorithms. Each has an entry in a launcher table
+ * (kernels.h); the ones not built yet are listed so that names and metrics
+ * stay stable when they arrive. ss_gpu_run() answers SS_EINVAL for them. */
+enum ss_gpu_algo {
+        SS_GPU_DELTA = 0,   /* Δ-stepping: light/heavy arcs, distance buckets */
+        SS_GPU_BF,          /* CSR Bellman-Ford, frontier-driven (scalar or vector) */
+        SS_GPU_BF_ELL,      /* ELL Bellman-Ford (not built yet) */
+        SS_GPU_BF_QUEUE,    /* queue Bellman-Ford (not built yet) */
+        SS_GPU_DIJKSTRA,    /* Dijkstra with reduction ExtractMin (not built yet) */
+        SS_GPU_BF_EDGELIST, /* edge-list Bellman-Ford (not built yet) */
+        SS_GPU_ALGO_COUNT
+};
+
+/* Returns the algorithm's name ("delta", "bf", "bf-ell", ...), never NULL. */
+const char *ss_gpu_algo_name(enum ss_gpu_algo a);
+/* Returns the algorithm for a name, or -1 when the name is unknown. */
+int ss_gpu_algo_parse(const char *name);
+/* Returns true when the algorithm is built (has a launcher). */
+bool ss_gpu_algo_available(enum ss_gpu_algo a);
+
+/* How Δ is chosen at open time (the classic rules plus a tuned one). */
+enum ss_gpu_delta_rule {
+        SS_GPU_DELTA_TUNED =
+            0,               /* default: a multiple of the mean weight, measured on road graphs */
+        SS_GPU_DELTA_MEDIAN, /* median arc weight */
+        SS_GPU_DELTA_MEAN,   /* mean arc weight */
+        SS_GPU_DELTA_MAXW_MAXDEG, /* max weight / max out-degree */
+        SS_GPU_DELTA_FIXED        /* the number in ss_gpu_config.delta */
+};
+
+/* Bellman-Ford relaxation variant: thread per vertex or warp per vertex. */
+enum ss_gpu_bf_variant { SS_GPU_BF_AUTO = 0, SS_GPU_BF_SCALAR, SS_GPU_BF_VECTOR };
+
+/* ------------------------------------------------------------------ */
+/* Opening a device                                                    */
+/* ------------------------------------------------------------------ */
+
+struct ss_gpu_config {
+        int device;            /* CUDA device id (default 0) */
+        unsigned streams;      /* streams (= concurrent queries) wanted (default 4) */
+        uint64_t memory_limit; /* bytes the engine may use on the device; 0 = free memory */
+        enum ss_gpu_delta_rule delta_rule;
+        uint64_t delta; /* Δ for SS_GPU_DELTA_FIXED (>= 1) */
+        enum ss_gpu_bf_variant bf_variant;
+        unsigned blocks;          /* thread blocks per query; 0 = fill the device / streams */
+        unsigned inject_fault;    /* test hook: every Nth run fails with SS_EGPU (0 = off);
+                                   * the environment variable SS_GPU_INJECT_FAULT sets it too */
+        unsigned unhealthy_after; /* faults after which the device is left alone (default 3) */
+};
+
+/* Fills cfg with the defaults above. */
+void ss_gpu_config_default(struct ss_gpu_config *cfg);
+
+/* Parses a Δ choice: "tuned", "median", "mean", "maxw-over-maxdeg" or a
+ * positive integer. Returns SS_OK, or SS_EINVAL naming the bad value. */
+int ss_gpu_delta_parse(const char *s, struct ss_gpu_config *cfg, struct ss_err *err);
+/* Parses "auto", "scalar" or "vector". Returns SS_OK or SS_EINVAL. */
+int ss_gpu_bf_variant_parse(const char *s, struct ss_gpu_config *cfg, struct ss_err *err);
+
+struct ss_gpu;
+
+/* Uploads g to the configured device and allocates one workspace per stream
+ * (as many of cfg->streams as fit in the memory limit, at least one) and the
+ * pinned host buffers. g must stay alive until ss_gpu_close(). Returns SS_OK
+ * with *out set, or: SS_ENOGPU (no usable device, or "graph does not fit:
+ * needs X MiB, limit Y MiB"), SS_EGPU (a CUDA call failed), SS_ENOMEM (host
+ * memory), SS_EINVAL (bad config, empty graph). *out is NULL on failure. */
+int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg, struct ss_gpu **out,
+                struct ss_err *err);
+
+/* Frees everything on the device and host (NULL is ignored). No query may be
+ * running. */
+void ss_gpu_close(struct ss_gpu *gpu);
+
+/* ------------------------------------------------------------------ */
+/* Queries                                                             */
+/* ------------------------------------------------------------------ */
+
+struct ss_gpu_query {
+        enum ss_gpu_algo algo;
+        uint32_t source;
+        /* Optional single target (SS_NO_NODE for none): the run stops as soon
+         * as its distance is final; result->dist holds it. */
+        uint32_t target;
+        /* Optional target list (a matrix row): the run stops once all are
+         * final; their distances go to result->target_dist[0..ntargets-1]. */
+        const uint32_t *targets;
+        size_t ntargets;
+        /* With a single target: also return the path source..target. */
+        bool want_path;
+        /* Optional: n entries receive every distance (one-to-all). Pinned
+         * memory copies fastest; any host memory works. */
+        ss_dist *all;
+        /* Optional deadline / cancel flag, polled while the device works. */
+        const struct ss_cancel *cancel;
+};
+
+struct ss_gpu_result {
+        ss_dist dist;         /* distance to query->target (SS_DIST_INF: unreachable) */
+        ss_dist *target_dist; /* caller-provided, ntargets entries (may be NULL if ntargets 0) */
+        /* Path source..target (0-based), malloc'ed by ss_gpu_run(); the
+         * caller frees it. NULL with path_len 0 when unreachable or not
+         * asked for. */
+        uint32_t *path;
+        size_t path_len;
+        /* Set when the predecessor walk on the device met a cycle (only
+         * possible with zero-weight cycles): the distances are right but no
+         * path is returned; answer the path from the CPU Dijkstra. */
+        bool path_needs_cpu;
+        /* Measurements of this run. */
+        uint64_t kernel_ns;    /* device time of the search (CUDA events) */
+        uint64_t total_ns;     /* device time of the whole query: search, path, copies */
+        uint32_t phases;       /* relaxation rounds (light phases + heavy + BF rounds) */
+        uint32_t buckets;      /* Δ-stepping buckets processed (0 for BF) */
+        uint32_t launches;     /* kernel launches for the query */
+        uint64_t delta;        /* Δ used (0 for BF) */
+        enum ss_gpu_algo algo; /* the algorithm that ran */
+        unsigned stream;
+};
+
+/* Answers q on stream `stream` (0 .. ss_gpu_streams()-1). Thread-safe across
+ * different streams; one caller per stream at a time. Returns SS_OK, or:
+ * SS_EINVAL (bad stream, node id out of range, algorithm not built),
+ * SS_ETIMEDOUT (the deadline passed or the flag was raised; the device
+ * stopped the search), SS_EGPU (the device failed: answer on the CPU),
+ * SS_ENOGPU (the device was marked unhealthy earlier), SS_ENOMEM (host
+ * memory for the path). Unreachable targets are not an error: their
+ * distance is SS_DIST_INF. */
+int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q,
+               struct ss_gpu_result *r, struct ss_err *err);
+
+/* One-shot helper for tools (the CLI): opens g with cfg (or the defaults when
+ * cfg is NULL) on one stream, answers q, closes. Same returns as
+ * ss_gpu_open() and ss_gpu_run(). */
+int ss_gpu_sssp(const struct ss_graph *g, const struct ss_gpu_config *cfg,
+                const struct ss_gpu_query *q, struct ss_gpu_result *r, struct ss_err *err);
+
+/* ------------------------------------------------------------------ */
+/* State                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Number of streams (concurrent queries) actually opened. */
+unsigned ss_gpu_streams(const struct ss_gpu *gpu);
+/* Bytes of device memory the engine allocated (graph + workspaces). */
+uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu);
+/* Bytes of device memory held by the graph alone. */
+uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu);
+/* Δ in use for Δ-stepping. */
+uint64_t ss_gpu_delta(const struct ss_gpu *gpu);
+/* Changes Δ (recomputes the light/heavy split on the device). No query may
+ * be running. Returns SS_OK, SS_EINVAL (delta 0) or SS_EGPU. */
+int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err);
+/* False once the device was marked unhealthy. */
+bool ss_gpu_healthy(const struct ss_gpu *gpu);
+/* Faults seen so far (injected ones included). */
+unsigned ss_gpu_faults(const struct ss_gpu *gpu);
+/* Writes a one-line description ("NVIDIA H100 80GB HBM3 (device 0), 4 streams,
+ * 812 MiB, delta 3200") into buf. */
+void ss_gpu_describe(const struct ss_gpu *gpu, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,143 @@
+/* Internal interface between the GPU engine's host side (gpu.c, plain C
+ * compiled by the C compiler against the CUDA runtime's C API) and its
+ * kernels (one .cu file per algorithm, exporting C launchers). Plain data
+ * only: the engine's graph and cancel headers use C11 atomics, which CUDA C++
+ * does not compile, so they stay on the C side.
+ *
+ * Each algorithm is a launcher: it takes the device graph, one stream's
+ * workspace and the query, enqueues its kernels on the workspace's stream and
+ * returns an ss_status (checking cudaGetLastError() after every launch). The
+ * launchers sit in a table indexed by enum ss_gpu_algo, so a new algorithm is
+ * a new file plus one table entry.
+ */
+#ifndef SS_KERNELS_H
+#define SS_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "error.h"
+
+/* Threads per block of the persistent kernels. */
+#define SS__BLOCK 512
+/* "No node", as SS_NO_NODE in graph.h. */
+#define SS__NO_NODE 0xffffffffu
+/* Bellman-Ford variants, as enum ss_gpu_bf_variant in gpu.h. */
+#define SS__BF_AUTO   0
+#define SS__BF_SCALAR 1
+#define SS__BF_VECTOR 2
+/* Stamp generations are reset before they reach this value. */
+#define SS__GEN_LIMIT 0xF0000000u
+
+/* The graph on the device. Arcs are packed (head, weight) pairs, sorted by
+ * weight within each tail, so that the light arcs (w <= Δ) of v are
+ * arcs[row[v] .. split[v]) and the heavy ones arcs[split[v] .. row[v+1]). */
+struct ss__dgraph {
+        uint32_t n;
+        uint64_t m;
+        const uint32_t *row; /* n + 1 offsets (m < 2^32 on the device) */
+        const uint2 *arcs;   /* m (head, weight) */
+        uint32_t *split;     /* n: first heavy arc of each vertex for the current Δ */
+        bool has_heavy;      /* some arc is heavier than Δ */
+        uint64_t delta;
+};
+
+/* Control block in device memory, one per workspace. Counters rotate so that
+ * one grid-wide barrier per round suffices (see delta.cu). */
+struct ss__ctl {
+        unsigned int qcnt[3];            /* near-queue sizes, indexed by phase % 3 */
+        unsigned int fcnt[2];            /* far-pile sizes, indexed by side */
+        unsigned int scnt;               /* vertices settled in the current bucket */
+        unsigned int open[2];            /* targets not yet final, indexed by epoch % 2 */
+        unsigned int cflag[3];           /* cancel seen, indexed by phase % 3 */
+        unsigned long long farmin[2];    /* lower bound of the far pile's smallest bucket */
+        unsigned long long rmin[3];      /* BF: smallest distance set in a round */
+        unsigned int phase, epoch, sgen; /* stamp generations, kept across queries */
+        /* Statistics and results, copied back after the run. */
+        unsigned int phases, buckets, cancelled;
+        unsigned long long tdist; /* distance of the single target */
+        unsigned int path_len;    /* nodes on the path; 0 none */
+        int path_status;          /* 0 ok, 1 cycle met, 2 broken chain */
+};
+
+/* One stream's workspace: everything a query touches, allocated at open. */
+struct ss__ws {
+        cudaStream_t stream;
+        cudaEvent_t ev_start, ev_search, ev_end;
+        unsigned long long *dist; /* n */
+        uint32_t *q[2];           /* near queues, n each */
+        uint32_t *far[2]; /* far piles, n each (one block: reused as an n-entry u64 array) */
+        uint32_t *set;    /* vertices settled in the bucket, n; later the predecessors */
+        uint32_t *nstamp, *fstamp, *sstamp; /* n each: generation stamps for deduplication */
+        struct ss__ctl *ctl;                /* device */
+        struct ss__ctl *hctl;               /* pinned host mirror */
+        volatile int *hcancel;    /* pinned, mapped: the host raises it to stop a search */
+        int *dcancel;             /* device view of hcancel */
+        uint32_t *htargets;       /* pinned, SS__TCHUNK entries */
+        unsigned long long *hout; /* pinned, SS__TCHUNK entries */
+        unsigned blocks;          /* thread blocks of this stream's persistent kernels */
+        uint64_t runs;
+};
+
+#define SS__TCHUNK 65536
+
+/* What a launcher needs to know about the query. */
+struct ss__launch {
+        uint32_t source;
+        uint32_t target;         /* SS_NO_NODE for none */
+        const uint32_t *targets; /* device pointer or NULL */
+        uint32_t ntargets;
+        int bf_variant; /* SS__BF_* */
+};
+
+typedef int (*ss__launcher)(const struct ss__dgraph *g, struct ss__ws *ws,
+                            const struct ss__launch *l, struct ss_err *err);
+
+int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
+                     struct ss_err *err);
+int ss__launch_bf(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
+                  struct ss_err *err);
+
+/* Post-passes (post.cu). */
+int ss__launch_pred(const struct ss__dgraph *g, struct ss__ws *ws, uint32_t source,
+                    struct ss_err *err);
+int ss__launch_walk(const struct ss__dgraph *g, struct ss__ws *ws, uint32_t source, uint32_t target,
+                    struct ss_err *err);
+int ss__launch_gather(struct ss__ws *ws, const uint32_t *dtargets, uint32_t count,
+                      unsigned long long *dout, struct ss_err *err);
+int ss__launch_split(struct ss__dgraph *g, cudaStream_t stream, struct ss_err *err);
+
+/* Occupancy: how many blocks of the persistent kernels fit on one SM. */
+int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
+int ss__bf_blocks_per_sm(int *out, struct ss_err *err);
+
+/* Records a failed CUDA call in err and returns SS_EGPU. */
+int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const char *file, int line);
+
+/* The last CUDA error recorded by ss__cuda_fail() on this thread. */
+cudaError_t ss__last_cuda_error(void);
+
+#define SS__CUDA(call)                                                                             \
+        do {                                                                                       \
+                cudaError_t ss__e = (call);                                                        \
+                if (ss__e != cudaSuccess)                                                          \
+                        return ss__cuda_fail(err, #call, ss__e, __FILE__, __LINE__);               \
+        } while (0)
+
+/* After a launch: reports a launch error with the kernel's name. */
+#define SS__LAUNCHED(name)                                                                         \
+        do {                                                                                       \
+                cudaError_t ss__e = cudaGetLastError();                                            \
+                if (ss__e != cudaSuccess)                                                          \
+                        return ss__cuda_fail(err, "launch of " name, ss__e, __FILE__, __LINE__);   \
+        } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,482 @@
+/* gpu-verify: checks every distance the GPU algorithms return against the CPU
+ * Dijkstra on one graph, and times both.
+ *
+ *   gpu-verify GRAPH [options]
+ *
+ * For each source (K random ones, plus --source ids) it runs the CPU Dijkstra
+ * one-to-all and keeps the distances, then runs each GPU algorithm from the
+ * same source (one-to-all, --repeat times) and compares all N distances. It
+ * then checks point-to-point queries with early stop and paths (every path
+ * arc must exist and be tight), and target lists (matrix rows). Prints the
+ * mismatch counts, median times and speedups, one "RESULT" line per
+ * algorithm for scripts, and exits 1 on any mismatch.
+ */
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dijkstra.h"
+#include "gpu.h"
+#include "load.h"
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "usage: gpu-verify GRAPH [options]\n"
+                "  --co FILE            coordinates (unused by the check, accepted for symmetry)\n"
+                "  --sources K          random sources (default 8)\n"
+                "  --source ID          also this 1-based source (repeatable)\n"
+                "  --algorithms LIST    comma list of delta,bf (default delta,bf)\n"
+                "  --delta RULE         tuned|median|mean|maxw-over-maxdeg|N (default tuned)\n"
+                "  --delta-sweep LIST   also time Delta-stepping at each Delta in LIST (numbers,\n"
+                "                       or mN for N times the mean weight)\n"
+                "  --bf-variant V       auto|scalar|vector (default auto)\n"
+                "  --blocks B           thread blocks per query (default: fill the GPU)\n"
+                "  --repeat R           GPU runs per source, median taken (default 3)\n"
+                "  --p2p P              point-to-point queries with paths (default 32)\n"
+                "  --seed S             random seed (default 1)\n"
+                "  --memory-limit B     open the GPU with this limit in bytes; when the graph\n"
+                "                       does not fit, check that the open is refused with\n"
+                "                       ENOGPU and that the CPU answers instead (fallback)\n"
+                "  --label NAME         graph name in the RESULT lines (default: file name)\n");
+}
+
+static uint64_t rng_state = 1;
+static uint64_t rnd(void)
+{
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return rng_state;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static double median_ms(uint64_t *ns, size_t k)
+{
+        if (k == 0)
+                return 0;
+        qsort(ns, k, sizeof(uint64_t), cmp_u64);
+        return (k % 2 ? ns[k / 2] : (ns[k / 2 - 1] + ns[k / 2]) / 2) / 1e6;
+}
+
+/* Checks that path[0..len) is s..t along tight arcs of g under dist. */
+static bool path_ok(const struct ss_graph *g, const ss_dist *dist, const uint32_t *path, size_t len,
+                    uint32_t s, uint32_t t)
+{
+        if (len == 0 || path[0] != s || path[len - 1] != t)
+                return false;
+        for (size_t i = 0; i + 1 < len; i++) {
+                uint32_t u = path[i], v = path[i + 1];
+                bool found = false;
+                for (uint64_t a = g->row[u]; a < g->row[u + 1] && !found; a++)
+                        found = g->col[a] == v && dist[u] + g->w[a] == dist[v];
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+struct algo_stats {
+        uint64_t mismatches, p2p_mismatches, path_errors, cpu_paths, matrix_mismatches;
+        uint64_t *kernel_ns, *total_ns, *p2p_ns;
+        size_t nk, np;
+        uint64_t phases, buckets;
+};
+
+int main(int argc, char **argv)
+{
+        const char *graph_path = NULL, *co = NULL, *label = NULL, *sweep = NULL;
+        const char *algos = "delta,bf", *delta = "tuned", *bfv = "auto";
+        unsigned nrand = 8, repeat = 3, np2p = 32, blocks = 0;
+        uint64_t memory_limit = 0;
+        uint64_t extra[64];
+        size_t nextra = 0;
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        usage(stdout);
+                        return 0;
+                }
+                if (a[0] != '-') {
+                        graph_path = a;
+                        continue;
+                }
+                if (!v) {
+                        fprintf(stderr, "gpu-verify: %s needs a value\n", a);
+                        return 2;
+                }
+                i++;
+                if (strcmp(a, "--co") == 0)
+                        co = v;
+                else if (strcmp(a, "--sources") == 0)
+                        nrand = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--source") == 0 && nextra < 64)
+                        extra[nextra++] = strtoull(v, NULL, 10);
+                else if (strcmp(a, "--algorithms") == 0)
+                        algos = v;
+                else if (strcmp(a, "--delta") == 0)
+                        delta = v;
+                else if (strcmp(a, "--delta-sweep") == 0)
+                        sweep = v;
+                else if (strcmp(a, "--bf-variant") == 0)
+                        bfv = v;
+                else if (strcmp(a, "--blocks") == 0)
+                        blocks = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--repeat") == 0)
+                        repeat = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--p2p") == 0)
+                        np2p = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--seed") == 0)
+                        rng_state = strtoull(v, NULL, 10) | 1;
+                else if (strcmp(a, "--memory-limit") == 0)
+                        memory_limit = strtoull(v, NULL, 10);
+                else if (strcmp(a, "--label") == 0)
+                        label = v;
+                else {
+                        fprintf(stderr, "gpu-verify: unknown option %s\n", a);
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (!graph_path) {
+                usage(stderr);
+                return 2;
+        }
+        if (repeat == 0)
+                repeat = 1;
+        if (!label) {
+                label = strrchr(graph_path, '/');
+                label = label ? label + 1 : graph_path;
+        }
+        (void)co;
+
+        if (access(graph_path, R_OK) != 0) {
+                printf("SKIP: %s is not readable\n", graph_path);
+                return 77;
+        }
+        struct ss_err err;
+        ss_err_clear(&err);
+        uint64_t t0 = ss_now_ns();
+        struct ss_graph *g = ss_graph_load(graph_path, NULL, NULL, &err);
+        if (!g) {
+                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                return 2;
+        }
+        printf("graph %s: n=%" PRIu32 " m=%" PRIu64 " max_w=%" PRIu32 ", loaded in %.2f s\n", label,
+               g->n, g->m, g->max_w, (ss_now_ns() - t0) / 1e9);
+
+        struct ss_gpu_config cfg;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = 1;
+        cfg.blocks = blocks;
+        cfg.memory_limit = memory_limit;
+        if (ss_gpu_delta_parse(delta, &cfg, &err) || ss_gpu_bf_variant_parse(bfv, &cfg, &err)) {
+                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                return 2;
+        }
+
+        /* Sources. */
+        size_t ns = nextra + nrand;
+        uint32_t *src = malloc((ns ? ns : 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < nextra; i++) {
+                src[i] = ss_node_from_dimacs(g, extra[i]);
+                if (src[i] == SS_NO_NODE) {
+                        fprintf(stderr, "gpu-verify: --source %" PRIu64 " is outside 1..%u\n",
+                                extra[i], g->n);
+                        return 2;
+                }
+        }
+        for (size_t i = nextra; i < ns; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+
+        /* CPU reference, kept for every source. */
+        struct ss_dijkstra_ws *dws = ss_dijkstra_ws_new(g->n);
+        ss_dist **ref = calloc(ns ? ns : 1, sizeof(ss_dist *));
+        uint64_t *cpu_ns = calloc(ns ? ns : 1, sizeof(uint64_t));
+        if (!dws || !ref || !cpu_ns) {
+                fprintf(stderr, "gpu-verify: out of memory\n");
+                return 2;
+        }
+        for (size_t i = 0; i < ns; i++) {
+                ref[i] = malloc((size_t)g->n * sizeof(ss_dist));
+                if (!ref[i]) {
+                        fprintf(stderr, "gpu-verify: out of memory for %zu reference rows\n", ns);
+                        return 2;
+                }
+                uint64_t a = ss_now_ns();
+                int rc = ss_dijkstra_run(g, dws, src[i], SS_NO_NODE, NULL);
+                cpu_ns[i] = ss_now_ns() - a;
+                if (rc) {
+                        fprintf(stderr, "gpu-verify: CPU Dijkstra failed: %s\n", ss_strerror(rc));
+                        return 2;
+                }
+                for (uint32_t v = 0; v < g->n; v++)
+                        ref[i][v] = ss_dijkstra_dist(dws, v);
+        }
+        uint64_t *cpu_sorted = malloc((ns ? ns : 1) * sizeof(uint64_t));
+        memcpy(cpu_sorted, cpu_ns, ns * sizeof(uint64_t));
+        const double cpu_med = median_ms(cpu_sorted, ns);
+        printf("cpu dijkstra: %zu sources, median %.3f ms one-to-all\n", ns, cpu_med);
+
+        t0 = ss_now_ns();
+        struct ss_gpu *gpu = NULL;
+        int orc = ss_gpu_open(g, &cfg, &gpu, &err);
+        if (memory_limit && orc == SS_ENOGPU && !strstr(err.msg, "does not fit")) {
+                fprintf(stderr, "gpu-verify: expected a 'does not fit' refusal, got: %s\n",
+                        err.msg);
+                return 1;
+        }
+        if (memory_limit && orc == SS_ENOGPU) {
+                /* The engine's fallback: the GPU refuses, the CPU answers. */
+                printf("fallback: GPU refused with %s: %s\n", ss_errname(orc), err.msg);
+                printf("fallback: CPU Dijkstra answered %zu sources, median %.3f ms\n", ns,
+                       cpu_med);
+                printf("RESULT graph=%s n=%u m=%" PRIu64 " algo=cpu-fallback delta=0 sources=%zu "
+                       "mismatches=0 gpu_ms=0 gpu_total_ms=0 cpu_ms=%.3f speedup=0 p2p_ms=0 "
+                       "phases=0\n",
+                       label, g->n, g->m, ns, cpu_med);
+                return 0;
+        }
+        if (orc) {
+                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                return 2;
+        }
+        char desc[512];
+        ss_gpu_describe(gpu, desc, sizeof(desc));
+        printf("gpu: %s; opened in %.1f ms\n", desc, (ss_now_ns() - t0) / 1e6);
+
+        ss_dist *all = NULL;
+        if (cudaHostAlloc((void **)&all, (size_t)g->n * sizeof(ss_dist), 0) != cudaSuccess) {
+                fprintf(stderr, "gpu-verify: no pinned memory for %u distances\n", g->n);
+                return 2;
+        }
+        uint32_t *path = malloc((size_t)g->n * sizeof(uint32_t));
+        const unsigned ntg = g->n < 1000 ? g->n : 1000;
+        uint32_t *tg = malloc(ntg * sizeof(uint32_t));
+        ss_dist *tgd = malloc(ntg * sizeof(ss_dist));
+
+        bool fail = false;
+        char list[256];
+        snprintf(list, sizeof(list), "%s", algos);
+        for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+             name = strtok_r(NULL, ",", &save)) {
+                int a = ss_gpu_algo_parse(name);
+                if (a < 0 || !ss_gpu_algo_available((enum ss_gpu_algo)a)) {
+                        fprintf(stderr, "gpu-verify: GPU algorithm '%s' is not available\n", name);
+                        return 2;
+                }
+                struct algo_stats st;
+                memset(&st, 0, sizeof(st));
+                st.kernel_ns = calloc((size_t)ns * repeat + 1, sizeof(uint64_t));
+                st.total_ns = calloc((size_t)ns * repeat + 1, sizeof(uint64_t));
+                st.p2p_ns = calloc(np2p + 1, sizeof(uint64_t));
+                struct ss_gpu_query q = {.algo = (enum ss_gpu_algo)a,
+                                         .source = src[0],
+                                         .target = SS_NO_NODE,
+                                         .all = all};
+                struct ss_gpu_result r = {0};
+                /* Warm-up: module load and first-touch costs stay out of the numbers. */
+                if (ns && ss_gpu_run(gpu, 0, &q, &r, &err)) {
+                        fprintf(stderr, "gpu-verify: %s: %s\n", name, err.msg);
+                        return 1;
+                }
+                uint64_t *per_src = calloc(repeat, sizeof(uint64_t));
+                uint64_t *per_tot = calloc(repeat, sizeof(uint64_t));
+                uint64_t *src_k = calloc(ns + 1, sizeof(uint64_t));
+                for (size_t i = 0; i < ns; i++) {
+                        q.source = src[i];
+                        for (unsigned k = 0; k < repeat; k++) {
+                                for (uint32_t v = 0; v < g->n; v++)
+                                        all[v] = 0x5a5a5a5a5a5a5a5aull; /* poison */
+                                if (ss_gpu_run(gpu, 0, &q, &r, &err)) {
+                                        fprintf(stderr, "gpu-verify: %s from %u: %s\n", name,
+                                                src[i] + 1, err.msg);
+                                        return 1;
+                                }
+                                per_src[k] = r.kernel_ns;
+                                per_tot[k] = r.total_ns;
+                                uint64_t bad = 0;
+                                for (uint32_t v = 0; v < g->n; v++)
+                                        if (all[v] != ref[i][v]) {
+                                                if (bad < 3)
+                                                        fprintf(
+                                                            stderr,
+                                                            "MISMATCH %s source %u node %u: gpu "
+                                                            "%" PRIu64 " cpu %" PRIu64 "\n",
+                                                            name, src[i] + 1, v + 1, all[v],
+                                                            ref[i][v]);
+                                                bad++;
+                                        }
+                                st.mismatches += bad;
+                        }
+                        st.phases += r.phases;
+                        st.buckets += r.buckets;
+                        src_k[i] = (uint64_t)(median_ms(per_src, repeat) * 1e6);
+                        st.kernel_ns[st.nk] = src_k[i];
+                        st.total_ns[st.nk++] = (uint64_t)(median_ms(per_tot, repeat) * 1e6);
+                }
+                /* Point-to-point with early stop and paths, sources from the set. */
+                for (unsigned k = 0; k < np2p && ns; k++) {
+                        size_t i = rnd() % ns;
+                        uint32_t t = (uint32_t)(rnd() % g->n);
+                        struct ss_gpu_query pq = {.algo = (enum ss_gpu_algo)a,
+                                                  .source = src[i],
+                                                  .target = t,
+                                                  .want_path = true};
+                        struct ss_gpu_result pr = {0};
+                        if (ss_gpu_run(gpu, 0, &pq, &pr, &err)) {
+                                fprintf(stderr, "gpu-verify: %s p2p %u->%u: %s\n", name, src[i] + 1,
+                                        t + 1, err.msg);
+                                return 1;
+                        }
+                        st.p2p_ns[st.np++] = pr.total_ns;
+                        if (pr.dist != ref[i][t]) {
+                                st.p2p_mismatches++;
+                                fprintf(stderr,
+                                        "MISMATCH %s p2p %u->%u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
+                                        name, src[i] + 1, t + 1, pr.dist, ref[i][t]);
+                        } else if (pr.path_needs_cpu) {
+                                st.cpu_paths++;
+                        } else if (ref[i][t] != SS_DIST_INF &&
+                                   !path_ok(g, ref[i], pr.path, pr.path_len, src[i], t)) {
+                                st.path_errors++;
+                                fprintf(stderr, "PATH ERROR %s p2p %u->%u (%zu nodes)\n", name,
+                                        src[i] + 1, t + 1, pr.path_len);
+                        } else if (ref[i][t] == SS_DIST_INF && pr.path_len != 0) {
+                                st.path_errors++;
+                        }
+                        free(pr.path);
+                }
+                /* A matrix row: target list with early stop. */
+                if (ns) {
+                        for (unsigned j = 0; j < ntg; j++)
+                                tg[j] = (uint32_t)(rnd() % g->n);
+                        struct ss_gpu_query mq = {.algo = (enum ss_gpu_algo)a,
+                                                  .source = src[0],
+                                                  .target = SS_NO_NODE,
+                                                  .targets = tg,
+                                                  .ntargets = ntg};
+                        struct ss_gpu_result mr = {.target_dist = tgd};
+                        if (ss_gpu_run(gpu, 0, &mq, &mr, &err)) {
+                                fprintf(stderr, "gpu-verify: %s matrix row: %s\n", name, err.msg);
+                                return 1;
+                        }
+                        for (unsigned j = 0; j < ntg; j++)
+                                if (tgd[j] != ref[0][tg[j]])
+                                        st.matrix_mismatches++;
+                }
+                uint64_t *cpu_copy = malloc((ns ? ns : 1) * sizeof(uint64_t));
+                memcpy(cpu_copy, cpu_ns, ns * sizeof(uint64_t));
+                /* Speedup per source (same source, same run), then the median. */
+                uint64_t *ratio = calloc(ns + 1, sizeof(uint64_t));
+                for (size_t i = 0; i < ns; i++)
+                        ratio[i] = src_k[i] ? (uint64_t)(1000.0 * cpu_ns[i] / src_k[i]) : 0;
+                const double kmed = median_ms(st.kernel_ns, st.nk);
+                const double tmed = median_ms(st.total_ns, st.nk);
+                const double pmed = median_ms(st.p2p_ns, st.np);
+                const double speedup = median_ms(ratio, ns) * 1e6 / 1000.0;
+                uint64_t bad =
+                    st.mismatches + st.p2p_mismatches + st.path_errors + st.matrix_mismatches;
+                printf("gpu %-6s: %zu sources x %u: %" PRIu64 " mismatches; median %.3f ms "
+                       "(with copy-back %.3f ms), %.1f phases, %.1f buckets; speedup over CPU "
+                       "%.1fx\n",
+                       name, ns, repeat, st.mismatches, kmed, tmed, ns ? (double)st.phases / ns : 0,
+                       ns ? (double)st.buckets / ns : 0, speedup);
+                printf("gpu %-6s: %zu p2p: %" PRIu64 " distance mismatches, %" PRIu64
+                       " bad paths, %" PRIu64 " paths left to the CPU (zero-weight cycles), median "
+                       "%.3f ms; matrix row of %u: %" PRIu64 " mismatches\n",
+                       name, st.np, st.p2p_mismatches, st.path_errors, st.cpu_paths, pmed, ntg,
+                       st.matrix_mismatches);
+                printf("RESULT graph=%s n=%u m=%" PRIu64 " algo=%s delta=%" PRIu64
+                       " sources=%zu mismatches=%" PRIu64 " gpu_ms=%.3f gpu_total_ms=%.3f "
+                       "cpu_ms=%.3f speedup=%.1f p2p_ms=%.3f phases=%.0f\n",
+                       label, g->n, g->m, name, a == SS_GPU_DELTA ? ss_gpu_delta(gpu) : 0, ns, bad,
+                       kmed, tmed, cpu_med, speedup, pmed, ns ? (double)st.phases / ns : 0);
+                if (bad)
+                        fail = true;
+                free(cpu_copy);
+                free(ratio);
+                free(per_src);
+                free(per_tot);
+                free(src_k);
+                free(st.kernel_ns);
+                free(st.total_ns);
+                free(st.p2p_ns);
+        }
+
+        /* Δ sweep: time Δ-stepping at several Δ (still checking every distance). */
+        if (sweep && ns) {
+                uint64_t sum = 0;
+                for (uint64_t i = 0; i < g->m; i++)
+                        sum += g->w[i];
+                const uint64_t mean = g->m ? sum / g->m : 1;
+                char sl[512];
+                snprintf(sl, sizeof(sl), "%s", sweep);
+                uint64_t *kn = calloc(ns, sizeof(uint64_t));
+                for (char *save = NULL, *tok = strtok_r(sl, ",", &save); tok;
+                     tok = strtok_r(NULL, ",", &save)) {
+                        uint64_t d = tok[0] == 'm' ? (uint64_t)(strtod(tok + 1, NULL) * mean)
+                                                   : strtoull(tok, NULL, 10);
+                        if (d == 0)
+                                d = 1;
+                        if (ss_gpu_set_delta(gpu, d, &err)) {
+                                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                                return 1;
+                        }
+                        uint64_t bad = 0, ph = 0, bk = 0;
+                        for (size_t i = 0; i < ns; i++) {
+                                struct ss_gpu_query q = {.algo = SS_GPU_DELTA,
+                                                         .source = src[i],
+                                                         .target = SS_NO_NODE,
+                                                         .all = all};
+                                struct ss_gpu_result r = {0};
+                                uint64_t best = UINT64_MAX;
+                                for (unsigned k = 0; k < repeat; k++) {
+                                        if (ss_gpu_run(gpu, 0, &q, &r, &err)) {
+                                                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                                                return 1;
+                                        }
+                                        if (r.kernel_ns < best)
+                                                best = r.kernel_ns;
+                                }
+                                kn[i] = best;
+                                ph += r.phases;
+                                bk += r.buckets;
+                                for (uint32_t v = 0; v < g->n; v++)
+                                        bad += all[v] != ref[i][v];
+                        }
+                        printf("SWEEP graph=%s delta=%" PRIu64 " (%.2f x mean) median_ms=%.3f "
+                               "phases=%.0f buckets=%.0f mismatches=%" PRIu64 "\n",
+                               label, d, (double)d / (mean ? mean : 1), median_ms(kn, ns),
+                               (double)ph / ns, (double)bk / ns, bad);
+                        if (bad)
+                                fail = true;
+                }
+                free(kn);
+        }
+
+        ss_gpu_close(gpu);
+        cudaFreeHost(all);
+        for (size_t i = 0; i < ns; i++)
+                free(ref[i]);
+        free(ref);
+        free(cpu_ns);
+        free(cpu_sorted);
+        free(src);
+        free(path);
+        free(tg);
+        free(tgd);
+        ss_dijkstra_ws_free(dws);
+        ss_graph_unref(g);
+        printf("%s\n", fail ? "FAIL: mismatches found" : "OK: every distance matches");
+        return fail ? 1 : 0;
+}

@@ -1,0 +1,596 @@
+/* GPU engine tests (suite 'gpu'): every distance of both GPU algorithms
+ * against the CPU Dijkstra on the DIMACS samples, rome99 and small generated
+ * graphs with the awkward cases (zero weights and zero-weight cycles,
+ * self-loops, parallel arcs, unreachable nodes, one node, a hub of high
+ * degree), early stop, paths, target lists, concurrent streams, deadlines,
+ * the memory limit and injected faults. Without a usable GPU every test exits
+ * 77 (Meson's skip).
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dijkstra.h"
+#include "gpu.h"
+#include "load.h"
+
+static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static struct ss_graph *build(uint32_t n, const uint32_t (*arcs)[3], size_t m)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, m), SS_OK);
+        for (size_t i = 0; i < m; i++)
+                ck_assert_int_eq(ss_arcs_push(&a, arcs[i][0], arcs[i][1], arcs[i][2]), SS_OK);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+}
+
+/* A random graph: a grid-like backbone (so most nodes are reachable), random
+ * extra arcs with weights in [0, maxw], some zero, self-loops and parallel
+ * arcs, optionally a hub with `hub` out-arcs. */
+static struct ss_graph *random_graph(uint32_t n, uint32_t maxw, uint32_t hub)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, (uint64_t)n * 4 + hub), SS_OK);
+        for (uint32_t v = 0; v + 1 < n; v++) {
+                ss_arcs_push(&a, v, v + 1, (uint32_t)(rnd() % (maxw + 1)));
+                ss_arcs_push(&a, v + 1, v, (uint32_t)(rnd() % (maxw + 1)));
+        }
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t u = (uint32_t)(rnd() % n), v = (uint32_t)(rnd() % n);
+                uint32_t w = rnd() % 5 == 0 ? 0 : (uint32_t)(rnd() % (maxw + 1));
+                ss_arcs_push(&a, u, v, w);
+                if (i % 17 == 0)
+                        ss_arcs_push(&a, u, u, (uint32_t)(rnd() % 3)); /* self-loop */
+                if (i % 13 == 0)
+                        ss_arcs_push(&a, u, v, w + 1); /* parallel arc */
+        }
+        for (uint32_t i = 0; i < hub; i++)
+                ss_arcs_push(&a, 0, (uint32_t)(rnd() % n), (uint32_t)(rnd() % (maxw + 1)));
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+static struct ss_gpu *open_gpu(const struct ss_graph *g, const char *delta, const char *bfv,
+                               unsigned streams)
+{
+        struct ss_gpu_config cfg;
+        struct ss_err err;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = streams;
+        if (delta)
+                ck_assert_int_eq(ss_gpu_delta_parse(delta, &cfg, &err), SS_OK);
+        if (bfv)
+                ck_assert_int_eq(ss_gpu_bf_variant_parse(bfv, &cfg, &err), SS_OK);
+        struct ss_gpu *gpu = NULL;
+        int rc = ss_gpu_open(g, &cfg, &gpu, &err);
+        ck_assert_msg(rc == SS_OK, "ss_gpu_open: %s", err.msg);
+        return gpu;
+}
+
+/* Checks one source with one algorithm: one-to-all distances, then every
+ * k-th node as a point-to-point target with a path, then a target list. */
+static void check_source(const struct ss_graph *g, struct ss_gpu *gpu, unsigned stream,
+                         enum ss_gpu_algo algo, uint32_t s, uint32_t stride)
+{
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ck_assert_ptr_nonnull(ws);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+        ss_dist *all = malloc((size_t)g->n * sizeof(ss_dist));
+        for (uint32_t v = 0; v < g->n; v++)
+                all[v] = 12345; /* poison: every entry must be written */
+        struct ss_err err;
+        struct ss_gpu_query q = {.algo = algo, .source = s, .target = SS_NO_NODE, .all = all};
+        struct ss_gpu_result r = {0};
+        int rc = ss_gpu_run(gpu, stream, &q, &r, &err);
+        ck_assert_msg(rc == SS_OK, "%s from %u: %s", ss_gpu_algo_name(algo), s, err.msg);
+        for (uint32_t v = 0; v < g->n; v++)
+                ck_assert_msg(all[v] == ss_dijkstra_dist(ws, v),
+                              "%s from %u: node %u gpu %llu cpu %llu", ss_gpu_algo_name(algo), s, v,
+                              (unsigned long long)all[v],
+                              (unsigned long long)ss_dijkstra_dist(ws, v));
+        for (uint32_t t = 0; t < g->n; t += stride) {
+                struct ss_gpu_query pq = {
+                    .algo = algo, .source = s, .target = t, .want_path = true};
+                struct ss_gpu_result pr = {0};
+                rc = ss_gpu_run(gpu, stream, &pq, &pr, &err);
+                ck_assert_msg(rc == SS_OK, "%s", err.msg);
+                const ss_dist d = ss_dijkstra_dist(ws, t);
+                ck_assert_msg(pr.dist == d, "%s p2p %u->%u gpu %llu cpu %llu",
+                              ss_gpu_algo_name(algo), s, t, (unsigned long long)pr.dist,
+                              (unsigned long long)d);
+                if (d == SS_DIST_INF) {
+                        ck_assert_ptr_null(pr.path);
+                        ck_assert_uint_eq(pr.path_len, 0);
+                } else if (!pr.path_needs_cpu) {
+                        ck_assert_uint_ge(pr.path_len, 1);
+                        ck_assert_uint_eq(pr.path[0], s);
+                        ck_assert_uint_eq(pr.path[pr.path_len - 1], t);
+                        ss_dist sum = 0;
+                        for (size_t i = 0; i + 1 < pr.path_len; i++) {
+                                uint32_t u = pr.path[i], v = pr.path[i + 1];
+                                bool found = false;
+                                for (uint64_t a = g->row[u]; a < g->row[u + 1] && !found; a++)
+                                        if (g->col[a] == v && ss_dijkstra_dist(ws, u) + g->w[a] ==
+                                                                  ss_dijkstra_dist(ws, v)) {
+                                                found = true;
+                                                sum += g->w[a];
+                                        }
+                                ck_assert_msg(found, "path arc %u->%u is not tight", u, v);
+                        }
+                        ck_assert_uint_eq(sum, d);
+                }
+                free(pr.path);
+        }
+        uint32_t tg[64];
+        ss_dist td[64];
+        for (int i = 0; i < 64; i++)
+                tg[i] = (uint32_t)(rnd() % g->n);
+        struct ss_gpu_query mq = {
+            .algo = algo, .source = s, .target = SS_NO_NODE, .targets = tg, .ntargets = 64};
+        struct ss_gpu_result mr = {.target_dist = td};
+        ck_assert_int_eq(ss_gpu_run(gpu, stream, &mq, &mr, &err), SS_OK);
+        for (int i = 0; i < 64; i++)
+                ck_assert_uint_eq(td[i], ss_dijkstra_dist(ws, tg[i]));
+        free(all);
+        ss_dijkstra_ws_free(ws);
+}
+
+static void check_graph(const struct ss_graph *g, const char *delta, unsigned nsources,
+                        uint32_t stride)
+{
+        const char *variants[] = {"scalar", "vector"};
+        for (int vi = 0; vi < 2; vi++) {
+                struct ss_gpu *gpu = open_gpu(g, delta, variants[vi], 1);
+                for (unsigned i = 0; i < nsources; i++) {
+                        uint32_t s = i == 0 ? 0 : (uint32_t)(rnd() % g->n);
+                        for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++)
+                                if (vi == 0 || algos[a] == SS_GPU_BF)
+                                        check_source(g, gpu, 0, algos[a], s, stride);
+                }
+                ss_gpu_close(gpu);
+        }
+}
+
+static const char *data_file(const char *rel, char *buf, size_t len)
+{
+        const char *dir = getenv("SS_DATA_DIR");
+        if (!dir)
+                return NULL;
+        snprintf(buf, len, "%s/%s", dir, rel);
+        FILE *f = fopen(buf, "rb");
+        if (!f)
+                return NULL;
+        fclose(f);
+        return buf;
+}
+
+static struct ss_graph *load_data(const char *rel)
+{
+        char buf[4096];
+        struct ss_err err;
+        const char *p = data_file(rel, buf, sizeof(buf));
+        if (!p) {
+                printf("SKIP: %s not found under SS_DATA_DIR\n", rel);
+                return NULL;
+        }
+        struct ss_graph *g = ss_graph_load(p, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+START_TEST(test_sample_known_answers)
+{
+        struct ss_graph *g = load_data("dimacs/samples/sample.gr");
+        if (!g)
+                return;
+        /* From ../shared/data/README.md: from 1, d = [0, 1, 3, 3, 3, 6]. */
+        const ss_dist from1[] = {0, 1, 3, 3, 3, 6};
+        const ss_dist from3[] = {SS_DIST_INF, 0, 0, 2, 0, 5};
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        for (size_t a = 0; a < 2; a++) {
+                ss_dist all[6];
+                struct ss_err err;
+                struct ss_gpu_query q = {
+                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                struct ss_gpu_result r = {0};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                for (int v = 0; v < 6; v++)
+                        ck_assert_uint_eq(all[v], from1[v]);
+                q.source = 2;
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                for (int v = 0; v < 6; v++)
+                        ck_assert_uint_eq(all[v], from3[v]);
+                /* sample.p2p: (1,5) = 3, (5,1) none. */
+                struct ss_gpu_query p = {
+                    .algo = algos[a], .source = 0, .target = 4, .want_path = true};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
+                ck_assert_uint_eq(r.dist, 3);
+                free(r.path);
+                p.source = 4;
+                p.target = 0;
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
+                ck_assert_uint_eq(r.dist, SS_DIST_INF);
+                ck_assert_ptr_null(r.path);
+        }
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_samples_all_sources)
+{
+        const char *files[] = {"dimacs/samples/sample.gr", "dimacs/samples/cycle32.gr",
+                               "dimacs/samples/gapbs-4.gr"};
+        for (size_t f = 0; f < 3; f++) {
+                struct ss_graph *g = load_data(files[f]);
+                if (!g)
+                        continue;
+                const char *deltas[] = {"tuned", "median", "mean", "maxw-over-maxdeg", "1"};
+                for (size_t d = 0; d < 5; d++) {
+                        struct ss_gpu *gpu = open_gpu(g, deltas[d], NULL, 1);
+                        for (uint32_t s = 0; s < g->n; s++)
+                                for (size_t a = 0; a < 2; a++)
+                                        check_source(g, gpu, 0, algos[a], s, 1);
+                        ss_gpu_close(gpu);
+                }
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+START_TEST(test_rome99)
+{
+        struct ss_graph *g = load_data("dimacs/rome99.gr");
+        if (!g)
+                return;
+        check_graph(g, NULL, 6, 97);
+        check_graph(g, "median", 3, 211);
+        check_graph(g, "maxw-over-maxdeg", 3, 211);
+        /* Known checksum from 1: 116006476. */
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        ss_dist *all = malloc(g->n * sizeof(ss_dist));
+        struct ss_err err;
+        for (size_t a = 0; a < 2; a++) {
+                struct ss_gpu_query q = {
+                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                struct ss_gpu_result r = {0};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                uint64_t sum = 0;
+                for (uint32_t v = 0; v < g->n; v++)
+                        if (all[v] != SS_DIST_INF)
+                                sum = (sum + all[v]) & ((1ull << 62) - 1);
+                ck_assert_uint_eq(sum, 116006476);
+        }
+        free(all);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_ny_source1)
+{
+        struct ss_graph *g = load_data("dimacs/USA-road-d.NY.gr.gz");
+        if (!g)
+                return;
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        ss_dist *all = malloc(g->n * sizeof(ss_dist));
+        struct ss_err err;
+        for (size_t a = 0; a < 2; a++) {
+                struct ss_gpu_query q = {
+                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                struct ss_gpu_result r = {0};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                uint64_t sum = 0;
+                ss_dist mx = 0;
+                for (uint32_t v = 0; v < g->n; v++) {
+                        ck_assert(all[v] != SS_DIST_INF);
+                        sum = (sum + all[v]) & ((1ull << 62) - 1);
+                        if (all[v] > mx)
+                                mx = all[v];
+                }
+                ck_assert_uint_eq(sum, 186686642878ull);
+                ck_assert_uint_eq(mx, 1440081);
+                struct ss_gpu_query p = {
+                    .algo = algos[a], .source = 0, .target = 999, .want_path = true};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
+                ck_assert_uint_eq(r.dist, 28939);
+                ck_assert_uint_ge(r.path_len, 2);
+                free(r.path);
+        }
+        free(all);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_one_node)
+{
+        const uint32_t arcs[][3] = {{0, 0, 5}};
+        for (size_t m = 0; m < 2; m++) {
+                struct ss_graph *g = build(1, arcs, m);
+                struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+                for (size_t a = 0; a < 2; a++) {
+                        check_source(g, gpu, 0, algos[a], 0, 1);
+                        struct ss_err err;
+                        struct ss_gpu_query p = {
+                            .algo = algos[a], .source = 0, .target = 0, .want_path = true};
+                        struct ss_gpu_result r = {0};
+                        ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
+                        ck_assert_uint_eq(r.dist, 0);
+                        ck_assert_uint_eq(r.path_len, 1);
+                        ck_assert_uint_eq(r.path[0], 0);
+                        free(r.path);
+                }
+                ss_gpu_close(gpu);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+START_TEST(test_zero_weights_and_cycles)
+{
+        /* 0 -> 1 -> 2 -> 1 all zero (a zero-weight cycle), 2 -> 3 (7), 4 unreachable. */
+        const uint32_t arcs[][3] = {{0, 1, 0}, {1, 2, 0}, {2, 1, 0}, {2, 3, 7},
+                                    {3, 3, 0}, {1, 1, 0}, {0, 3, 9}, {0, 3, 7}};
+        struct ss_graph *g = build(5, arcs, sizeof(arcs) / sizeof(arcs[0]));
+        const char *deltas[] = {"1", "5", "100", "tuned"};
+        for (size_t d = 0; d < 4; d++) {
+                struct ss_gpu *gpu = open_gpu(g, deltas[d], NULL, 1);
+                for (uint32_t s = 0; s < 5; s++)
+                        for (size_t a = 0; a < 2; a++)
+                                check_source(g, gpu, 0, algos[a], s, 1);
+                ss_gpu_close(gpu);
+        }
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_all_zero_weights)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, 2000, 8000), SS_OK);
+        for (uint32_t i = 0; i < 6000; i++)
+                ss_arcs_push(&a, (uint32_t)(rnd() % 2000), (uint32_t)(rnd() % 2000), 0);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        check_graph(g, NULL, 4, 37);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_random_graphs)
+{
+        const uint32_t sizes[] = {2, 7, 100, 5000};
+        for (size_t i = 0; i < 4; i++) {
+                struct ss_graph *g = random_graph(sizes[i], 1000, 0);
+                check_graph(g, NULL, 4, sizes[i] < 100 ? 1 : 53);
+                check_graph(g, "1", 2, sizes[i] < 100 ? 1 : 101);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+START_TEST(test_hub_and_heavy_arcs)
+{
+        /* A vertex with 20,000 out-arcs (spread over the warp) and weights
+         * up to 2^31, far above any Δ, so heavy arcs and far buckets matter. */
+        struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
+        check_graph(g, NULL, 3, 997);
+        check_graph(g, "median", 2, 1999);
+        check_graph(g, "maxw-over-maxdeg", 2, 1999);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_long_path_and_deadline)
+{
+        /* A path of 300,000 nodes: 300,000 dependent phases, long enough to
+         * cancel. A deadline in the past must stop it with SS_ETIMEDOUT, and
+         * the stream must answer the next query correctly. */
+        const uint32_t n = 300000;
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, n), SS_OK);
+        for (uint32_t v = 0; v + 1 < n; v++)
+                ss_arcs_push(&a, v, v + 1, 1 + v % 3);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        struct ss_gpu *gpu = open_gpu(g, "1", NULL, 1);
+        for (size_t al = 0; al < 2; al++) {
+                struct ss_cancel c = {.deadline_ns = 1, .flag = NULL};
+                struct ss_gpu_query q = {
+                    .algo = algos[al], .source = 0, .target = SS_NO_NODE, .cancel = &c};
+                struct ss_gpu_result r = {0};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_ETIMEDOUT);
+                ck_assert(ss_gpu_healthy(gpu));
+        }
+        /* Next query, same stream: the far end of a short prefix. */
+        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .source = n - 100, .target = n - 1};
+        struct ss_gpu_result r = {0};
+        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+        ss_dist expect = 0;
+        for (uint32_t v = n - 100; v + 1 < n; v++)
+                expect += 1 + v % 3;
+        ck_assert_uint_eq(r.dist, expect);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+struct thread_arg {
+        const struct ss_graph *g;
+        struct ss_gpu *gpu;
+        unsigned stream;
+};
+
+static void *stream_worker(void *p)
+{
+        struct thread_arg *t = p;
+        for (uint32_t k = 0; k < 6; k++)
+                check_source(t->g, t->gpu, t->stream, algos[k % 2],
+                             (t->stream * 7919 + k * 104729) % t->g->n, 331);
+        return NULL;
+}
+
+START_TEST(test_concurrent_streams)
+{
+        struct ss_graph *g = random_graph(20000, 5000, 0);
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 4);
+        ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
+        pthread_t th[4];
+        struct thread_arg args[4];
+        for (unsigned i = 0; i < 4; i++) {
+                args[i] = (struct thread_arg){g, gpu, i};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, stream_worker, &args[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++)
+                pthread_join(th[i], NULL);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_memory_limit_forces_cpu)
+{
+        struct ss_graph *g = random_graph(50000, 100, 0);
+        struct ss_gpu_config cfg;
+        struct ss_err err;
+        ss_gpu_config_default(&cfg);
+        cfg.memory_limit = 1 << 20; /* 1 MiB: the graph needs more */
+        struct ss_gpu *gpu = NULL;
+        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_ENOGPU);
+        ck_assert_ptr_null(gpu);
+        ck_assert_msg(strstr(err.msg, "does not fit") != NULL, "%s", err.msg);
+        /* A limit for the graph and two workspaces opens two streams of four. */
+        cfg.memory_limit = 0;
+        cfg.streams = 1;
+        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
+        const uint64_t one = ss_gpu_mem_used(gpu), graph = ss_gpu_graph_bytes(gpu);
+        ss_gpu_close(gpu);
+        cfg.streams = 4;
+        cfg.memory_limit = graph + 2 * (one - graph) + 1000;
+        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
+        ck_assert_uint_eq(ss_gpu_streams(gpu), 2);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_injected_faults)
+{
+        struct ss_graph *g = random_graph(1000, 100, 0);
+        struct ss_gpu_config cfg;
+        struct ss_err err;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = 1;
+        cfg.inject_fault = 2; /* runs 2, 4, 6 fail */
+        cfg.unhealthy_after = 3;
+        unsetenv("SS_GPU_INJECT_FAULT");
+        struct ss_gpu *gpu = NULL;
+        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
+        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .source = 0, .target = 500};
+        struct ss_gpu_result r = {0};
+        for (int run = 1; run <= 6; run++) {
+                int rc = ss_gpu_run(gpu, 0, &q, &r, &err);
+                if (run % 2)
+                        ck_assert_int_eq(rc, SS_OK);
+                else
+                        ck_assert_int_eq(rc, SS_EGPU);
+        }
+        ck_assert_uint_eq(ss_gpu_faults(gpu), 3);
+        ck_assert(!ss_gpu_healthy(gpu));
+        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_ENOGPU);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+        struct ss_graph *g = random_graph(100, 10, 0);
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        struct ss_err err;
+        struct ss_gpu_result r = {0};
+        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .source = 100, .target = SS_NO_NODE};
+        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_EINVAL);
+        q.source = 0;
+        q.target = 100;
+        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_EINVAL);
+        q.target = 5;
+        ck_assert_int_eq(ss_gpu_run(gpu, 1, &q, &r, &err), SS_EINVAL);
+        q.algo = SS_GPU_BF_ELL;
+        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_EINVAL);
+        ck_assert(ss_gpu_healthy(gpu));
+        ss_gpu_close(gpu);
+        struct ss_gpu_config cfg;
+        ss_gpu_config_default(&cfg);
+        ck_assert_int_eq(ss_gpu_delta_parse("0", &cfg, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_delta_parse("-3", &cfg, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_delta_parse("abc", &cfg, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_delta_parse("3200", &cfg, &err), SS_OK);
+        ck_assert_uint_eq(cfg.delta, 3200);
+        ck_assert_int_eq(ss_gpu_bf_variant_parse("wide", &cfg, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_algo_parse("delta"), SS_GPU_DELTA);
+        ck_assert_int_eq(ss_gpu_algo_parse("bf"), SS_GPU_BF);
+        ck_assert_int_eq(ss_gpu_algo_parse("nope"), -1);
+        ss_graph_unref(g);
+}
+END_TEST
+
+int main(void)
+{
+        struct ss_gpu_info info;
+        struct ss_err err;
+        if (ss_gpu_probe(&info, &err) != SS_OK) {
+                printf("SKIP: %s\n", err.msg);
+                return 77;
+        }
+        Suite *s = suite_create("gpu");
+        TCase *tc = tcase_create("gpu");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, test_sample_known_answers);
+        tcase_add_test(tc, test_samples_all_sources);
+        tcase_add_test(tc, test_rome99);
+        tcase_add_test(tc, test_ny_source1);
+        tcase_add_test(tc, test_one_node);
+        tcase_add_test(tc, test_zero_weights_and_cycles);
+        tcase_add_test(tc, test_all_zero_weights);
+        tcase_add_test(tc, test_random_graphs);
+        tcase_add_test(tc, test_hub_and_heavy_arcs);
+        tcase_add_test(tc, test_long_path_and_deadline);
+        tcase_add_test(tc, test_concurrent_streams);
+        tcase_add_test(tc, test_memory_limit_forces_cpu);
+        tcase_add_test(tc, test_injected_faults);
+        tcase_add_test(tc, test_bad_arguments);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        /* CUDA does not survive fork() once initialised (the probe above did),
+         * so the tests run in this process. */
+        srunner_set_fork_status(sr, CK_NOFORK);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
