@@ -57,6 +57,8 @@ static const char usage[] =
     "  --gpu-bf VARIANT      GPU Bellman-Ford: auto (default), scalar or vector\n"
     "  --quick               fewer sources and shorter budgets (NY in under a minute)\n"
     "  --out DIR             output directory (created if missing)\n"
+    "  --append              add rows to DIR/results.csv instead of starting it anew\n"
+    "                        (big graphs with other settings, one table)\n"
     "  --report DIR          only rebuild results.md and the plots from DIR/results.csv\n"
     "  --list                list the algorithms and whether they can run here\n"
     "  --help                this text\n"
@@ -157,8 +159,10 @@ static void cpu_model(char *out, size_t len)
         fclose(f);
 }
 
+/* Describes the run in run.txt. An appended run (--append into a directory
+ * that has one) adds a line with its own settings and command instead. */
 static int write_run_txt(const char *dir, const struct ss__bench_opts *o, int argc, char **argv,
-                         const char *algos_used)
+                         const char *algos_used, bool append)
 {
         char path[4096], cpu[256], date[64], gpu[256];
         struct sysinfo si;
@@ -167,11 +171,25 @@ static int write_run_txt(const char *dir, const struct ss__bench_opts *o, int ar
         FILE *f;
 
         snprintf(path, sizeof(path), "%s/run.txt", dir);
+        strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+        if (append && access(path, F_OK) == 0) {
+                f = fopen(path, "a");
+                if (!f)
+                        return -1;
+                fprintf(f,
+                        "appended run: %s, %u sources per graph (seed %" PRIu64
+                        "), O(NM) algorithms on at most %u with a %.0f s budget, algorithms %s;"
+                        " command:",
+                        date, o->sources, o->seed, o->slow_sources, o->slow_budget_s, algos_used);
+                for (int i = 0; i < argc; i++)
+                        fprintf(f, " %s", argv[i]);
+                fprintf(f, "\n");
+                return fclose(f);
+        }
         f = fopen(path, "w");
         if (!f)
                 return -1;
         cpu_model(cpu, sizeof(cpu));
-        strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
         if (sysinfo(&si) != 0)
                 memset(&si, 0, sizeof(si));
         if (uname(&un) != 0)
@@ -606,7 +624,8 @@ int main(int argc, char **argv)
                 OPT_REPORT,
                 OPT_LIST,
                 OPT_GPU_DELTA,
-                OPT_GPU_BF
+                OPT_GPU_BF,
+                OPT_APPEND
         };
         static const struct option longopts[] = {
             {"graph", required_argument, NULL, 'g'},
@@ -621,6 +640,7 @@ int main(int argc, char **argv)
             {"list", no_argument, NULL, OPT_LIST},
             {"gpu-delta", required_argument, NULL, OPT_GPU_DELTA},
             {"gpu-bf", required_argument, NULL, OPT_GPU_BF},
+            {"append", no_argument, NULL, OPT_APPEND},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -636,6 +656,7 @@ int main(int argc, char **argv)
         FILE *csv = NULL, *srcs = NULL;
         struct ss_err err;
         int opt, status = 0;
+        bool append = false;
 
         ss__bench_algos(&nalgos);
         while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -720,6 +741,9 @@ int main(int argc, char **argv)
                 case OPT_GPU_BF:
                         gpu_bf = optarg;
                         break;
+                case OPT_APPEND:
+                        append = true;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -769,21 +793,29 @@ int main(int argc, char **argv)
                 fprintf(stderr, "ssspd-bench: cannot create %s: %s\n", o.out, strerror(errno));
                 return 2;
         }
-        if (write_run_txt(o.out, &o, argc, argv, used) != 0) {
+        if (write_run_txt(o.out, &o, argc, argv, used, append) != 0) {
                 fprintf(stderr, "ssspd-bench: cannot write %s/run.txt\n", o.out);
                 return 2;
         }
         snprintf(path, sizeof(path), "%s/results.csv", o.out);
-        csv = fopen(path, "w");
-        snprintf(path, sizeof(path), "%s/sources.csv", o.out);
-        srcs = fopen(path, "w");
+        {
+                /* With --append, new rows join an existing results file. */
+                struct stat st;
+                bool fresh = !append || stat(path, &st) != 0 || st.st_size == 0;
+                csv = fopen(path, fresh ? "w" : "a");
+                if (csv && fresh)
+                        fprintf(csv, "%s\n", ss__bench_csv_header);
+                snprintf(path, sizeof(path), "%s/sources.csv", o.out);
+                fresh = !append || stat(path, &st) != 0 || st.st_size == 0;
+                srcs = fopen(path, fresh ? "w" : "a");
+                if (srcs && fresh)
+                        fprintf(srcs, "graph,index,source\n");
+        }
         if (!csv || !srcs) {
                 fprintf(stderr, "ssspd-bench: cannot write into %s: %s\n", o.out, strerror(errno));
                 status = 2;
                 goto done;
         }
-        fprintf(csv, "%s\n", ss__bench_csv_header);
-        fprintf(srcs, "graph,index,source\n");
 
         for (size_t gi = 0; gi < ngraphs; gi++) {
                 struct graph_ctx gc;

@@ -80,19 +80,25 @@ static void build_index(struct table *t)
         }
 }
 
-/* Seconds with three significant digits and no exponent for ordinary values. */
+/* Seconds with three significant digits, in plain decimal notation. */
 static void fmt_seconds(char *buf, size_t len, double s)
 {
-        if (s >= 100)
+        int decimals = 2;
+        double lim = 1.0;
+
+        if (s >= 100) {
                 snprintf(buf, len, "%.0f", s);
-        else if (s >= 10)
+                return;
+        }
+        if (s >= 10) {
                 snprintf(buf, len, "%.1f", s);
-        else if (s >= 1)
-                snprintf(buf, len, "%.2f", s);
-        else if (s >= 0.001)
-                snprintf(buf, len, "%.3g", s);
-        else
-                snprintf(buf, len, "%.2e", s);
+                return;
+        }
+        while (s > 0 && s < lim && decimals < 12) {
+                lim /= 10;
+                decimals++;
+        }
+        snprintf(buf, len, "%.*f", decimals, s);
 }
 
 /* Thousands separators for node and arc counts. */
