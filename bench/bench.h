@@ -47,6 +47,9 @@ struct ss__bench_algo {
         /* Copies the distances of the last run into out (n entries,
          * SS_DIST_INF for unreachable nodes). */
         void (*read)(void *state, ss_dist *out);
+        /* Device time of the last query in ns (kernels and copies, as the
+         * device measured it); NULL for CPU rows. */
+        uint64_t (*last_device_ns)(void *state);
         /* Device memory the row holds (0 on the CPU). */
         uint64_t (*device_bytes)(void *state);
         /* Frees state (NULL is ignored). */

@@ -245,8 +245,9 @@ struct slot {
         void *state;
         struct ss__bench_cell c;
         double *times;
-        unsigned planned; /* queries to time */
-        bool live;        /* set up and still running queries */
+        double *dev_times; /* device-measured seconds per query, when the row reports them */
+        unsigned planned;  /* queries to time */
+        bool live;         /* set up and still running queries */
 };
 
 static void slot_fail(struct slot *s, const char *fmt, const char *msg)
@@ -290,7 +291,8 @@ static void slot_setup(struct graph_ctx *gc, struct slot *s, const struct ss__be
                         s->planned = o->slow_sources;
         }
         s->times = calloc(s->planned, sizeof(*s->times));
-        if (!s->times) {
+        s->dev_times = calloc(s->planned, sizeof(*s->dev_times));
+        if (!s->times || !s->dev_times) {
                 slot_fail(s, "%s", "out of memory");
                 return;
         }
@@ -349,6 +351,8 @@ static double slot_query(struct graph_ctx *gc, struct slot *s, unsigned i,
                 slot_fail(s, "%.159s", err.msg);
                 return secs(dt);
         }
+        if (a->last_device_ns)
+                s->dev_times[c->queries] = secs(a->last_device_ns(s->state));
         s->times[c->queries++] = secs(dt);
 
         a->read(s->state, gc->scratch);
@@ -463,9 +467,16 @@ static void run_graph(struct graph_ctx *gc, const struct ss__bench_algo **sel, s
                                                                         : &s->c.max_s);
                 if (s->c.status == SS_BENCH_OK && s->c.queries < s->planned)
                         s->c.status = SS_BENCH_FAILED; /* cannot happen; keeps the cell honest */
+                if (s->c.queries && s->a->last_device_ns && !s->c.note[0]) {
+                        double med, lo, hi;
+                        ss__bench_stats(s->dev_times, s->c.queries, &med, &lo, &hi);
+                        snprintf(s->c.note, sizeof(s->c.note),
+                                 "device time per query: median %.4g s (min %.4g)", med, lo);
+                }
                 if (s->state)
                         s->a->teardown(s->state);
                 free(s->times);
+                free(s->dev_times);
                 cells[j] = s->c;
         }
         free(slots);
