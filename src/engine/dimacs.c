@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,35 @@
 /* Line reader                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* Compressed input is inflated by a second thread while this one parses:
+ * inflating costs about as much as parsing, so the two overlap. The thread
+ * hands over fixed chunks through a small ring. */
+#define SS__INFLATE_CHUNK (1u << 20)
+#define SS__INFLATE_SLOTS 4u
+
+struct ss__chunk {
+        char *data;
+        size_t len; /* bytes of data; 0 marks the end (clean or not) */
+        int zerr;   /* gzerror() code at the end, Z_OK for a clean end */
+        int sys_errno;
+        char zmsg[128];
+        int64_t offset; /* compressed bytes consumed, for progress */
+};
+
+struct ss__inflater {
+        pthread_t thread;
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        gzFile gz;
+        struct ss__chunk slot[SS__INFLATE_SLOTS];
+        uint64_t produced, consumed; /* chunks handed over and given back */
+        size_t taken;                /* bytes of the current chunk already copied */
+        bool stop;
+};
+
 struct ss__reader {
         gzFile gz;
+        struct ss__inflater *inf; /* NULL: read gz in this thread */
         const char *path;
         char *buf;
         size_t cap; /* size of buf */
@@ -48,6 +76,124 @@ struct ss__reader {
         struct ss_err *err;
 };
 
+/* Reads into buf at most want bytes; on a return of 0 or less, records the
+ * stream's state in c (zerr Z_OK: a clean end). */
+static int gz_read_state(gzFile gz, char *buf, unsigned want, struct ss__chunk *c)
+{
+        errno = 0;
+        int got = gzread(gz, buf, want);
+        c->zerr = Z_OK;
+        c->zmsg[0] = '\0';
+        c->sys_errno = 0;
+        if (got <= 0) {
+                int e = errno;
+                const char *msg = gzerror(gz, &c->zerr);
+                if (got < 0 && c->zerr == Z_OK)
+                        c->zerr = Z_ERRNO;
+                c->sys_errno = e;
+                snprintf(c->zmsg, sizeof(c->zmsg), "%s", msg ? msg : "");
+        }
+        return got;
+}
+
+static void *inflate_main(void *arg)
+{
+        struct ss__inflater *f = arg;
+        for (;;) {
+                pthread_mutex_lock(&f->mu);
+                while (f->produced - f->consumed == SS__INFLATE_SLOTS && !f->stop)
+                        pthread_cond_wait(&f->cv, &f->mu);
+                bool stop = f->stop;
+                pthread_mutex_unlock(&f->mu);
+                if (stop)
+                        return NULL;
+                /* The slot is ours until produced moves past it. */
+                struct ss__chunk *c = &f->slot[f->produced % SS__INFLATE_SLOTS];
+                int got = gz_read_state(f->gz, c->data, SS__INFLATE_CHUNK, c);
+                c->len = got > 0 ? (size_t)got : 0;
+                c->offset = (int64_t)gzoffset(f->gz);
+                pthread_mutex_lock(&f->mu);
+                f->produced++;
+                pthread_cond_broadcast(&f->cv);
+                pthread_mutex_unlock(&f->mu);
+                if (got <= 0)
+                        return NULL; /* the end, clean or not, is in the slot */
+        }
+}
+
+static void inflater_free(struct ss__inflater *f)
+{
+        for (unsigned i = 0; i < SS__INFLATE_SLOTS; i++)
+                free(f->slot[i].data);
+        free(f);
+}
+
+/* Starts the inflating thread on gz; returns NULL (and the caller reads gz
+ * itself) when memory or a thread cannot be had. */
+static struct ss__inflater *inflater_start(gzFile gz)
+{
+        struct ss__inflater *f = calloc(1, sizeof(*f));
+        if (!f)
+                return NULL;
+        f->gz = gz;
+        for (unsigned i = 0; i < SS__INFLATE_SLOTS; i++) {
+                f->slot[i].data = malloc(SS__INFLATE_CHUNK);
+                if (!f->slot[i].data) {
+                        inflater_free(f);
+                        return NULL;
+                }
+        }
+        pthread_mutex_init(&f->mu, NULL);
+        pthread_cond_init(&f->cv, NULL);
+        if (pthread_create(&f->thread, NULL, inflate_main, f) != 0) {
+                pthread_mutex_destroy(&f->mu);
+                pthread_cond_destroy(&f->cv);
+                inflater_free(f);
+                return NULL;
+        }
+        return f;
+}
+
+static void inflater_stop(struct ss__inflater *f)
+{
+        pthread_mutex_lock(&f->mu);
+        f->stop = true;
+        pthread_cond_broadcast(&f->cv);
+        pthread_mutex_unlock(&f->mu);
+        pthread_join(f->thread, NULL);
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+        inflater_free(f);
+}
+
+/* Copies up to want bytes from the inflater into out, waiting for a chunk.
+ * Returns the count, or 0 at the end with the end's state in *end. */
+static size_t inflater_take(struct ss__inflater *f, char *out, size_t want, struct ss__chunk *end)
+{
+        pthread_mutex_lock(&f->mu);
+        while (f->produced == f->consumed)
+                pthread_cond_wait(&f->cv, &f->mu);
+        pthread_mutex_unlock(&f->mu);
+        struct ss__chunk *c = &f->slot[f->consumed % SS__INFLATE_SLOTS];
+        end->offset = c->offset;
+        if (c->len == 0) {
+                *end = *c; /* the end stays in its slot: later calls see it again */
+                end->data = NULL;
+                return 0;
+        }
+        size_t k = c->len - f->taken < want ? c->len - f->taken : want;
+        memcpy(out, c->data + f->taken, k);
+        f->taken += k;
+        if (f->taken == c->len) {
+                f->taken = 0;
+                pthread_mutex_lock(&f->mu);
+                f->consumed++;
+                pthread_cond_broadcast(&f->cv);
+                pthread_mutex_unlock(&f->mu);
+        }
+        return k;
+}
+
 /* Formats an error as "FILE:LINE: cause" and returns code. */
 static int __attribute__((format(printf, 3, 4)))
 rd_fail(struct ss__reader *r, int code, const char *fmt, ...)
@@ -60,19 +206,17 @@ rd_fail(struct ss__reader *r, int code, const char *fmt, ...)
         return ss_err_set(r->err, code, "%s:%" PRIu64 ": %s", r->path, r->line, cause);
 }
 
-static void rd_progress(struct ss__reader *r, bool done)
+/* Reports progress at each new percent; offset is the compressed bytes
+ * consumed so far (gzoffset), which works for plain and gzip input alike. */
+static void rd_progress(struct ss__reader *r, int64_t offset, bool done)
 {
         if (!r->progress || !r->progress->fn)
                 return;
         double f = 1.0;
         if (!done) {
-                if (r->file_size == 0)
+                if (r->file_size == 0 || offset < 0)
                         return;
-                /* gzoffset counts compressed bytes, so this works for both kinds. */
-                z_off_t off = gzoffset(r->gz);
-                if (off < 0)
-                        return;
-                f = (double)off / (double)r->file_size;
+                f = (double)offset / (double)r->file_size;
                 if (f > 1.0)
                         f = 1.0;
         }
@@ -108,8 +252,13 @@ static int rd_open(struct ss__reader *r, const char *path, const struct ss_progr
         if (gzdirect(r->gz) && r->file_size < SS__DIMACS_BUF)
                 r->cap = r->file_size < SS__DIMACS_BUF_MIN ? SS__DIMACS_BUF_MIN
                                                            : (size_t)r->file_size + 1;
+        if (!gzdirect(r->gz))
+                r->inf = inflater_start(r->gz);
         r->buf = malloc(r->cap);
         if (!r->buf) {
+                if (r->inf)
+                        inflater_stop(r->inf);
+                r->inf = NULL;
                 gzclose(r->gz);
                 r->gz = NULL;
                 return ss_err_set(err, SS_ENOMEM, "%s: out of memory for the read buffer", path);
@@ -119,6 +268,9 @@ static int rd_open(struct ss__reader *r, const char *path, const struct ss_progr
 
 static void rd_close(struct ss__reader *r)
 {
+        if (r->inf)
+                inflater_stop(r->inf);
+        r->inf = NULL;
         if (r->gz)
                 gzclose(r->gz);
         free(r->buf);
@@ -126,34 +278,41 @@ static void rd_close(struct ss__reader *r)
         r->buf = NULL;
 }
 
-/* Reads more bytes after buf[len]. A short or empty read is followed by a
- * check of the stream state: zlib reports a truncated gzip stream as end of
- * input and only gzerror() tells it apart from a clean end. */
+/* Reads more bytes after buf[len]. An empty read is followed by a check of
+ * the stream state: zlib reports a truncated gzip stream as end of input and
+ * only gzerror() tells it apart from a clean end. */
 static int rd_fill(struct ss__reader *r)
 {
-        unsigned want = (unsigned)(r->cap - r->len);
-        int got = gzread(r->gz, r->buf + r->len, want);
-        int zerr = Z_OK;
-        const char *zmsg = NULL;
-        if (got <= 0)
-                zmsg = gzerror(r->gz, &zerr);
-        if (got < 0 || zerr != Z_OK) {
+        size_t want = r->cap - r->len;
+        struct ss__chunk st;
+        size_t got;
+        if (r->inf) {
+                got = inflater_take(r->inf, r->buf + r->len, want, &st);
+        } else {
+                int k = gz_read_state(r->gz, r->buf + r->len, (unsigned)want, &st);
+                got = k > 0 ? (size_t)k : 0;
+                if (k < 0 && st.zerr == Z_OK)
+                        st.zerr = Z_ERRNO;
+                st.offset = (int64_t)gzoffset(r->gz);
+        }
+        if (got == 0 && st.zerr != Z_OK) {
                 /* The line being read when the stream broke is the next one. */
                 r->line++;
-                if (zerr == Z_ERRNO)
-                        return rd_fail(r, SS_EIO, "read error: %s", strerror(errno));
-                if (zerr == Z_MEM_ERROR)
+                if (st.zerr == Z_ERRNO)
+                        return rd_fail(r, SS_EIO, "read error: %s",
+                                       st.sys_errno ? strerror(st.sys_errno) : st.zmsg);
+                if (st.zerr == Z_MEM_ERROR)
                         return rd_fail(r, SS_ENOMEM, "out of memory while decompressing");
-                if (zerr == Z_BUF_ERROR)
+                if (st.zerr == Z_BUF_ERROR)
                         return rd_fail(r, SS_EPARSE,
                                        "truncated gzip stream (unexpected end of file)");
                 return rd_fail(r, SS_EPARSE, "corrupt gzip stream: %s",
-                               zmsg && *zmsg ? zmsg : "read failed");
+                               st.zmsg[0] ? st.zmsg : "read failed");
         }
         if (got == 0)
                 r->eof = true;
-        r->len += (size_t)got;
-        rd_progress(r, false);
+        r->len += got;
+        rd_progress(r, st.offset, false);
         return SS_OK;
 }
 
@@ -598,7 +757,7 @@ int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_pro
                                      out->m, problem_line, m_announced);
         }
         if (rc == 0)
-                rd_progress(&r, true);
+                rd_progress(&r, 0, true);
         rd_close(&r);
         if (rc < 0) {
                 ss_arcs_free(out);
@@ -724,7 +883,7 @@ int ss_dimacs_read_co(const char *path, uint32_t n, int32_t **x, int32_t **y,
                              (uint64_t)first + 1, (uint64_t)n - count, n);
         }
         if (rc == 0)
-                rd_progress(&r, true);
+                rd_progress(&r, 0, true);
 out:
         rd_close(&r);
         free(seen);
