@@ -123,10 +123,10 @@ static void road_setup(void)
         road = h_gen_road(20000, 7, "road20k");
         snprintf(gr_path, sizeof(gr_path), "%s.gr", road);
         snprintf(co_path, sizeof(co_path), "%s.co", road);
-        const char *args[] = {"--graph",       gr_path, "--coords",     co_path,
-                              "--max-targets", "50",    "--max-matrix", "100",
-                              "--max-url",     "2048",  "--max-body",   "4096",
-                              "--workers",     "2",     NULL};
+        const char *args[] = {
+            "--graph",    gr_path,        "--coords",  co_path,     "--max-targets",
+            "50",         "--max-matrix", "100",       "--max-url", "2048",
+            "--max-body", "4096",         "--workers", "2",         NULL};
         h_start(&dmn, args, true);
         ref_open(&gref, gr_path, co_path);
 }
@@ -160,8 +160,8 @@ START_TEST(matrix_and_one_to_all)
         for (int i = 0; i < 2; i++)
                 for (int k = 0; k < 4; k++)
                         ck_assert_int_eq(
-                                json_integer_value(json_array_get(json_array_get(m, i), k)),
-                                (json_int_t)ref_dist(&gref, from[i], to[k]));
+                            json_integer_value(json_array_get(json_array_get(m, i), k)),
+                            (json_int_t)ref_dist(&gref, from[i], to[k]));
         json_decref(j);
         h_resp_free(&r);
 
@@ -305,50 +305,49 @@ START_TEST(errors)
                 long status;
                 const char *code, *mention;
         } cases[] = {
-                {"GET", "/route?to=5", NULL, 400, "InvalidQuery", "from"},
-                {"GET", "/route?from=1", NULL, 400, "InvalidQuery", "'to'"},
-                {"GET", "/route?from=abc&to=2", NULL, 400, "InvalidValue", "abc"},
-                {"GET", "/route?from=0&to=2", NULL, 400, "InvalidValue", "from"},
-                {"GET", "/route?from=-3&to=2", NULL, 400, "InvalidValue", "negative"},
-                {"GET", "/route?from=1&to=20001", NULL, 400, "InvalidValue", "1..20000"},
-                {"GET", "/route?from=1&to=99999999999999999999999", NULL, 400, "InvalidValue",
-                 "too large"},
-                {"GET", "/route?from=1&to=", NULL, 400, "InvalidValue", "to"},
-                {"GET", "/distances?from=1&to=2,,3", NULL, 400, "InvalidValue", "empty"},
-                {"GET", "/distances?from=1,2", NULL, 400, "InvalidValue", "one source"},
-                {"GET", "/route?from=1,2&to=3", NULL, 400, "InvalidValue", "from"},
-                {"GET", "/route?from=1&to=2&bogus=1", NULL, 400, "InvalidQuery", "bogus"},
-                {"GET", "/route?from=1&to=2&from=3", NULL, 400, "InvalidQuery", "twice"},
-                {"GET", "/route?from=1&to=2&engine=quantum", NULL, 400, "InvalidValue", "engine"},
-                {"GET", "/route?from=1&to=2&algorithm=astar", NULL, 400, "InvalidValue",
-                 "algorithm"},
-                {"GET", "/route?from=1&to=2&geometry=svg", NULL, 400, "InvalidValue", "geometry"},
-                {"GET", "/distances?from=1&format=xml", NULL, 400, "InvalidValue", "format"},
-                {"POST", "/route", "{\"from\": 1, \"to\": ", 400, "InvalidQuery", "JSON"},
-                {"POST", "/route", "[1, 2]", 400, "InvalidQuery", "object"},
-                {"POST", "/route", "{\"from\": \"x\", \"to\": 2}", 400, "InvalidValue", "from"},
-                {"POST", "/distances", "{\"from\": [1], \"to\": []}", 400, "InvalidValue", "to"},
-                {"POST", "/distances", "{\"from\": [1, -2]}", 400, "InvalidValue", "from"},
-                {"POST", "/route?from=1", "{\"to\": 2}", 400, "InvalidQuery", "body"},
-                {"GET", "/nope", NULL, 404, "NotFound", "endpoint"},
-                {"DELETE", "/route?from=1&to=2", NULL, 405, "MethodNotAllowed", "DELETE"},
-                {"POST", "/health", "{}", 405, "MethodNotAllowed", "POST"},
-                {"GET", many, NULL, 413, "TooBig", "max_targets"},
-                {"GET", matrix, NULL, 413, "TooBig", "max_matrix"},
-                {"GET", big_url, NULL, 413, "TooBig", "max_url"},
-                {"POST", "/route", big_body, 413, "TooBig", "max_body"},
+            {"GET", "/route?to=5", NULL, 400, "InvalidQuery", "from"},
+            {"GET", "/route?from=1", NULL, 400, "InvalidQuery", "'to'"},
+            {"GET", "/route?from=abc&to=2", NULL, 400, "InvalidValue", "abc"},
+            {"GET", "/route?from=0&to=2", NULL, 400, "InvalidValue", "from"},
+            {"GET", "/route?from=-3&to=2", NULL, 400, "InvalidValue", "negative"},
+            {"GET", "/route?from=1&to=20001", NULL, 400, "InvalidValue", "1..20000"},
+            {"GET", "/route?from=1&to=99999999999999999999999", NULL, 400, "InvalidValue",
+             "too large"},
+            {"GET", "/route?from=1&to=", NULL, 400, "InvalidValue", "to"},
+            {"GET", "/distances?from=1&to=2,,3", NULL, 400, "InvalidValue", "empty"},
+            {"GET", "/distances?from=1,2", NULL, 400, "InvalidValue", "one source"},
+            {"GET", "/route?from=1,2&to=3", NULL, 400, "InvalidValue", "from"},
+            {"GET", "/route?from=1&to=2&bogus=1", NULL, 400, "InvalidQuery", "bogus"},
+            {"GET", "/route?from=1&to=2&from=3", NULL, 400, "InvalidQuery", "twice"},
+            {"GET", "/route?from=1&to=2&engine=quantum", NULL, 400, "InvalidValue", "engine"},
+            {"GET", "/route?from=1&to=2&algorithm=astar", NULL, 400, "InvalidValue", "algorithm"},
+            {"GET", "/route?from=1&to=2&geometry=svg", NULL, 400, "InvalidValue", "geometry"},
+            {"GET", "/distances?from=1&format=xml", NULL, 400, "InvalidValue", "format"},
+            {"POST", "/route", "{\"from\": 1, \"to\": ", 400, "InvalidQuery", "JSON"},
+            {"POST", "/route", "[1, 2]", 400, "InvalidQuery", "object"},
+            {"POST", "/route", "{\"from\": \"x\", \"to\": 2}", 400, "InvalidValue", "from"},
+            {"POST", "/distances", "{\"from\": [1], \"to\": []}", 400, "InvalidValue", "to"},
+            {"POST", "/distances", "{\"from\": [1, -2]}", 400, "InvalidValue", "from"},
+            {"POST", "/route?from=1", "{\"to\": 2}", 400, "InvalidQuery", "body"},
+            {"GET", "/nope", NULL, 404, "NotFound", "endpoint"},
+            {"DELETE", "/route?from=1&to=2", NULL, 405, "MethodNotAllowed", "DELETE"},
+            {"POST", "/health", "{}", 405, "MethodNotAllowed", "POST"},
+            {"GET", many, NULL, 413, "TooBig", "max_targets"},
+            {"GET", matrix, NULL, 413, "TooBig", "max_matrix"},
+            {"GET", big_url, NULL, 413, "TooBig", "max_url"},
+            {"POST", "/route", big_body, 413, "TooBig", "max_body"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct resp r;
                 h_req(&dmn, cases[i].method, cases[i].path, cases[i].body, &r);
-                ck_assert_msg(r.status == cases[i].status, "case %zu %s %.80s: status %ld, want %ld (%s)",
-                              i, cases[i].method, cases[i].path, r.status, cases[i].status,
-                              r.body ? r.body : "");
+                ck_assert_msg(r.status == cases[i].status,
+                              "case %zu %s %.80s: status %ld, want %ld (%s)", i, cases[i].method,
+                              cases[i].path, r.status, cases[i].status, r.body ? r.body : "");
                 json_t *j = parse(&r);
                 const char *code = json_string_value(json_object_get(j, "code"));
                 const char *msg = json_string_value(json_object_get(j, "message"));
-                ck_assert_msg(code && !strcmp(code, cases[i].code), "case %zu: code %s, want %s",
-                              i, code, cases[i].code);
+                ck_assert_msg(code && !strcmp(code, cases[i].code), "case %zu: code %s, want %s", i,
+                              code, cases[i].code);
                 ck_assert_msg(msg && strstr(msg, cases[i].mention),
                               "case %zu: message '%s' does not mention '%s'", i, msg,
                               cases[i].mention);
@@ -389,9 +388,12 @@ START_TEST(status_and_metrics)
         h_get(&dmn, "/metrics", &r);
         ck_assert_int_eq(r.status, 200);
         ck_assert_ptr_nonnull(strstr(r.ctype, "text/plain"));
-        ck_assert_ptr_nonnull(strstr(r.body, "ssspd_http_requests_total{endpoint=\"route\",code=\"200\"}"));
-        ck_assert_ptr_nonnull(strstr(r.body, "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"+Inf\"}"));
-        ck_assert_ptr_nonnull(strstr(r.body, "ssspd_queries_total{engine=\"cpu\",algorithm=\"dijkstra\"}"));
+        ck_assert_ptr_nonnull(
+            strstr(r.body, "ssspd_http_requests_total{endpoint=\"route\",code=\"200\"}"));
+        ck_assert_ptr_nonnull(strstr(
+            r.body, "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"+Inf\"}"));
+        ck_assert_ptr_nonnull(
+            strstr(r.body, "ssspd_queries_total{engine=\"cpu\",algorithm=\"dijkstra\"}"));
         ck_assert_ptr_nonnull(strstr(r.body, "ssspd_fallbacks_total "));
         ck_assert_ptr_nonnull(strstr(r.body, "ssspd_queue_depth 0"));
         ck_assert_ptr_nonnull(strstr(r.body, "ssspd_graph_nodes 20000"));
@@ -419,7 +421,7 @@ static void *client_main(void *arg)
                 h_get(c->d, path, &r);
                 json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
                 if (!j || (uint64_t)json_integer_value(json_object_get(j, "distance")) !=
-                                  c->pairs[3 * i + 2])
+                              c->pairs[3 * i + 2])
                         c->wrong++;
                 json_decref(j);
                 h_resp_free(&r);

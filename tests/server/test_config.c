@@ -53,24 +53,24 @@ static const struct {
         int rc;
         const char *mention;
 } sets[] = {
-        {"listen", "0.0.0.0:80", SS_OK, ""},
-        {"listen", "[::1]:8080", SS_OK, ""},
-        {"listen", "localhost", SS_EINVAL, "HOST:PORT"},
-        {"listen", "1.2.3.4:0", SS_EINVAL, "1..65535"},
-        {"listen", "1.2.3.4:http", SS_EINVAL, "port"},
-        {"listen", ":80", SS_EINVAL, "host"},
-        {"listen", "[::1:80", SS_EINVAL, "[ADDR]:PORT"},
-        {"workers", "4", SS_OK, ""},
-        {"workers", "-1", SS_EINVAL, "0..1024"},
-        {"workers", "four", SS_EINVAL, "not an integer"},
-        {"workers", "4x", SS_EINVAL, "not an integer"},
-        {"queue_max", "0", SS_EINVAL, "queue_max: 0 is outside 1..1000000"},
-        {"deadline_ms", "99999999999999999999", SS_EINVAL, "not an integer"},
-        {"access_log", "no", SS_OK, ""},
-        {"access_log", "maybe", SS_EINVAL, "yes or no"},
-        {"log_level", "debug", SS_OK, ""},
-        {"log_level", "loud", SS_EINVAL, "error, warn, info or debug"},
-        {"colour", "blue", SS_EPARSE, "unknown key 'colour'"},
+    {"listen", "0.0.0.0:80", SS_OK, ""},
+    {"listen", "[::1]:8080", SS_OK, ""},
+    {"listen", "localhost", SS_EINVAL, "HOST:PORT"},
+    {"listen", "1.2.3.4:0", SS_EINVAL, "1..65535"},
+    {"listen", "1.2.3.4:http", SS_EINVAL, "port"},
+    {"listen", ":80", SS_EINVAL, "host"},
+    {"listen", "[::1:80", SS_EINVAL, "[ADDR]:PORT"},
+    {"workers", "4", SS_OK, ""},
+    {"workers", "-1", SS_EINVAL, "0..1024"},
+    {"workers", "four", SS_EINVAL, "not an integer"},
+    {"workers", "4x", SS_EINVAL, "not an integer"},
+    {"queue_max", "0", SS_EINVAL, "queue_max: 0 is outside 1..1000000"},
+    {"deadline_ms", "99999999999999999999", SS_EINVAL, "not an integer"},
+    {"access_log", "no", SS_OK, ""},
+    {"access_log", "maybe", SS_EINVAL, "yes or no"},
+    {"log_level", "debug", SS_OK, ""},
+    {"log_level", "loud", SS_EINVAL, "error, warn, info or debug"},
+    {"colour", "blue", SS_EPARSE, "unknown key 'colour'"},
 };
 
 START_TEST(set_values)
@@ -82,8 +82,8 @@ START_TEST(set_values)
         ck_assert_msg(rc == sets[_i].rc, "%s=%s: rc %d (%s)", sets[_i].key, sets[_i].value, rc,
                       err.msg);
         if (rc)
-                ck_assert_msg(strstr(err.msg, sets[_i].mention) != NULL, "'%s' lacks '%s'",
-                              err.msg, sets[_i].mention);
+                ck_assert_msg(strstr(err.msg, sets[_i].mention) != NULL, "'%s' lacks '%s'", err.msg,
+                              sets[_i].mention);
 }
 END_TEST
 

@@ -8,12 +8,12 @@
 #include "query.h"
 
 static const struct ss_limits lim = {
-        .max_sources = 3, .max_targets = 5, .max_matrix = 10, .max_json_nodes = 1000};
+    .max_sources = 3, .max_targets = 5, .max_matrix = 10, .max_json_nodes = 1000};
 
 /* Applies a query string "k=v&k2=v2" (no URL decoding: the HTTP layer does
  * that) and then the final checks against a graph of n nodes. */
-static int run_qs(struct ss_query *q, enum ss_endpoint ep, const char *qs, uint32_t n,
-                  bool coords, struct ss_err *err)
+static int run_qs(struct ss_query *q, enum ss_endpoint ep, const char *qs, uint32_t n, bool coords,
+                  struct ss_err *err)
 {
         char buf[512];
         snprintf(buf, sizeof(buf), "%s", qs);
@@ -36,44 +36,44 @@ static const struct {
         int rc;
         const char *mention; /* the message must contain this */
 } cases[] = {
-        /* good */
-        {SS_EP_ROUTE, "from=1&to=2", SS_OK, ""},
-        {SS_EP_ROUTE, "from=1000&to=1&algorithm=delta&engine=gpu", SS_OK, ""},
-        {SS_EP_ROUTE, "from=1&to=2&geometry=polyline", SS_OK, ""},
-        {SS_EP_DISTANCES, "from=1,2,3&to=4,5,6", SS_OK, ""},
-        {SS_EP_DISTANCES, "from=7", SS_OK, ""},
-        {SS_EP_DISTANCES, "from=7&format=binary", SS_OK, ""},
-        /* shape: missing, unknown, repeated */
-        {SS_EP_ROUTE, "to=2", SS_EPARSE, "'from'"},
-        {SS_EP_ROUTE, "from=2", SS_EPARSE, "'to'"},
-        {SS_EP_ROUTE, "from=1&to=2&x=1", SS_EPARSE, "'x'"},
-        {SS_EP_ROUTE, "from=1&to=2&to=3", SS_EPARSE, "twice"},
-        {SS_EP_ROUTE, "from=1&to=2&format=json", SS_EPARSE, "'format'"},
-        {SS_EP_DISTANCES, "from=1&geometry=geojson", SS_EPARSE, "'geometry'"},
-        /* values */
-        {SS_EP_ROUTE, "from=&to=2", SS_EINVAL, "from: no value"},
-        {SS_EP_ROUTE, "from&to=2", SS_EINVAL, "from: no value"},
-        {SS_EP_ROUTE, "from=0&to=2", SS_EINVAL, "ids start at 1"},
-        {SS_EP_ROUTE, "from=-1&to=2", SS_EINVAL, "negative"},
-        {SS_EP_ROUTE, "from=1.5&to=2", SS_EINVAL, "'1.5'"},
-        {SS_EP_ROUTE, "from= 1&to=2", SS_EINVAL, "digits only"},
-        {SS_EP_ROUTE, "from=0x10&to=2", SS_EINVAL, "'0x10'"},
-        {SS_EP_ROUTE, "from=1&to=1001", SS_EINVAL, "1..1000"},
-        {SS_EP_ROUTE, "from=184467440737095516161&to=2", SS_EINVAL, "too large"},
-        {SS_EP_ROUTE, "from=1,2&to=3", SS_EINVAL, "one node"},
-        {SS_EP_ROUTE, "from=1&to=2&engine=fpga", SS_EINVAL, "engine"},
-        {SS_EP_ROUTE, "from=1&to=2&algorithm=astar", SS_EINVAL, "algorithm"},
-        {SS_EP_ROUTE, "from=1&to=2&geometry=wkt", SS_EINVAL, "geometry"},
-        {SS_EP_DISTANCES, "from=1&to=2,,3", SS_EINVAL, "item 2 is empty"},
-        {SS_EP_DISTANCES, "from=1&to=2,", SS_EINVAL, "item 2 is empty"},
-        {SS_EP_DISTANCES, "from=1&to=,2", SS_EINVAL, "item 1 is empty"},
-        {SS_EP_DISTANCES, "from=1,2", SS_EINVAL, "one source"},
-        {SS_EP_DISTANCES, "from=1&format=csv", SS_EINVAL, "format"},
-        /* limits */
-        {SS_EP_DISTANCES, "from=1,2,3,4&to=1", SS_ETOOBIG, "max_sources"},
-        {SS_EP_DISTANCES, "from=1&to=1,2,3,4,5,6", SS_ETOOBIG, "max_targets"},
-        {SS_EP_DISTANCES, "from=1,2,3&to=1,2,3,4", SS_ETOOBIG, "max_matrix"},
-        {SS_EP_DISTANCES, "from=1,2&to=1,2,3,4,5", SS_OK, ""},
+    /* good */
+    {SS_EP_ROUTE, "from=1&to=2", SS_OK, ""},
+    {SS_EP_ROUTE, "from=1000&to=1&algorithm=delta&engine=gpu", SS_OK, ""},
+    {SS_EP_ROUTE, "from=1&to=2&geometry=polyline", SS_OK, ""},
+    {SS_EP_DISTANCES, "from=1,2,3&to=4,5,6", SS_OK, ""},
+    {SS_EP_DISTANCES, "from=7", SS_OK, ""},
+    {SS_EP_DISTANCES, "from=7&format=binary", SS_OK, ""},
+    /* shape: missing, unknown, repeated */
+    {SS_EP_ROUTE, "to=2", SS_EPARSE, "'from'"},
+    {SS_EP_ROUTE, "from=2", SS_EPARSE, "'to'"},
+    {SS_EP_ROUTE, "from=1&to=2&x=1", SS_EPARSE, "'x'"},
+    {SS_EP_ROUTE, "from=1&to=2&to=3", SS_EPARSE, "twice"},
+    {SS_EP_ROUTE, "from=1&to=2&format=json", SS_EPARSE, "'format'"},
+    {SS_EP_DISTANCES, "from=1&geometry=geojson", SS_EPARSE, "'geometry'"},
+    /* values */
+    {SS_EP_ROUTE, "from=&to=2", SS_EINVAL, "from: no value"},
+    {SS_EP_ROUTE, "from&to=2", SS_EINVAL, "from: no value"},
+    {SS_EP_ROUTE, "from=0&to=2", SS_EINVAL, "ids start at 1"},
+    {SS_EP_ROUTE, "from=-1&to=2", SS_EINVAL, "negative"},
+    {SS_EP_ROUTE, "from=1.5&to=2", SS_EINVAL, "'1.5'"},
+    {SS_EP_ROUTE, "from= 1&to=2", SS_EINVAL, "digits only"},
+    {SS_EP_ROUTE, "from=0x10&to=2", SS_EINVAL, "'0x10'"},
+    {SS_EP_ROUTE, "from=1&to=1001", SS_EINVAL, "1..1000"},
+    {SS_EP_ROUTE, "from=184467440737095516161&to=2", SS_EINVAL, "too large"},
+    {SS_EP_ROUTE, "from=1,2&to=3", SS_EINVAL, "one node"},
+    {SS_EP_ROUTE, "from=1&to=2&engine=fpga", SS_EINVAL, "engine"},
+    {SS_EP_ROUTE, "from=1&to=2&algorithm=astar", SS_EINVAL, "algorithm"},
+    {SS_EP_ROUTE, "from=1&to=2&geometry=wkt", SS_EINVAL, "geometry"},
+    {SS_EP_DISTANCES, "from=1&to=2,,3", SS_EINVAL, "item 2 is empty"},
+    {SS_EP_DISTANCES, "from=1&to=2,", SS_EINVAL, "item 2 is empty"},
+    {SS_EP_DISTANCES, "from=1&to=,2", SS_EINVAL, "item 1 is empty"},
+    {SS_EP_DISTANCES, "from=1,2", SS_EINVAL, "one source"},
+    {SS_EP_DISTANCES, "from=1&format=csv", SS_EINVAL, "format"},
+    /* limits */
+    {SS_EP_DISTANCES, "from=1,2,3,4&to=1", SS_ETOOBIG, "max_sources"},
+    {SS_EP_DISTANCES, "from=1&to=1,2,3,4,5,6", SS_ETOOBIG, "max_targets"},
+    {SS_EP_DISTANCES, "from=1,2,3&to=1,2,3,4", SS_ETOOBIG, "max_matrix"},
+    {SS_EP_DISTANCES, "from=1,2&to=1,2,3,4,5", SS_OK, ""},
 };
 
 START_TEST(query_strings)
@@ -96,9 +96,9 @@ START_TEST(parsed_values)
 {
         struct ss_query q;
         struct ss_err err;
-        ck_assert_int_eq(run_qs(&q, SS_EP_DISTANCES, "from=3,1&to=10,20,30&engine=cpu", 100,
-                                false, &err),
-                         SS_OK);
+        ck_assert_int_eq(
+            run_qs(&q, SS_EP_DISTANCES, "from=3,1&to=10,20,30&engine=cpu", 100, false, &err),
+            SS_OK);
         ck_assert_uint_eq(q.nfrom, 2);
         ck_assert_uint_eq(q.from[0], 3);
         ck_assert_uint_eq(q.from[1], 1);
@@ -109,9 +109,9 @@ START_TEST(parsed_values)
         ck_assert_int_eq(q.algo, SS_ALGO_AUTO);
         ss_query_free(&q);
 
-        ck_assert_int_eq(run_qs(&q, SS_EP_ROUTE, "to=9&from=4&geometry=geojson&algorithm=bf", 100,
-                                true, &err),
-                         SS_OK);
+        ck_assert_int_eq(
+            run_qs(&q, SS_EP_ROUTE, "to=9&from=4&geometry=geojson&algorithm=bf", 100, true, &err),
+            SS_OK);
         ck_assert_uint_eq(q.from[0], 4);
         ck_assert_uint_eq(q.to[0], 9);
         ck_assert_int_eq(q.geometry, SS_GEOM_GEOJSON);
@@ -153,25 +153,24 @@ static const struct {
         int rc;
         const char *mention;
 } bodies[] = {
-        {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2}", SS_OK, ""},
-        {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"geometry\": \"polyline\"}", SS_OK, ""},
-        {SS_EP_DISTANCES, "{\"from\": [1, 2], \"to\": [3]}", SS_OK, ""},
-        {SS_EP_DISTANCES, "{\"from\": 5, \"format\": \"binary\"}", SS_OK, ""},
-        {SS_EP_ROUTE, "", SS_EPARSE, "JSON"},
-        {SS_EP_ROUTE, "{\"from\": 1,", SS_EPARSE, "JSON"},
-        {SS_EP_ROUTE, "{\"from\": 1, \"from\": 2, \"to\": 3}", SS_EPARSE, "JSON"},
-        {SS_EP_ROUTE, "42", SS_EPARSE, "object"},
-        {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"via\": 3}", SS_EPARSE, "'via'"},
-        {SS_EP_ROUTE, "{\"from\": \"1\", \"to\": 2}", SS_EINVAL, "from"},
-        {SS_EP_ROUTE, "{\"from\": 1.5, \"to\": 2}", SS_EINVAL, "from"},
-        {SS_EP_ROUTE, "{\"from\": 0, \"to\": 2}", SS_EINVAL, "ids start at 1"},
-        {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"engine\": 3}", SS_EINVAL, "engine"},
-        {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"engine\": \"tpu\"}", SS_EINVAL, "engine"},
-        {SS_EP_DISTANCES, "{\"from\": [], \"to\": [1]}", SS_EINVAL, "empty"},
-        {SS_EP_DISTANCES, "{\"from\": [1, null], \"to\": [1]}", SS_EINVAL, "item 2"},
-        {SS_EP_DISTANCES, "{\"from\": [1], \"to\": [1, 2, 3, 4, 5, 6]}", SS_ETOOBIG,
-         "max_targets"},
-        {SS_EP_DISTANCES, "{\"to\": [1]}", SS_EPARSE, "'from'"},
+    {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2}", SS_OK, ""},
+    {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"geometry\": \"polyline\"}", SS_OK, ""},
+    {SS_EP_DISTANCES, "{\"from\": [1, 2], \"to\": [3]}", SS_OK, ""},
+    {SS_EP_DISTANCES, "{\"from\": 5, \"format\": \"binary\"}", SS_OK, ""},
+    {SS_EP_ROUTE, "", SS_EPARSE, "JSON"},
+    {SS_EP_ROUTE, "{\"from\": 1,", SS_EPARSE, "JSON"},
+    {SS_EP_ROUTE, "{\"from\": 1, \"from\": 2, \"to\": 3}", SS_EPARSE, "JSON"},
+    {SS_EP_ROUTE, "42", SS_EPARSE, "object"},
+    {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"via\": 3}", SS_EPARSE, "'via'"},
+    {SS_EP_ROUTE, "{\"from\": \"1\", \"to\": 2}", SS_EINVAL, "from"},
+    {SS_EP_ROUTE, "{\"from\": 1.5, \"to\": 2}", SS_EINVAL, "from"},
+    {SS_EP_ROUTE, "{\"from\": 0, \"to\": 2}", SS_EINVAL, "ids start at 1"},
+    {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"engine\": 3}", SS_EINVAL, "engine"},
+    {SS_EP_ROUTE, "{\"from\": 1, \"to\": 2, \"engine\": \"tpu\"}", SS_EINVAL, "engine"},
+    {SS_EP_DISTANCES, "{\"from\": [], \"to\": [1]}", SS_EINVAL, "empty"},
+    {SS_EP_DISTANCES, "{\"from\": [1, null], \"to\": [1]}", SS_EINVAL, "item 2"},
+    {SS_EP_DISTANCES, "{\"from\": [1], \"to\": [1, 2, 3, 4, 5, 6]}", SS_ETOOBIG, "max_targets"},
+    {SS_EP_DISTANCES, "{\"to\": [1]}", SS_EPARSE, "'from'"},
 };
 
 START_TEST(json_bodies)
@@ -186,8 +185,8 @@ START_TEST(json_bodies)
                       bodies[_i].rc, err.msg);
         if (rc != SS_OK)
                 ck_assert_msg(strstr(err.msg, bodies[_i].mention) != NULL,
-                              "'%s': message '%s' does not mention '%s'", bodies[_i].body,
-                              err.msg, bodies[_i].mention);
+                              "'%s': message '%s' does not mention '%s'", bodies[_i].body, err.msg,
+                              bodies[_i].mention);
         ss_query_free(&q);
 }
 END_TEST

@@ -85,8 +85,8 @@ START_TEST(route_json)
         ck_assert_uint_eq(json_array_size(c), 3);
         ck_assert_double_eq_tol(json_real_value(json_array_get(json_array_get(c, 0), 0)),
                                 -73.530767, 1e-9);
-        ck_assert_double_eq_tol(json_real_value(json_array_get(json_array_get(c, 0), 1)),
-                                41.085396, 1e-9);
+        ck_assert_double_eq_tol(json_real_value(json_array_get(json_array_get(c, 0), 1)), 41.085396,
+                                1e-9);
         /* Six decimals exactly: no binary noise in the text. */
         ck_assert_ptr_nonnull(strstr(b.data, "[-73.530767,41.085396]"));
         json_decref(j);
@@ -109,8 +109,8 @@ START_TEST(matrix_json_and_binary)
 {
         struct ss_graph *g = tiny();
         ss_dist dist[] = {0, 5, SS_DIST_INF, 7};
-        struct ss_job job = {.kind = SS_JOB_MATRIX, .graph = g, .nsources = 2, .ntargets = 2,
-                             .dist = dist};
+        struct ss_job job = {
+            .kind = SS_JOB_MATRIX, .graph = g, .nsources = 2, .ntargets = 2, .dist = dist};
         struct ss_query q;
         struct ss_body b;
         ss_query_init(&q, SS_EP_DISTANCES);
@@ -189,13 +189,20 @@ static const struct {
         const char *code;
         int retry;
 } mapping[] = {
-        {SS_EPARSE, 400, "InvalidQuery", 0},      {SS_EINVAL, 400, "InvalidValue", 0},
-        {SS_ERANGE, 400, "InvalidValue", 0},      {SS_ENOROUTE, 404, "NoRoute", 0},
-        {SS_HTTP_ENOTFOUND, 404, "NotFound", 0},  {SS_HTTP_EMETHOD, 405, "MethodNotAllowed", 0},
-        {SS_ETOOBIG, 413, "TooBig", 0},           {SS_EOVERLOAD, 503, "Overloaded", 1},
-        {SS_HTTP_ELOADING, 503, "Loading", 1},    {SS_ESHUTDOWN, 503, "ShuttingDown", 0},
-        {SS_ETIMEDOUT, 504, "Timeout", 0},        {SS_EINTERNAL, 500, "Internal", 0},
-        {SS_EIO, 500, "Internal", 0},             {-999, 500, "Internal", 0},
+    {SS_EPARSE, 400, "InvalidQuery", 0},
+    {SS_EINVAL, 400, "InvalidValue", 0},
+    {SS_ERANGE, 400, "InvalidValue", 0},
+    {SS_ENOROUTE, 404, "NoRoute", 0},
+    {SS_HTTP_ENOTFOUND, 404, "NotFound", 0},
+    {SS_HTTP_EMETHOD, 405, "MethodNotAllowed", 0},
+    {SS_ETOOBIG, 413, "TooBig", 0},
+    {SS_EOVERLOAD, 503, "Overloaded", 1},
+    {SS_HTTP_ELOADING, 503, "Loading", 1},
+    {SS_ESHUTDOWN, 503, "ShuttingDown", 0},
+    {SS_ETIMEDOUT, 504, "Timeout", 0},
+    {SS_EINTERNAL, 500, "Internal", 0},
+    {SS_EIO, 500, "Internal", 0},
+    {-999, 500, "Internal", 0},
 };
 
 START_TEST(status_mapping)
@@ -260,22 +267,22 @@ START_TEST(metrics_text)
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_eq(strlen(s), len);
         const char *want[] = {
-                "ssspd_http_requests_total{endpoint=\"route\",code=\"200\"} 2\n",
-                "ssspd_http_requests_total{endpoint=\"route\",code=\"503\"} 1\n",
-                "ssspd_http_requests_total{endpoint=\"distances\",code=\"other\"} 1\n",
-                "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.0005\"} 1\n",
-                "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.001\"} 2\n",
-                "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.25\"} 2\n",
-                "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.5\"} 3\n",
-                "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"+Inf\"} 3\n",
-                "ssspd_http_request_duration_seconds_count{endpoint=\"route\"} 3\n",
-                "ssspd_queries_total{engine=\"cpu\",algorithm=\"dijkstra\"} 7\n",
-                "ssspd_queries_total{engine=\"gpu\",algorithm=\"delta\"} 0\n",
-                "ssspd_fallbacks_total 1\n",
-                "ssspd_queue_depth 3\n",
-                "ssspd_reloads_total{result=\"failed\"} 2\n",
-                "ssspd_graph_nodes 42\n",
-                "# TYPE ssspd_http_request_duration_seconds histogram\n",
+            "ssspd_http_requests_total{endpoint=\"route\",code=\"200\"} 2\n",
+            "ssspd_http_requests_total{endpoint=\"route\",code=\"503\"} 1\n",
+            "ssspd_http_requests_total{endpoint=\"distances\",code=\"other\"} 1\n",
+            "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.0005\"} 1\n",
+            "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.001\"} 2\n",
+            "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.25\"} 2\n",
+            "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"0.5\"} 3\n",
+            "ssspd_http_request_duration_seconds_bucket{endpoint=\"route\",le=\"+Inf\"} 3\n",
+            "ssspd_http_request_duration_seconds_count{endpoint=\"route\"} 3\n",
+            "ssspd_queries_total{engine=\"cpu\",algorithm=\"dijkstra\"} 7\n",
+            "ssspd_queries_total{engine=\"gpu\",algorithm=\"delta\"} 0\n",
+            "ssspd_fallbacks_total 1\n",
+            "ssspd_queue_depth 3\n",
+            "ssspd_reloads_total{result=\"failed\"} 2\n",
+            "ssspd_graph_nodes 42\n",
+            "# TYPE ssspd_http_request_duration_seconds histogram\n",
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
                 ck_assert_msg(strstr(s, want[i]) != NULL, "metrics lack: %s", want[i]);
