@@ -282,6 +282,9 @@ static bool ss__run(struct ss__worker *w, struct ss_job *job)
         }
 
         job->status = rc;
+        if (rc == SS_ETIMEDOUT && job->err.code == SS_OK)
+                ss_err_set(&job->err, rc, "cancelled at the deadline, %.1f ms after submission",
+                           (double)(job->end_ns - job->submit_ns) / 1e6);
         if (rc != SS_OK && job->err.code == SS_OK)
                 ss_err_set(&job->err, rc, "%s", ss_strerror(rc));
         if (rc == SS_OK)
