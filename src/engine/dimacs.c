@@ -37,8 +37,8 @@
 /* Compressed input is inflated by a second thread while this one parses:
  * inflating costs about as much as parsing, so the two overlap. The thread
  * hands over fixed chunks through a small ring. */
-#define SS__INFLATE_CHUNK (1u << 20)
-#define SS__INFLATE_SLOTS 4u
+#define SS__INFLATE_CHUNK (256u << 10)
+#define SS__INFLATE_SLOTS 8u
 
 struct ss__chunk {
         char *data;
