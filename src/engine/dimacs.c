@@ -74,6 +74,9 @@ struct ss__reader {
         const struct ss_progress *progress;
         int last_percent;
         struct ss_err *err;
+        bool compressed;           /* gzip input, not plain text */
+        bool stream_failed;        /* the error came from the gzip layer */
+        char cause[SS_ERRMSG_MAX]; /* the last error's cause, without FILE:LINE */
 };
 
 /* Reads into buf at most want bytes; on a return of 0 or less, records the
@@ -203,6 +206,7 @@ rd_fail(struct ss__reader *r, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(cause, sizeof(cause), fmt, ap);
         va_end(ap);
+        snprintf(r->cause, sizeof(r->cause), "%s", cause);
         return ss_err_set(r->err, code, "%s:%" PRIu64 ": %s", r->path, r->line, cause);
 }
 
@@ -252,7 +256,8 @@ static int rd_open(struct ss__reader *r, const char *path, const struct ss_progr
         if (gzdirect(r->gz) && r->file_size < SS__DIMACS_BUF)
                 r->cap = r->file_size < SS__DIMACS_BUF_MIN ? SS__DIMACS_BUF_MIN
                                                            : (size_t)r->file_size + 1;
-        if (!gzdirect(r->gz))
+        r->compressed = !gzdirect(r->gz);
+        if (r->compressed)
                 r->inf = inflater_start(r->gz);
         r->buf = malloc(r->cap);
         if (!r->buf) {
@@ -278,6 +283,16 @@ static void rd_close(struct ss__reader *r)
         r->buf = NULL;
 }
 
+/* zlib's messages repeat the path ("PATH: incorrect data check"); ours
+ * already start with it. */
+static const char *zmsg_cause(const struct ss__reader *r, const char *msg)
+{
+        size_t n = strlen(r->path);
+        if (strncmp(msg, r->path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+                msg += n + 2;
+        return msg[0] ? msg : "read failed";
+}
+
 /* Reads more bytes after buf[len]. An empty read is followed by a check of
  * the stream state: zlib reports a truncated gzip stream as end of input and
  * only gzerror() tells it apart from a clean end. */
@@ -298,22 +313,52 @@ static int rd_fill(struct ss__reader *r)
         if (got == 0 && st.zerr != Z_OK) {
                 /* The line being read when the stream broke is the next one. */
                 r->line++;
+                r->stream_failed = true;
                 if (st.zerr == Z_ERRNO)
                         return rd_fail(r, SS_EIO, "read error: %s",
-                                       st.sys_errno ? strerror(st.sys_errno) : st.zmsg);
+                                       st.sys_errno ? strerror(st.sys_errno)
+                                                    : zmsg_cause(r, st.zmsg));
                 if (st.zerr == Z_MEM_ERROR)
                         return rd_fail(r, SS_ENOMEM, "out of memory while decompressing");
                 if (st.zerr == Z_BUF_ERROR)
                         return rd_fail(r, SS_EPARSE,
                                        "truncated gzip stream (unexpected end of file)");
-                return rd_fail(r, SS_EPARSE, "corrupt gzip stream: %s",
-                               st.zmsg[0] ? st.zmsg : "read failed");
+                return rd_fail(r, SS_EPARSE, "corrupt gzip stream: %s", zmsg_cause(r, st.zmsg));
         }
         if (got == 0)
                 r->eof = true;
         r->len += got;
         rd_progress(r, st.offset, false);
         return SS_OK;
+}
+
+/* After a parse error in gzip input, reads the stream to its end: corrupt
+ * deflate data often inflates to garbled text that fails to parse before zlib
+ * reaches the check that names the real cause. If the stream turns out to be
+ * damaged, the error says so. Returns the code to report. */
+static int rd_recheck(struct ss__reader *r, int rc)
+{
+        if (rc != SS_EPARSE || !r->compressed || r->stream_failed)
+                return rc;
+        struct ss__chunk st;
+        size_t got;
+        do {
+                if (r->inf) {
+                        got = inflater_take(r->inf, r->buf, r->cap, &st);
+                } else {
+                        int k = gz_read_state(r->gz, r->buf, (unsigned)r->cap, &st);
+                        got = k > 0 ? (size_t)k : 0;
+                        if (k < 0 && st.zerr == Z_OK)
+                                st.zerr = Z_ERRNO;
+                }
+        } while (got > 0);
+        if (st.zerr == Z_OK || st.zerr == Z_ERRNO || st.zerr == Z_MEM_ERROR)
+                return rc;
+        char first[sizeof(r->cause)];
+        memcpy(first, r->cause, sizeof(first));
+        return rd_fail(r, SS_EPARSE, "%s gzip stream (%s); the garbled text first failed here: %s",
+                       st.zerr == Z_BUF_ERROR ? "truncated" : "corrupt", zmsg_cause(r, st.zmsg),
+                       first);
 }
 
 /* Returns 1 with the next line in [*s, *e) (newline excluded), 0 at the end
@@ -758,6 +803,7 @@ int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_pro
         }
         if (rc == 0)
                 rd_progress(&r, 0, true);
+        rc = rd_recheck(&r, rc);
         rd_close(&r);
         if (rc < 0) {
                 ss_arcs_free(out);
@@ -885,6 +931,7 @@ int ss_dimacs_read_co(const char *path, uint32_t n, int32_t **x, int32_t **y,
         if (rc == 0)
                 rd_progress(&r, 0, true);
 out:
+        rc = rd_recheck(&r, rc);
         rd_close(&r);
         free(seen);
         if (rc < 0) {
@@ -977,6 +1024,7 @@ static int read_node_lines(const char *path, uint32_t n, const char *word, char 
                              "only %" PRIu64 " '%c' lines, but the problem line (line %" PRIu64
                              ") announces %" PRIu64,
                              k, kind_ch, problem_line, announced);
+        rc = rd_recheck(&r, rc);
         rd_close(&r);
         if (rc < 0) {
                 free(list);
