@@ -51,6 +51,7 @@ struct ss__dparams {
         uint32_t *nstamp, *fstamp, *sstamp;
         struct ss__ctl *ctl;
         const volatile int *cancel;
+        uint32_t local_max;
 };
 
 struct ss__relax_state {
@@ -83,10 +84,9 @@ static __device__ __forceinline__ void ss__delta_relax(const ss__relax_state &s,
 /* Relaxes the light (heavy == false) or heavy arcs of list[0..count). */
 static __device__ __forceinline__ void
 ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t *list,
-                 uint32_t count, bool heavy, uint32_t *set, unsigned int *scnt, uint32_t sgen)
+                 uint32_t count, bool heavy, uint32_t *set, unsigned int *scnt, uint32_t sgen,
+                 uint32_t warp, uint32_t nwarps)
 {
-        const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-        const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5;
         const int lane = threadIdx.x & 31;
         for (uint32_t base = warp * 32; base < count; base += nwarps * 32) {
                 uint32_t begin = 0, end = 0;
@@ -108,6 +108,56 @@ ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t 
                 ss__warp_expand(p.arcs, begin, end, d, [&](uint32_t u, unsigned long long nd) {
                         ss__delta_relax(s, u, nd);
                 });
+        }
+}
+
+/* Block 0 alone: light phases of a small frontier. Counters live in shared
+ * memory (three, rotating by phase as the grid-wide ones do); on exit the
+ * remaining queue is handed back through the grid-wide counters. The phase
+ * number handed back is moved forward to one congruent to ph0 + 1 (mod 3),
+ * so that the grid-wide count slot ph0 % 3, which other blocks may still be
+ * reading, is never written here. Exits when the frontier empties, outgrows
+ * local_max, or after 256 phases (so that the cancel flag is looked at). */
+static __device__ __noinline__ void ss__delta_local(const ss__dparams &p, ss__relax_state s,
+                                                    ss__ctl *c, uint32_t cnt, uint32_t ph0,
+                                                    uint32_t qsel, uint32_t sg, uint32_t iter,
+                                                    unsigned int *sh)
+{
+        if (threadIdx.x == 0) {
+                sh[0] = cnt;
+                sh[1] = 0;
+                sh[2] = 0;
+        }
+        __syncthreads();
+        uint32_t lph = ph0, lq = qsel, j = 0, k = 0;
+        uint32_t left = cnt;
+        for (;;) {
+                const uint32_t n = *(volatile unsigned int *)&sh[j % 3];
+                left = n;
+                if (n == 0 || n > p.local_max || k == 256)
+                        break;
+                if (threadIdx.x == 0)
+                        sh[(j + 2) % 3] = 0;
+                s.next = lq ? p.q0 : p.q1;
+                s.next_cnt = &sh[(j + 1) % 3];
+                s.next_gen = lph + 1;
+                ss__delta_expand(p, s, lq ? p.q1 : p.q0, n, false, p.has_heavy ? p.set : nullptr,
+                                 &c->scnt, sg, threadIdx.x >> 5, blockDim.x >> 5);
+                __syncthreads();
+                lph++;
+                lq ^= 1;
+                j++;
+                k++;
+        }
+        const uint32_t want = (ph0 + 1) % 3;
+        const uint32_t ph = lph + (want + 3 - lph % 3) % 3;
+        if (threadIdx.x == 0) {
+                c->qcnt[ph % 3] = left;
+                c->qcnt[(ph + 1) % 3] = 0;
+                c->cflag[ph % 3] = p.cancel ? (*p.cancel != 0) : 0;
+                c->lm_ph[iter & 1] = ph;
+                c->lm_q[iter & 1] = lq;
+                c->lm_k[iter & 1] = k;
         }
 }
 
@@ -146,7 +196,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
         grid.sync();
         if (tid == 0) {
                 p.dist[p.source] = 0;
-                ((ph & 1) ? p.q1 : p.q0)[0] = p.source;
+                p.q0[0] = p.source;
                 p.nstamp[p.source] = ph;
                 c->qcnt[ph % 3] = 1;
         }
@@ -154,8 +204,9 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
 
         unsigned long long bucket = 0;
         int side = 0;
-        uint32_t phases = 0, buckets = 0;
+        uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0;
         bool cancelled = false;
+        __shared__ unsigned int sh[3];
         for (;;) {
                 buckets++;
                 const unsigned long long bucket_end = (bucket + 1) * p.delta;
@@ -168,27 +219,42 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         }
                         if (cnt == 0)
                                 break;
-                        if (tid == 0) {
-                                c->qcnt[(ph + 2) % 3] = 0;
-                                c->cflag[(ph + 1) % 3] = p.cancel ? (*p.cancel != 0) : 0;
-                        }
+                        iter++;
                         ss__relax_state s;
                         s.dist = p.dist;
                         s.bucket_end = bucket_end;
                         s.delta = p.delta;
-                        s.next = (ph & 1) ? p.q0 : p.q1;
-                        s.next_cnt = &c->qcnt[(ph + 1) % 3];
                         s.nstamp = p.nstamp;
-                        s.next_gen = ph + 1;
                         s.far = side ? p.far1 : p.far0;
                         s.far_cnt = &c->fcnt[side];
                         s.farmin = &c->farmin[side];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
-                        ss__delta_expand(p, s, (ph & 1) ? p.q1 : p.q0, cnt, false,
-                                         p.has_heavy ? p.set : nullptr, &c->scnt, sg);
+                        if (cnt <= p.local_max) {
+                                /* A small frontier: block 0 runs phases alone with
+                                 * block barriers (tens of ns) instead of grid
+                                 * barriers (microseconds) while it stays small. */
+                                if (blockIdx.x == 0)
+                                        ss__delta_local(p, s, c, cnt, ph, qsel, sg, iter, sh);
+                                grid.sync();
+                                ph = ss__ld(&c->lm_ph[iter & 1]);
+                                qsel = ss__ld(&c->lm_q[iter & 1]);
+                                phases += ss__ld(&c->lm_k[iter & 1]);
+                                continue;
+                        }
+                        if (tid == 0) {
+                                c->qcnt[(ph + 2) % 3] = 0;
+                                c->cflag[(ph + 1) % 3] = p.cancel ? (*p.cancel != 0) : 0;
+                        }
+                        s.next = qsel ? p.q0 : p.q1;
+                        s.next_cnt = &c->qcnt[(ph + 1) % 3];
+                        s.next_gen = ph + 1;
+                        ss__delta_expand(p, s, qsel ? p.q1 : p.q0, cnt, false,
+                                         p.has_heavy ? p.set : nullptr, &c->scnt, sg,
+                                         (uint32_t)(tid >> 5), (uint32_t)(nthreads >> 5));
                         grid.sync();
                         ph++;
+                        qsel ^= 1;
                         phases++;
                 }
                 if (cancelled)
@@ -209,7 +275,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         s.farmin = &c->farmin[side];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
-                        ss__delta_expand(p, s, p.set, scnt, true, nullptr, nullptr, 0);
+                        ss__delta_expand(p, s, p.set, scnt, true, nullptr, nullptr, 0,
+                                         (uint32_t)(tid >> 5), (uint32_t)(nthreads >> 5));
                         grid.sync();
                         phases++;
                 }
@@ -224,7 +291,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                 const uint32_t fcnt = ss__ld(&c->fcnt[side]);
                 const uint32_t *far = side ? p.far1 : p.far0;
                 uint32_t *far2 = side ? p.far0 : p.far1;
-                uint32_t *near = (ph & 1) ? p.q1 : p.q0;
+                uint32_t *near = qsel ? p.q1 : p.q0;
                 if (tid == 0)
                         c->scnt = 0;
                 for (uint64_t i = tid; i < fcnt; i += nthreads) {
@@ -308,6 +375,7 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
         p.sstamp = ws->sstamp;
         p.ctl = ws->ctl;
         p.cancel = ws->dcancel;
+        p.local_max = ws->local_max;
         void *args[] = {&p};
         SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__delta_kernel, dim3(ws->blocks),
                                              dim3(SS__BLOCK), args, 0, ws->stream));

@@ -22,6 +22,8 @@
 /* Δ = this many mean weights for the tuned rule: measured on NY-d, NY-t and
  * generated road graphs (docs/gpu.md). */
 #define SS__TUNED_MEAN_FACTOR 4
+/* Default size up to which one block relaxes a frontier alone. */
+#define SS__LOCAL_MAX 1024
 
 struct ss_gpu {
         int device;
@@ -324,7 +326,7 @@ static void ss__ws_free(struct ss__ws *w, uint32_t *d_targets)
 }
 
 static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsigned blocks,
-                        struct ss_err *err)
+                        unsigned local_max, struct ss_err *err)
 {
         memset(w, 0, sizeof(*w));
         const size_t n4 = (size_t)n * 4;
@@ -354,6 +356,7 @@ static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsi
         SS__CUDA(cudaHostAlloc((void **)&w->hout, SS__TCHUNK * sizeof(unsigned long long),
                                cudaHostAllocDefault));
         w->blocks = blocks;
+        w->local_max = local_max;
         return SS_OK;
 }
 
@@ -497,6 +500,13 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                                   "resident on %s",
                                   streams, blocks, resident, di->name);
 
+        /* Frontiers up to this size are relaxed by one block without grid-wide
+         * barriers (delta.cu); SS_GPU_LOCAL_MAX overrides it for tuning. */
+        unsigned local_max = SS__LOCAL_MAX;
+        const char *lm = getenv("SS_GPU_LOCAL_MAX");
+        if (lm && *lm)
+                local_max = (unsigned)strtoul(lm, NULL, 10);
+
         struct ss_gpu *gpu = calloc(1, sizeof(*gpu));
         if (!gpu)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
@@ -525,7 +535,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->g.split = gpu->d_split;
         gpu->max_w = g->max_w;
         for (unsigned i = 0; i < streams; i++) {
-                rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, err);
+                rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, local_max, err);
                 gpu->nstreams = i + 1;
                 if (rc) {
                         ss_gpu_close(gpu);

@@ -57,6 +57,7 @@ struct ss__ctl {
         unsigned long long farmin[2];    /* lower bound of the far pile's smallest bucket */
         unsigned long long rmin[3];      /* BF: smallest distance set in a round */
         unsigned int phase, epoch, sgen; /* stamp generations, kept across queries */
+        unsigned int lm_ph[2], lm_q[2], lm_k[2]; /* block-local phases: where they ended */
         /* Statistics and results, copied back after the run. */
         unsigned int phases, buckets, cancelled;
         unsigned long long tdist; /* distance of the single target */
@@ -80,6 +81,7 @@ struct ss__ws {
         uint32_t *htargets;       /* pinned, SS__TCHUNK entries */
         unsigned long long *hout; /* pinned, SS__TCHUNK entries */
         unsigned blocks;          /* thread blocks of this stream's persistent kernels */
+        unsigned local_max;       /* frontiers up to this size run in one block (delta.cu) */
         uint64_t runs;
 };
 

@@ -20,6 +20,13 @@ static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};
 
 /* ---- helpers ---------------------------------------------------------- */
 
+/* The tests run in one process (see main), so say which one runs. */
+static void announce(const char *name)
+{
+        printf("test %s\n", name);
+        fflush(stdout);
+}
+
 static struct ss_graph *build(uint32_t n, const uint32_t (*arcs)[3], size_t m)
 {
         struct ss_arcs a;
@@ -201,6 +208,7 @@ static struct ss_graph *load_data(const char *rel)
 
 START_TEST(test_sample_known_answers)
 {
+        announce("test_sample_known_answers");
         struct ss_graph *g = load_data("dimacs/samples/sample.gr");
         if (!g)
                 return;
@@ -240,6 +248,7 @@ END_TEST
 
 START_TEST(test_samples_all_sources)
 {
+        announce("test_samples_all_sources");
         const char *files[] = {"dimacs/samples/sample.gr", "dimacs/samples/cycle32.gr",
                                "dimacs/samples/gapbs-4.gr"};
         for (size_t f = 0; f < 3; f++) {
@@ -261,6 +270,7 @@ END_TEST
 
 START_TEST(test_rome99)
 {
+        announce("test_rome99");
         struct ss_graph *g = load_data("dimacs/rome99.gr");
         if (!g)
                 return;
@@ -290,6 +300,7 @@ END_TEST
 
 START_TEST(test_ny_source1)
 {
+        announce("test_ny_source1");
         struct ss_graph *g = load_data("dimacs/USA-road-d.NY.gr.gz");
         if (!g)
                 return;
@@ -326,6 +337,7 @@ END_TEST
 
 START_TEST(test_one_node)
 {
+        announce("test_one_node");
         const uint32_t arcs[][3] = {{0, 0, 5}};
         for (size_t m = 0; m < 2; m++) {
                 struct ss_graph *g = build(1, arcs, m);
@@ -350,6 +362,7 @@ END_TEST
 
 START_TEST(test_zero_weights_and_cycles)
 {
+        announce("test_zero_weights_and_cycles");
         /* 0 -> 1 -> 2 -> 1 all zero (a zero-weight cycle), 2 -> 3 (7), 4 unreachable. */
         const uint32_t arcs[][3] = {{0, 1, 0}, {1, 2, 0}, {2, 1, 0}, {2, 3, 7},
                                     {3, 3, 0}, {1, 1, 0}, {0, 3, 9}, {0, 3, 7}};
@@ -368,6 +381,7 @@ END_TEST
 
 START_TEST(test_all_zero_weights)
 {
+        announce("test_all_zero_weights");
         struct ss_arcs a;
         struct ss_err err;
         ck_assert_int_eq(ss_arcs_init(&a, 2000, 8000), SS_OK);
@@ -382,6 +396,7 @@ END_TEST
 
 START_TEST(test_random_graphs)
 {
+        announce("test_random_graphs");
         const uint32_t sizes[] = {2, 7, 100, 5000};
         for (size_t i = 0; i < 4; i++) {
                 struct ss_graph *g = random_graph(sizes[i], 1000, 0);
@@ -394,18 +409,21 @@ END_TEST
 
 START_TEST(test_hub_and_heavy_arcs)
 {
+        announce("test_hub_and_heavy_arcs");
         /* A vertex with 20,000 out-arcs (spread over the warp) and weights
          * up to 2^31, far above any Δ, so heavy arcs and far buckets matter. */
         struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
         check_graph(g, NULL, 3, 997);
-        check_graph(g, "median", 2, 1999);
-        check_graph(g, "maxw-over-maxdeg", 2, 1999);
+        check_graph(g, "median", 2, 4999);
+        /* Δ = maxw / maxdeg ~ 1e5 here: ~1e5 buckets, slow; one source. */
+        check_graph(g, "maxw-over-maxdeg", 1, 14999);
         ss_graph_unref(g);
 }
 END_TEST
 
 START_TEST(test_long_path_and_deadline)
 {
+        announce("test_long_path_and_deadline");
         /* A path of 300,000 nodes: 300,000 dependent phases, long enough to
          * cancel. A deadline in the past must stop it with SS_ETIMEDOUT, and
          * the stream must answer the next query correctly. */
@@ -456,6 +474,7 @@ static void *stream_worker(void *p)
 
 START_TEST(test_concurrent_streams)
 {
+        announce("test_concurrent_streams");
         struct ss_graph *g = random_graph(20000, 5000, 0);
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 4);
         ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
@@ -474,6 +493,7 @@ END_TEST
 
 START_TEST(test_memory_limit_forces_cpu)
 {
+        announce("test_memory_limit_forces_cpu");
         struct ss_graph *g = random_graph(50000, 100, 0);
         struct ss_gpu_config cfg;
         struct ss_err err;
@@ -500,6 +520,7 @@ END_TEST
 
 START_TEST(test_injected_faults)
 {
+        announce("test_injected_faults");
         struct ss_graph *g = random_graph(1000, 100, 0);
         struct ss_gpu_config cfg;
         struct ss_err err;
@@ -529,6 +550,7 @@ END_TEST
 
 START_TEST(test_bad_arguments)
 {
+        announce("test_bad_arguments");
         struct ss_graph *g = random_graph(100, 10, 0);
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
         struct ss_err err;
