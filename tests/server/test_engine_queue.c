@@ -1,0 +1,344 @@
+/* The engine object without HTTP: the queue bound, deadlines in the queue,
+ * graph swaps, shutdown draining the queue, and the worker kinds (a stand-in
+ * GPU worker shows how jobs are routed and handed back to the CPU). */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cancel.h"
+#include "engine.h"
+
+/* A path 0 -> 1 -> ... -> n-1 with unit weights, plus a cycle arc back. */
+static struct ss_graph *chain(uint32_t n)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, n), SS_OK);
+        for (uint32_t v = 0; v + 1 < n; v++)
+                ck_assert_int_eq(ss_arcs_push(&a, v, v + 1, 1), SS_OK);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        return g;
+}
+
+struct waiter {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int done;
+};
+
+static struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void on_done(struct ss_job *job)
+{
+        (void)job;
+        pthread_mutex_lock(&w.lock);
+        w.done++;
+        pthread_cond_broadcast(&w.cond);
+        pthread_mutex_unlock(&w.lock);
+}
+
+static void wait_done(int n)
+{
+        pthread_mutex_lock(&w.lock);
+        while (w.done < n)
+                pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+}
+
+static void job_init(struct ss_job *j, struct ss_engine *e, enum ss_job_kind kind, uint32_t *s,
+                     uint32_t *t, size_t nt)
+{
+        memset(j, 0, sizeof(*j));
+        j->kind = kind;
+        j->graph = ss_engine_graph(e);
+        j->sources = s;
+        j->nsources = 1;
+        j->targets = t;
+        j->ntargets = nt;
+        j->done = on_done;
+}
+
+START_TEST(runs_every_kind)
+{
+        struct ss_graph *g = chain(1000);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 16};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        w.done = 0;
+        uint32_t s = 10, t = 20, back = 5, ts[] = {10, 999, 3};
+        struct ss_job route, noroute, matrix, all;
+        job_init(&route, e, SS_JOB_ROUTE, &s, &t, 1);
+        job_init(&noroute, e, SS_JOB_ROUTE, &s, &back, 1);
+        job_init(&matrix, e, SS_JOB_MATRIX, &s, ts, 3);
+        job_init(&all, e, SS_JOB_ONE_TO_ALL, &s, NULL, 0);
+        ck_assert_int_eq(ss_engine_submit(e, &route), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &noroute), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &matrix), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &all), SS_OK);
+        wait_done(4);
+
+        ck_assert_int_eq(route.status, SS_OK);
+        ck_assert_uint_eq(route.dist[0], 10);
+        ck_assert_uint_eq(route.path_len, 11);
+        ck_assert_uint_eq(route.path[0], 10);
+        ck_assert_uint_eq(route.path[10], 20);
+        ck_assert_int_eq(route.ran_engine, SS_ENGINE_CPU);
+        ck_assert_int_eq(route.ran_algo, SS_ALGO_DIJKSTRA);
+        ck_assert(!route.fell_back);
+
+        ck_assert_int_eq(noroute.status, SS_ENOROUTE);
+        ck_assert_ptr_null(noroute.path);
+
+        ck_assert_int_eq(matrix.status, SS_OK);
+        ck_assert_uint_eq(matrix.dist[0], 0);
+        ck_assert_uint_eq(matrix.dist[1], 989);
+        ck_assert_uint_eq(matrix.dist[2], SS_DIST_INF);
+
+        ck_assert_int_eq(all.status, SS_OK);
+        ck_assert_uint_eq(all.dist[9], SS_DIST_INF);
+        ck_assert_uint_eq(all.dist[10], 0);
+        ck_assert_uint_eq(all.dist[999], 989);
+
+        struct ss_engine_stats st;
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.completed, 4);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA], 4);
+        ck_assert_uint_eq(st.cpu_workers, 2);
+        ck_assert_uint_eq(st.gpu_workers, 0);
+
+        ss_job_release(&route);
+        ss_job_release(&noroute);
+        ss_job_release(&matrix);
+        ss_job_release(&all);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(rejects_bad_jobs)
+{
+        struct ss_graph *g = chain(10);
+        struct ss_engine *e;
+        struct ss_err err;
+        ck_assert_int_eq(ss_engine_new(NULL, g, &e, &err), SS_OK);
+        uint32_t s = 0, bad = 10;
+        struct ss_job j;
+        job_init(&j, e, SS_JOB_ROUTE, &s, &bad, 1);
+        ck_assert_int_eq(ss_engine_submit(e, &j), SS_EINVAL);
+        ck_assert_ptr_nonnull(strstr(j.err.msg, "targets[0]"));
+        ss_job_release(&j);
+        job_init(&j, e, SS_JOB_MATRIX, &s, NULL, 0);
+        ck_assert_int_eq(ss_engine_submit(e, &j), SS_EINVAL);
+        ss_job_release(&j);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A worker that blocks until released, to fill the queue deterministically. */
+static atomic_int gate;
+
+static int blocking_execute(void *state, struct ss_job *job)
+{
+        (void)state;
+        while (!atomic_load(&gate))
+                usleep(1000);
+        job->ran_engine = SS_ENGINE_GPU;
+        job->ran_algo = SS_ALGO_DELTA;
+        job->dist = calloc(1, sizeof(ss_dist));
+        return SS_OK;
+}
+
+static const struct ss_worker_ops blocking_gpu = {
+    .kind = SS_ENGINE_GPU, .name = "test-gpu", .execute = blocking_execute};
+
+START_TEST(bound_and_deadline_in_queue)
+{
+        struct ss_graph *g = chain(10);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 2};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
+        atomic_store(&gate, 0);
+        w.done = 0;
+        uint32_t s = 0, t = 9;
+        struct ss_job j[4];
+        for (int i = 0; i < 4; i++) {
+                job_init(&j[i], e, SS_JOB_ROUTE, &s, &t, 1);
+                j[i].engine = SS_ENGINE_GPU;
+        }
+        j[1].deadline_ns = ss_now_ns() + 1000000; /* 1 ms: it will expire queued */
+        ck_assert_int_eq(ss_engine_submit(e, &j[0]), SS_OK);
+        /* Wait until the GPU worker holds j[0], so the queue is empty. */
+        struct ss_engine_stats st;
+        do {
+                usleep(1000);
+                ss_engine_stats(e, &st);
+        } while (st.busy == 0);
+        ck_assert_int_eq(ss_engine_submit(e, &j[1]), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &j[2]), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &j[3]), SS_EOVERLOAD);
+        ck_assert_ptr_nonnull(strstr(j[3].err.msg, "full"));
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.queue_depth, 2);
+        ck_assert_uint_eq(st.rejected, 1);
+        usleep(5000);
+        atomic_store(&gate, 1);
+        wait_done(3);
+        ck_assert_int_eq(j[0].status, SS_OK);
+        ck_assert_int_eq(j[0].ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(j[1].status, SS_ETIMEDOUT);
+        ck_assert_ptr_nonnull(strstr(j[1].err.msg, "queue"));
+        ck_assert_int_eq(j[2].status, SS_OK);
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.expired_in_queue, 1);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_GPU][SS_ALGO_DELTA], 2);
+        for (int i = 0; i < 4; i++)
+                ss_job_release(&j[i]);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A GPU worker that always fails: its jobs go to the CPU, marked fell_back;
+ * engine=cpu jobs never reach it. */
+static atomic_int gpu_calls;
+
+static int failing_execute(void *state, struct ss_job *job)
+{
+        (void)state;
+        atomic_fetch_add(&gpu_calls, 1);
+        return ss_err_set(&job->err, SS_EGPU, "simulated device fault");
+}
+
+static const struct ss_worker_ops failing_gpu = {
+    .kind = SS_ENGINE_GPU, .name = "broken-gpu", .execute = failing_execute};
+
+START_TEST(gpu_failure_falls_back_to_cpu)
+{
+        struct ss_graph *g = chain(100);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 1};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_add_worker(e, &failing_gpu, NULL, &err), SS_OK);
+        atomic_store(&gpu_calls, 0);
+        w.done = 0;
+        uint32_t s = 0, t = 50;
+        struct ss_job a, c;
+        job_init(&a, e, SS_JOB_ROUTE, &s, &t, 1); /* engine=auto */
+        job_init(&c, e, SS_JOB_ROUTE, &s, &t, 1);
+        c.engine = SS_ENGINE_CPU;
+        ck_assert_int_eq(ss_engine_submit(e, &a), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &c), SS_OK);
+        wait_done(2);
+        ck_assert_int_eq(a.status, SS_OK);
+        ck_assert_uint_eq(a.dist[0], 50);
+        ck_assert_int_eq(a.ran_engine, SS_ENGINE_CPU);
+        ck_assert(a.fell_back);
+        ck_assert_int_eq(c.status, SS_OK);
+        ck_assert(!c.fell_back);
+        ck_assert_int_eq(atomic_load(&gpu_calls), 1); /* only the auto job tried the GPU */
+        struct ss_engine_stats st;
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.fallbacks, 1);
+        ss_job_release(&a);
+        ss_job_release(&c);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(swap_keeps_old_graph_alive)
+{
+        struct ss_graph *g1 = chain(10), *g2 = chain(20);
+        struct ss_engine *e;
+        struct ss_err err;
+        ck_assert_int_eq(ss_engine_new(NULL, g1, &e, &err), SS_OK);
+        struct ss_graph *held = ss_engine_graph(e);
+        ck_assert_ptr_eq(held, g1);
+        ss_engine_swap_graph(e, g2);
+        struct ss_graph *now = ss_engine_graph(e);
+        ck_assert_ptr_eq(now, g2);
+        /* The old graph is still whole for whoever holds it. */
+        ck_assert_uint_eq(held->n, 10);
+        ck_assert_uint_eq(atomic_load(&g1->refs), 2); /* ours + held */
+        ss_graph_unref(held);
+        ss_graph_unref(now);
+        struct ss_engine_stats st;
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.graph_swaps, 1);
+        ss_engine_free(e);
+        ck_assert_uint_eq(atomic_load(&g1->refs), 1);
+        ck_assert_uint_eq(atomic_load(&g2->refs), 1);
+        ss_graph_unref(g1);
+        ss_graph_unref(g2);
+}
+END_TEST
+
+START_TEST(shutdown_drains_queue)
+{
+        struct ss_graph *g = chain(2000);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 64};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        w.done = 0;
+        enum { N = 40 };
+        struct ss_job j[N];
+        uint32_t s = 0;
+        for (int i = 0; i < N; i++) {
+                job_init(&j[i], e, SS_JOB_ONE_TO_ALL, &s, NULL, 0);
+                ck_assert_int_eq(ss_engine_submit(e, &j[i]), SS_OK);
+        }
+        ss_engine_shutdown(e);
+        ck_assert_int_eq(w.done, N); /* every queued job ran before the join */
+        for (int i = 0; i < N; i++) {
+                ck_assert_int_eq(j[i].status, SS_OK);
+                ck_assert_uint_eq(j[i].dist[1999], 1999);
+                ss_job_release(&j[i]);
+        }
+        struct ss_job late;
+        job_init(&late, e, SS_JOB_ONE_TO_ALL, &s, NULL, 0);
+        ck_assert_int_eq(ss_engine_submit(e, &late), SS_ESHUTDOWN);
+        ss_job_release(&late);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(names)
+{
+        ck_assert_int_eq(ss_algo_parse("delta"), SS_ALGO_DELTA);
+        ck_assert_int_eq(ss_algo_parse("Delta"), -1);
+        ck_assert_str_eq(ss_algo_name(SS_ALGO_BF), "bf");
+        ck_assert_int_eq(ss_engine_kind_parse("gpu"), SS_ENGINE_GPU);
+        ck_assert_int_eq(ss_engine_kind_parse(""), -1);
+        ck_assert_str_eq(ss_engine_kind_name(SS_ENGINE_AUTO), "auto");
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("server.engine-queue");
+        TCase *tc = tcase_create("engine");
+        tcase_add_test(tc, runs_every_kind);
+        tcase_add_test(tc, rejects_bad_jobs);
+        tcase_add_test(tc, bound_and_deadline_in_queue);
+        tcase_add_test(tc, gpu_failure_falls_back_to_cpu);
+        tcase_add_test(tc, swap_keeps_old_graph_alive);
+        tcase_add_test(tc, shutdown_drains_queue);
+        tcase_add_test(tc, names);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
