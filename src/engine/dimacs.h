@@ -45,8 +45,8 @@ int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_pro
 /* Reads a .co file for a graph of n nodes: `p aux sp co N` (or the sample's
  * `p sp co N`), then one `v ID X Y` line per node; N must equal n, every node
  * must appear exactly once, X and Y must fit in int32. On success *x and *y
- * are malloc'd arrays of n entries. Returns SS_OK, SS_EIO, SS_EPARSE or
- * SS_ENOMEM, with err set. */
+ * are malloc'd arrays of n entries. Returns SS_OK, SS_EIO, SS_EPARSE,
+ * SS_ENOMEM, or SS_EINVAL when n is 0 or above SS_MAX_NODES, with err set. */
 int ss_dimacs_read_co(const char *path, uint32_t n, int32_t **x, int32_t **y,
                       const struct ss_progress *progress, struct ss_err *err);
 
