@@ -162,8 +162,10 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                                          (long long)srv->cfg.max_body);
                                 return ss__error(r, SS_ETOOBIG, msg);
                         }
-                        return MHD_YES; /* the body comes in the next calls */
                 }
+                /* Answer in a later call, once MHD has the whole request:
+                 * a response queued now would force the connection closed. */
+                return MHD_YES;
         } else if (*upload_data_size) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
