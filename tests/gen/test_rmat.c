@@ -21,17 +21,24 @@ static struct ss_gen_rmat params(unsigned scale, uint64_t ef, uint64_t seed, uin
         return p;
 }
 
-static int write_rmat(const char *prefix, struct ss_gen_rmat p, unsigned threads, bool gzip,
-                      struct ss_err *err)
+static int write_rmat_snap(const char *prefix, const char *snapshot, struct ss_gen_rmat p,
+                           unsigned threads, bool gzip, struct ss_err *err)
 {
         struct ss_gen_out out = {
             .prefix = prefix,
+            .snapshot = snapshot,
             .gzip = gzip,
             .gzip_level = 1,
             .threads = threads,
         };
         ss_err_clear(err);
         return ss_gen_rmat_run(&p, &out, err);
+}
+
+static int write_rmat(const char *prefix, struct ss_gen_rmat p, unsigned threads, bool gzip,
+                      struct ss_err *err)
+{
+        return write_rmat_snap(prefix, NULL, p, threads, gzip, err);
 }
 
 struct triple {
@@ -141,12 +148,16 @@ START_TEST(test_files_deterministic)
 {
         char *dir = tu_tmpdir();
         char *a = tu_path(dir, "a"), *b = tu_path(dir, "b"), *c = tu_path(dir, "c");
-        char *z = tu_path(dir, "z");
+        char *z = tu_path(dir, "z"), *d = tu_path(dir, "d");
         struct ss_err err;
         ck_assert_int_eq(write_rmat(a, params(13, 16, 5, 255), 1, false, &err), SS_OK);
         ck_assert_int_eq(write_rmat(b, params(13, 16, 5, 255), 4, false, &err), SS_OK);
         ck_assert_int_eq(write_rmat(c, params(13, 16, 6, 255), 2, false, &err), SS_OK);
         ck_assert_int_eq(write_rmat(z, params(13, 16, 5, 255), 2, true, &err), SS_OK);
+        char *snap = tu_path(dir, "s.snap"), *snap2 = tu_path(dir, "t.snap");
+        ck_assert_int_eq(write_rmat_snap(NULL, snap, params(13, 16, 5, 255), 2, false, &err),
+                         SS_OK);
+        ck_assert_int_eq(write_rmat_snap(d, snap2, params(13, 16, 5, 255), 1, false, &err), SS_OK);
         char *agr = tu_path(dir, "a.gr"), *bgr = tu_path(dir, "b.gr"), *cgr = tu_path(dir, "c.gr");
         char *zgr = tu_path(dir, "z.gr.gz"), *aco = tu_path(dir, "a.co");
         ck_assert(tu_same_bytes(agr, bgr));
@@ -163,8 +174,8 @@ START_TEST(test_files_deterministic)
         struct ss_gen_rmat p = params(13, 16, 5, 255);
         struct ss_graph *mem = ss_gen_rmat_graph(&p, 3, &err);
         ck_assert_msg(mem != NULL, "%s", err.msg);
-        const char *files[] = {agr, zgr};
-        for (int i = 0; i < 2; i++) {
+        const char *files[] = {agr, zgr, snap, snap2};
+        for (int i = 0; i < 4; i++) {
                 struct ss_graph *g = ss_graph_load(files[i], NULL, NULL, &err);
                 ck_assert_msg(g != NULL, "%s", err.msg);
                 ck_assert_uint_eq(g->n, 1u << 13);
@@ -175,8 +186,8 @@ START_TEST(test_files_deterministic)
                 ss_graph_unref(g);
         }
         ss_graph_unref(mem);
-        free(agr), free(bgr), free(cgr), free(zgr), free(aco);
-        free(a), free(b), free(c), free(z);
+        free(agr), free(bgr), free(cgr), free(zgr), free(aco), free(snap), free(snap2);
+        free(a), free(b), free(c), free(z), free(d);
         tu_rmdir(dir);
         free(dir);
 }
