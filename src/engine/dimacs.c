@@ -1,10 +1,11 @@
 /* Readers for the DIMACS shortest-path formats (.gr, .co, .ss, .p2p).
  *
  * The input is read through zlib's gz* interface, which inflates gzip files
- * and passes plain files through unchanged, in large chunks into one buffer.
- * Lines are found with memchr and numbers are parsed by hand: a USA-size
- * file has tens of millions of lines, and a sscanf per line would cost more
- * than the inflate itself.
+ * and passes plain files through unchanged, in large chunks into one buffer
+ * (gzip input is inflated on a second thread, overlapping the parse). Lines
+ * are found with memchr and numbers are parsed by hand: a USA-size file has
+ * tens of millions of lines, and a sscanf per line would cost more than the
+ * inflate itself.
  *
  * Every check names the file and the line. The buffer bounds every line, so
  * no input can make a reader run past it; a comment line longer than the
