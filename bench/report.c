@@ -133,8 +133,7 @@ static void time_cell(char *buf, size_t len, const struct ss__bench_cell *c)
                 break;
         case SS_BENCH_TIMEOUT:
                 /* the budget is in the note; min_s holds the time spent when stopped */
-                fmt_seconds(s, sizeof(s), c->max_s);
-                snprintf(buf, len, "> %s", s);
+                snprintf(buf, len, "> %.0f", c->max_s);
                 break;
         case SS_BENCH_SKIPPED:
                 snprintf(buf, len, "skipped");
