@@ -281,6 +281,12 @@ static void write_meta(FILE *f, const char *dir)
         fputc('\n', f);
 }
 
+/* Graphs made by ssspd-gen in a series of sizes (gen-NY ... gen-USA, rmat-20 ...). */
+static bool is_series(const char *graph)
+{
+        return strncmp(graph, "gen-", 4) == 0 || strncmp(graph, "rmat-", 5) == 0;
+}
+
 /* gnuplot data: one block per algorithm with at least one measured graph. */
 static int write_plot_data(const char *dir, const struct table *t, const char *file, bool speedup,
                            const char **titles, size_t *styles, size_t *nblocks)
@@ -297,29 +303,51 @@ static int write_plot_data(const char *dir, const struct table *t, const char *f
                 size_t points = 0;
                 if (speedup && strcmp(t->algos[a], "dijkstra") == 0)
                         continue;
-                for (size_t g = 0; g < t->ngraphs; g++) {
-                        const struct ss__bench_cell *c = find(t, t->graphs[g], t->algos[a]);
-                        const struct ss__bench_cell *ref = find(t, t->graphs[g], "dijkstra");
-                        double y;
-                        if (!c || c->status != SS_BENCH_OK || c->median_s <= 0)
-                                continue;
-                        if (speedup) {
-                                if (!ref || ref->status != SS_BENCH_OK || c->speedup_paired <= 0)
+                /* Generated graphs (one family, growing sizes) first, joined by
+                 * a line; then every other graph as a lone point (a blank line
+                 * before each breaks the line), so that real graphs of equal
+                 * size (NY-d, NY-t) do not draw vertical zig-zags. */
+                for (int pass = 0; pass < 2; pass++)
+                        for (size_t g = 0; g < t->ngraphs; g++) {
+                                const struct ss__bench_cell *c = find(t, t->graphs[g], t->algos[a]);
+                                double y;
+                                if (is_series(t->graphs[g]) != (pass == 0))
                                         continue;
-                                y = c->speedup_paired;
-                        } else {
-                                y = c->median_s;
+                                if (!c || c->status != SS_BENCH_OK || c->median_s <= 0)
+                                        continue;
+                                if (speedup && c->speedup_paired <= 0)
+                                        continue;
+                                y = speedup ? c->speedup_paired : c->median_s;
+                                if (!points)
+                                        fprintf(f, "# %s\n", t->algos[a]);
+                                else if (pass == 1)
+                                        fputc('\n', f);
+                                fprintf(f, "%llu %.9g \"%s\"\n", (unsigned long long)c->m, y,
+                                        c->graph);
+                                points++;
                         }
-                        if (!points)
-                                fprintf(f, "# %s\n", t->algos[a]);
-                        fprintf(f, "%llu %.9g \"%s\"\n", (unsigned long long)c->m, y, c->graph);
-                        points++;
-                }
                 if (points) {
                         fprintf(f, "\n\n");
                         styles[*nblocks] = algo_style(t->algos[a]);
                         titles[(*nblocks)++] = algo_label(t->algos[a]);
                 }
+        }
+        if (!speedup && *nblocks) {
+                /* The last block names the graphs, one label per size (gen-NY,
+                 * NY-d and NY-t share one), at the CPU Dijkstra's point. */
+                double last = 0;
+                fprintf(f, "# labels\n");
+                for (size_t g = 0; g < t->ngraphs; g++) {
+                        const struct ss__bench_cell *c = find(t, t->graphs[g], "dijkstra");
+                        double x = (double)t->gm[g];
+                        if (!c || c->status != SS_BENCH_OK || c->median_s <= 0)
+                                continue;
+                        if (last > 0 && x < last * 1.3)
+                                continue;
+                        fprintf(f, "%.0f %.9g \"%s\"\n", x, c->median_s, t->graphs[g]);
+                        last = x;
+                }
+                fprintf(f, "\n\n");
         }
         return fclose(f) == 0 ? 0 : SS_EIO;
 }
@@ -332,11 +360,11 @@ static void plot_command(FILE *f, const char *file, const char **titles, const s
                 fprintf(f,
                         "%s'%s' index %zu using 1:2 with linespoints lt %zu lw 2 pt %zu title '%s'",
                         i ? ", \\\n     " : "", file, i, styles[i], 4 + styles[i], titles[i]);
-        if (labels)
+        if (labels) /* the block after the algorithms' (write_plot_data) */
                 fprintf(f,
-                        ", \\\n     '%s' index 0 using 1:2:3 with labels offset 0,1 font ',8' "
-                        "notitle",
-                        file);
+                        ", \\\n     '%s' index %zu using 1:2:3 with labels offset 0,-1 "
+                        "font ',8' notitle",
+                        file, n);
         fputc('\n', f);
 }
 

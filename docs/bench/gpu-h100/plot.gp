@@ -15,7 +15,7 @@ plot 'time.dat' index 0 using 1:2 with linespoints lt 1 lw 2 pt 5 title 'Dijkstr
      'time.dat' index 2 using 1:2 with linespoints lt 3 lw 2 pt 7 title 'Boost Bellman-Ford', \
      'time.dat' index 3 using 1:2 with linespoints lt 4 lw 2 pt 8 title 'GPU Δ-stepping', \
      'time.dat' index 4 using 1:2 with linespoints lt 5 lw 2 pt 9 title 'GPU Bellman-Ford', \
-     'time.dat' index 0 using 1:2:3 with labels offset 0,1 font ',8' notitle
+     'time.dat' index 5 using 1:2:3 with labels offset 0,-1 font ',8' notitle
 set output 'speedup.png'
 set logscale y
 set title 'Speedup over the CPU Dijkstra (same run, same sources)'

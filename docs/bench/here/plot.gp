@@ -13,7 +13,7 @@ set ylabel 'seconds per query'
 plot 'time.dat' index 0 using 1:2 with linespoints lt 1 lw 2 pt 5 title 'Dijkstra (ssspd, CPU)', \
      'time.dat' index 1 using 1:2 with linespoints lt 2 lw 2 pt 6 title 'Boost Dijkstra', \
      'time.dat' index 2 using 1:2 with linespoints lt 3 lw 2 pt 7 title 'Boost Bellman-Ford', \
-     'time.dat' index 0 using 1:2:3 with labels offset 0,1 font ',8' notitle
+     'time.dat' index 3 using 1:2:3 with labels offset 0,-1 font ',8' notitle
 set output 'speedup.png'
 set logscale y
 set title 'Speedup over the CPU Dijkstra (same run, same sources)'
