@@ -185,14 +185,68 @@ static int rmat_emit(const struct rmat *rm, const char *path, const struct ss_ge
 /* In memory                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The placement pass: each chunk owns a range of tails and drops, in edge
+ * order, the arcs that leave them into their slots. Every thread walks all
+ * edges (generating them is cheap next to the cache misses of placing
+ * them), so the result does not depend on the number of threads. */
+struct place_job {
+        const struct rmat *rm;
+        uint64_t ranges; /* chunks: tail ranges */
+        uint64_t *next;  /* per node: the next free slot */
+        uint32_t *col, *w;
+};
+
+static int place_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct ss_err *err)
+{
+        (void)buf;
+        (void)err;
+        struct place_job *job = ctx;
+        const struct rmat *rm = job->rm;
+        uint64_t n = rm->mask + 1;
+        uint32_t lo = (uint32_t)(n * chunk / job->ranges);
+        uint32_t hi = (uint32_t)(n * (chunk + 1) / job->ranges - 1); /* inclusive */
+        uint64_t *next = job->next;
+        /* Random tails: work in batches, prefetching the batch's cursors
+         * and then its slots, so that many misses are in flight at once. */
+        enum { BATCH = 64 };
+        uint32_t tail[2 * BATCH], head[2 * BATCH], wt[2 * BATCH];
+        uint64_t slot[2 * BATCH];
+        for (uint64_t e0 = 0; e0 < rm->edges; e0 += BATCH) {
+                unsigned k = rm->edges - e0 < BATCH ? (unsigned)(rm->edges - e0) : BATCH, a = 0;
+                for (unsigned j = 0; j < k; j++) {
+                        uint32_t u, v, w;
+                        rmat_edge(rm, e0 + j, &u, &v, &w);
+                        if (u >= lo && u <= hi) {
+                                tail[a] = u, head[a] = v, wt[a++] = w;
+                                __builtin_prefetch(&next[u], 1);
+                        }
+                        if (v >= lo && v <= hi) {
+                                tail[a] = v, head[a] = u, wt[a++] = w;
+                                __builtin_prefetch(&next[v], 1);
+                        }
+                }
+                for (unsigned j = 0; j < a; j++) {
+                        slot[j] = next[tail[j]]++;
+                        __builtin_prefetch(&job->col[slot[j]], 1);
+                        __builtin_prefetch(&job->w[slot[j]], 1);
+                }
+                for (unsigned j = 0; j < a; j++) {
+                        job->col[slot[j]] = head[j];
+                        job->w[slot[j]] = wt[j];
+                }
+        }
+        return SS_OK;
+}
+
 /* Builds the CSR graph straight from the model, without an arc list: the
  * degrees (already counted into row[1..n] by a pass of rmat_emit) give the
- * row offsets, and a second, sequential pass over the edges drops every arc
- * into place. Taking the edges in order puts each node's arcs in file order,
- * so the result is the graph a loader builds from the .gr file; and at
- * 8 bytes per arc it needs less than half the memory of an arc list plus
- * its sort. Takes row over (freed on failure). */
-static struct ss_graph *build_csr(const struct rmat *rm, uint64_t *row, struct ss_err *err)
+ * row offsets, and a second pass over the edges drops every arc into place.
+ * Taking the edges in order puts each node's arcs in file order, so the
+ * result is the graph a loader builds from the .gr file; and at 8 bytes per
+ * arc it needs less than half the memory of an arc list plus its sort.
+ * Takes row over (freed on failure). */
+static struct ss_graph *build_csr(const struct rmat *rm, uint64_t *row, unsigned threads,
+                                  struct ss_err *err)
 {
         uint64_t n = rm->mask + 1, m = rm->edges * 2;
         struct ss_graph *g = calloc(1, sizeof *g);
@@ -216,39 +270,24 @@ static struct ss_graph *build_csr(const struct rmat *rm, uint64_t *row, struct s
                 row[v + 1] += row[v];
                 next[v] = row[v];
         }
-        /* The placement is bound by cache misses on random nodes: work in
-         * batches, prefetching each batch's cursors and then its slots, so
-         * that many misses are in flight at once. */
-        enum { BATCH = 64 };
-        uint32_t bu[BATCH], bv[BATCH], bw[BATCH];
-        uint64_t slot[2 * BATCH];
-        for (uint64_t e0 = 0; e0 < rm->edges; e0 += BATCH) {
-                unsigned k = rm->edges - e0 < BATCH ? (unsigned)(rm->edges - e0) : BATCH;
-                for (unsigned j = 0; j < k; j++) {
-                        rmat_edge(rm, e0 + j, &bu[j], &bv[j], &bw[j]);
-                        __builtin_prefetch(&next[bu[j]], 1);
-                        __builtin_prefetch(&next[bv[j]], 1);
-                }
-                for (unsigned j = 0; j < k; j++) {
-                        slot[2 * j] = next[bu[j]]++;
-                        slot[2 * j + 1] = next[bv[j]]++;
-                        __builtin_prefetch(&g->col[slot[2 * j]], 1);
-                        __builtin_prefetch(&g->col[slot[2 * j + 1]], 1);
-                        __builtin_prefetch(&g->w[slot[2 * j]], 1);
-                        __builtin_prefetch(&g->w[slot[2 * j + 1]], 1);
-                }
-                for (unsigned j = 0; j < k; j++) {
-                        g->col[slot[2 * j]] = bv[j];
-                        g->w[slot[2 * j]] = bw[j];
-                        g->col[slot[2 * j + 1]] = bu[j];
-                        g->w[slot[2 * j + 1]] = bw[j];
-                }
-        }
+        struct place_job job = {
+            .rm = rm,
+            .ranges = threads < n ? threads : n,
+            .next = next,
+            .col = g->col,
+            .w = g->w,
+        };
+        int rc = ss__gen_write_chunks(NULL, false, 0, false, "", job.ranges, 0, threads,
+                                      place_chunk, &job, err);
         free(next);
         g->n = (uint32_t)n;
         g->m = m;
         g->row = row;
         atomic_init(&g->refs, 1);
+        if (rc != SS_OK) {
+                ss_graph_unref(g);
+                return NULL;
+        }
         ss_graph_finish(g);
         return g;
 }
@@ -272,7 +311,7 @@ struct ss_graph *ss_gen_rmat_graph(const struct ss_gen_rmat *p, unsigned threads
                 free(count);
                 return NULL;
         }
-        return build_csr(&rm, count, err);
+        return build_csr(&rm, count, threads ? threads : 1, err);
 }
 
 int ss_gen_rmat_run(const struct ss_gen_rmat *p, const struct ss_gen_out *out, struct ss_err *err)
@@ -302,7 +341,7 @@ int ss_gen_rmat_run(const struct ss_gen_rmat *p, const struct ss_gen_out *out, s
         }
         if (out->progress)
                 fprintf(stderr, "ssspd-gen: building the graph for %s\n", out->snapshot);
-        struct ss_graph *g = build_csr(&rm, count, err);
+        struct ss_graph *g = build_csr(&rm, count, out->threads ? out->threads : 1, err);
         if (!g)
                 return err ? err->code : SS_ENOMEM;
         if (out->progress)
