@@ -154,9 +154,6 @@ static inline char *ss__gen_put_i64(char *p, int64_t v)
         return ss__gen_put_u64(p, (uint64_t)v);
 }
 
-/* Longest line the generators write: "a " + three 20-digit numbers + spaces. */
-#define SS_GEN_MAX_LINE 72
-
 /* A chunk's text buffer; cap is fixed up front from a per-chunk bound. */
 struct ss__gen_buf {
         char *p;
