@@ -65,9 +65,10 @@ struct ss_gen_rmat {
  * naming the cause. */
 int ss_gen_road_run(const struct ss_gen_road *p, const struct ss_gen_out *out, struct ss_err *err);
 
-/* Builds the road graph of p in memory, with coordinates; arcs are in the
- * order the .gr file lists them. Returns the graph with one reference, or
- * NULL with err set (SS_EINVAL, SS_ENOMEM). */
+/* Builds the road graph of p in memory, with coordinates: the same graph
+ * (arrays and arc order) that the engine loads from the files, built in
+ * place without an arc list. Returns the graph with one reference, or NULL
+ * with err set (SS_EINVAL, SS_ENOMEM). */
 struct ss_graph *ss_gen_road_graph(const struct ss_gen_road *p, unsigned threads,
                                    struct ss_err *err);
 
@@ -75,8 +76,9 @@ struct ss_graph *ss_gen_road_graph(const struct ss_gen_road *p, unsigned threads
  * .co file). Returns SS_OK, SS_EINVAL, SS_EIO or SS_ENOMEM, with err set. */
 int ss_gen_rmat_run(const struct ss_gen_rmat *p, const struct ss_gen_out *out, struct ss_err *err);
 
-/* Builds the RMAT graph of p in memory. Returns the graph with one
- * reference, or NULL with err set (SS_EINVAL, SS_ENOMEM). */
+/* Builds the RMAT graph of p in memory: the same graph that the engine
+ * loads from the file, built in place without an arc list. Returns the graph
+ * with one reference, or NULL with err set (SS_EINVAL, SS_ENOMEM). */
 struct ss_graph *ss_gen_rmat_graph(const struct ss_gen_rmat *p, unsigned threads,
                                    struct ss_err *err);
 

@@ -360,6 +360,36 @@ static inline uint32_t road_weight(const struct road *rd, uint32_t owner, int sl
         return (uint32_t)w;
 }
 
+/* The roads owned by larger ids that end at node x (at row r, column c):
+ * their owners in increasing id order, with the owner's slot of each.
+ * Returns how many. Only the right neighbour, the one below and the two
+ * below diagonally can own a road to x. */
+static inline int incoming_roads(const struct road *rd, uint32_t x, uint32_t r, uint32_t c,
+                                 uint32_t owner[4], int slot[4])
+{
+        uint32_t cand[4], cr[4], cc[4];
+        int nc = 0, k = 0;
+        uint64_t below = (uint64_t)x + rd->cols;
+        if (c + 1 < rd->cols && x + 1ull < rd->n)
+                cand[nc] = x + 1, cr[nc] = r, cc[nc++] = c + 1;
+        if (c >= 1 && below - 1 < rd->n)
+                cand[nc] = (uint32_t)below - 1, cr[nc] = r + 1, cc[nc++] = c - 1;
+        if (below < rd->n)
+                cand[nc] = (uint32_t)below, cr[nc] = r + 1, cc[nc++] = c;
+        if (c + 1 < rd->cols && below + 1 < rd->n)
+                cand[nc] = (uint32_t)below + 1, cr[nc] = r + 1, cc[nc++] = c + 1;
+        for (int i = 0; i < nc; i++) {
+                uint32_t nb[MAX_OWNED];
+                int no = owned_roads(rd, cand[i], cr[i], cc[i], nb);
+                for (int j = 0; j < no; j++)
+                        if (nb[j] == x) {
+                                owner[k] = cand[i];
+                                slot[k++] = j;
+                        }
+        }
+        return k;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -368,8 +398,7 @@ struct road_job {
         const struct road *rd;
         uint64_t nchunks;
         uint64_t *first_road; /* per chunk: roads owned by earlier chunks (nchunks + 1) */
-        struct ss_arcs *arcs; /* filled when not NULL */
-        int32_t *x, *y;       /* filled when not NULL */
+        struct ss_graph *g;   /* being built, or NULL */
 };
 
 static void chunk_range(const struct road *rd, uint64_t chunk, uint32_t *lo, uint32_t *hi)
@@ -379,18 +408,25 @@ static void chunk_range(const struct road *rd, uint64_t chunk, uint32_t *lo, uin
         *hi = (uint32_t)(b < rd->n ? b : rd->n);
 }
 
+/* Counts the roads each chunk owns and, when a graph is being built, each
+ * node's out-degree into row[v + 1]. */
 static int count_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct ss_err *err)
 {
         (void)buf;
         (void)err;
         struct road_job *job = ctx;
         const struct road *rd = job->rd;
-        uint32_t lo, hi, nb[MAX_OWNED];
+        uint32_t lo, hi, nb[MAX_OWNED], owner[4];
+        int slot[4];
         chunk_range(rd, chunk, &lo, &hi);
         uint64_t count = 0;
         uint32_t r = lo / rd->cols, c = lo % rd->cols;
         for (uint32_t v = lo; v < hi; v++) {
-                count += (uint64_t)owned_roads(rd, v, r, c, nb);
+                int k = owned_roads(rd, v, r, c, nb);
+                count += (uint64_t)k;
+                if (job->g)
+                        job->g->row[v + 1] =
+                            (uint64_t)(k + incoming_roads(rd, v, r, c, owner, slot));
                 if (++c == rd->cols) {
                         c = 0;
                         r++;
@@ -407,8 +443,7 @@ static int gr_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct s
         const struct road *rd = job->rd;
         uint32_t lo, hi, nb[MAX_OWNED];
         chunk_range(rd, chunk, &lo, &hi);
-        uint64_t arc = job->first_road[chunk] * 2;
-        char *p = buf ? buf->p + buf->len : NULL;
+        char *p = buf->p + buf->len;
         uint32_t r = lo / rd->cols, c = lo % rd->cols;
         for (uint32_t v = lo; v < hi; v++) {
                 int k = owned_roads(rd, v, r, c, nb);
@@ -420,28 +455,16 @@ static int gr_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct s
                                 int32_t ux, uy;
                                 node_pos(rd, u, u / rd->cols, u % rd->cols, &ux, &uy);
                                 uint32_t w = road_weight(rd, v, i, x, y, ux, uy);
-                                if (p) {
-                                        for (int dir = 0; dir < 2; dir++) {
-                                                *p++ = 'a';
-                                                *p++ = ' ';
-                                                p = ss__gen_put_u64(p, (dir ? u : v) + 1ull);
-                                                *p++ = ' ';
-                                                p = ss__gen_put_u64(p, (dir ? v : u) + 1ull);
-                                                *p++ = ' ';
-                                                p = ss__gen_put_u64(p, w);
-                                                *p++ = '\n';
-                                        }
+                                for (int dir = 0; dir < 2; dir++) {
+                                        *p++ = 'a';
+                                        *p++ = ' ';
+                                        p = ss__gen_put_u64(p, (dir ? u : v) + 1ull);
+                                        *p++ = ' ';
+                                        p = ss__gen_put_u64(p, (dir ? v : u) + 1ull);
+                                        *p++ = ' ';
+                                        p = ss__gen_put_u64(p, w);
+                                        *p++ = '\n';
                                 }
-                                if (job->arcs) {
-                                        struct ss_arcs *a = job->arcs;
-                                        a->tail[arc] = v;
-                                        a->head[arc] = u;
-                                        a->w[arc] = w;
-                                        a->tail[arc + 1] = u;
-                                        a->head[arc + 1] = v;
-                                        a->w[arc + 1] = w;
-                                }
-                                arc += 2;
                         }
                 }
                 if (++c == rd->cols) {
@@ -449,8 +472,7 @@ static int gr_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct s
                         r++;
                 }
         }
-        if (buf)
-                buf->len = (size_t)(p - buf->p);
+        buf->len = (size_t)(p - buf->p);
         return SS_OK;
 }
 
@@ -476,9 +498,9 @@ static int co_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct s
                         p = ss__gen_put_i64(p, y);
                         *p++ = '\n';
                 }
-                if (job->x) {
-                        job->x[v] = x;
-                        job->y[v] = y;
+                if (job->g) {
+                        job->g->x[v] = x;
+                        job->g->y[v] = y;
                 }
                 if (++c == rd->cols) {
                         c = 0;
@@ -490,12 +512,60 @@ static int co_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct s
         return SS_OK;
 }
 
+/* Fills the CSR arcs of a chunk's nodes. The .gr file lists each road as
+ * two arcs at its owner's place, owners in id order; so a loader puts a
+ * node's own roads first (in slot order) and then those owned by larger ids
+ * (in id order). This writes them in that same order, so the graph built
+ * here is the graph loaded from the files. */
+static int fill_chunk(void *ctx, uint64_t chunk, struct ss__gen_buf *buf, struct ss_err *err)
+{
+        (void)buf;
+        (void)err;
+        struct road_job *job = ctx;
+        const struct road *rd = job->rd;
+        struct ss_graph *g = job->g;
+        uint32_t lo, hi, nb[MAX_OWNED], owner[4];
+        int slot[4];
+        chunk_range(rd, chunk, &lo, &hi);
+        uint32_t r = lo / rd->cols, c = lo % rd->cols;
+        for (uint32_t v = lo; v < hi; v++) {
+                uint64_t i = g->row[v];
+                int32_t x = g->x[v], y = g->y[v];
+                int k = owned_roads(rd, v, r, c, nb);
+                for (int s = 0; s < k; s++, i++) {
+                        g->col[i] = nb[s];
+                        g->w[i] = road_weight(rd, v, s, x, y, g->x[nb[s]], g->y[nb[s]]);
+                }
+                k = incoming_roads(rd, v, r, c, owner, slot);
+                for (int s = 0; s < k; s++, i++) {
+                        uint32_t o = owner[s];
+                        g->col[i] = o;
+                        g->w[i] = road_weight(rd, o, slot[s], g->x[o], g->y[o], x, y);
+                }
+                if (++c == rd->cols) {
+                        c = 0;
+                        r++;
+                }
+        }
+        return SS_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Driving                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Sets up the model and counts the roads. On failure everything is freed. */
-static int job_init(struct road_job *job, struct road *rd, const struct ss_gen_road *p,
+static void job_free(struct road_job *job, struct road *rd)
+{
+        free(job->first_road);
+        ss_graph_unref(job->g);
+        road_free(rd);
+        memset(job, 0, sizeof *job);
+}
+
+/* Sets up the model and counts the roads; with graph, also starts building
+ * the CSR graph (row offsets, room for arcs and coordinates). On failure
+ * everything is freed. */
+static int job_init(struct road_job *job, struct road *rd, const struct ss_gen_road *p, bool graph,
                     unsigned threads, struct ss_err *err)
 {
         memset(job, 0, sizeof *job);
@@ -505,52 +575,51 @@ static int job_init(struct road_job *job, struct road *rd, const struct ss_gen_r
         job->rd = rd;
         job->nchunks = (rd->n + (uint64_t)CHUNK_NODES - 1) / CHUNK_NODES;
         job->first_road = calloc(job->nchunks + 1, sizeof *job->first_road);
-        if (!job->first_road) {
-                road_free(rd);
-                return ss_err_set(err, SS_ENOMEM, "out of memory");
+        if (!job->first_road)
+                goto nomem;
+        if (graph) {
+                struct ss_graph *g = job->g = calloc(1, sizeof *g);
+                if (!g)
+                        goto nomem;
+                atomic_init(&g->refs, 1);
+                g->n = rd->n;
+                g->row = calloc((size_t)rd->n + 1, sizeof *g->row);
+                g->x = malloc(sizeof(int32_t) * rd->n);
+                g->y = malloc(sizeof(int32_t) * rd->n);
+                if (!g->row || !g->x || !g->y)
+                        goto nomem;
         }
         rc = ss__gen_write_chunks(NULL, false, 0, false, "", job->nchunks, 0, threads, count_chunk,
                                   job, err);
         if (rc != SS_OK) {
-                free(job->first_road);
-                road_free(rd);
+                job_free(job, rd);
                 return rc;
         }
         for (uint64_t i = 0; i < job->nchunks; i++)
                 job->first_road[i + 1] += job->first_road[i];
-        return SS_OK;
-}
-
-static void job_free(struct road_job *job, struct road *rd)
-{
-        free(job->first_road);
-        road_free(rd);
-}
-
-/* Allocates the arc list and coordinate arrays a graph needs. */
-static int job_alloc_graph(struct road_job *job, struct ss_arcs *arcs, struct ss_err *err)
-{
-        uint64_t m = job->first_road[job->nchunks] * 2;
-        memset(arcs, 0, sizeof *arcs);
-        if (ss_arcs_init(arcs, job->rd->n, m) != SS_OK)
-                return ss_err_set(err, SS_ENOMEM, "out of memory for %" PRIu64 " arcs", m);
-        arcs->m = m;
-        job->arcs = arcs;
-        job->x = malloc(sizeof(int32_t) * job->rd->n);
-        job->y = malloc(sizeof(int32_t) * job->rd->n);
-        if (!job->x || !job->y) {
-                free(job->x);
-                free(job->y);
-                job->x = job->y = NULL;
-                ss_arcs_free(arcs);
-                job->arcs = NULL;
-                return ss_err_set(err, SS_ENOMEM, "out of memory for coordinates");
+        if (graph) {
+                struct ss_graph *g = job->g;
+                for (uint32_t v = 0; v < rd->n; v++)
+                        g->row[v + 1] += g->row[v];
+                g->m = g->row[rd->n];
+                if (g->m != job->first_road[job->nchunks] * 2) {
+                        job_free(job, rd);
+                        return ss_err_set(err, SS_EINTERNAL, "road graph: degrees do not add up");
+                }
+                g->col = malloc(sizeof(uint32_t) * (g->m ? g->m : 1));
+                g->w = malloc(sizeof(uint32_t) * (g->m ? g->m : 1));
+                if (!g->col || !g->w)
+                        goto nomem;
         }
         return SS_OK;
+nomem:
+        job_free(job, rd);
+        return ss_err_set(err, SS_ENOMEM, "out of memory for a road graph of %" PRIu64 " nodes",
+                          p->nodes);
 }
 
-/* Runs the .gr and .co passes: to files when prefix is set, and into
- * job->arcs / job->x / job->y when those are set. */
+/* Runs the .gr and .co passes to files when out has a prefix; when a graph
+ * is being built, fills its coordinates and arcs too. */
 static int job_emit(struct road_job *job, const struct ss_gen_out *out, unsigned threads,
                     struct ss_err *err)
 {
@@ -567,29 +636,35 @@ static int job_emit(struct road_job *job, const struct ss_gen_out *out, unsigned
                         rc = ss_err_set(err, SS_ENOMEM, "out of memory");
                         goto done;
                 }
+                snprintf(header, sizeof header,
+                         "c ssspd-gen road graph: %" PRIu32 " nodes, seed %" PRIu64 "\n"
+                         "c a planar road-like network on a %" PRIu32 " x %" PRIu32 " grid;"
+                         " weights are lengths in decimetres\n"
+                         "p sp %" PRIu32 " %" PRIu64 "\n",
+                         rd->n, rd->seed, rd->rows, rd->cols, rd->n, m);
+                rc = ss__gen_write_chunks(
+                    gr, out->gzip, out->gzip_level, out->progress, header, job->nchunks,
+                    (size_t)CHUNK_NODES * MAX_OWNED * 2 * GR_LINE, threads, gr_chunk, job, err);
+                if (rc != SS_OK)
+                        goto done;
         }
-        snprintf(header, sizeof header,
-                 "c ssspd-gen road graph: %" PRIu32 " nodes, seed %" PRIu64 "\n"
-                 "c a planar road-like network on a %" PRIu32 " x %" PRIu32 " grid;"
-                 " weights are lengths in decimetres\n"
-                 "p sp %" PRIu32 " %" PRIu64 "\n",
-                 rd->n, rd->seed, rd->rows, rd->cols, rd->n, m);
-        rc = ss__gen_write_chunks(gr, files && out->gzip, files ? out->gzip_level : 0,
-                                  files && out->progress, header, job->nchunks,
-                                  (size_t)CHUNK_NODES * MAX_OWNED * 2 * GR_LINE, threads, gr_chunk,
-                                  job, err);
-        if (rc != SS_OK)
-                goto done;
         snprintf(header, sizeof header,
                  "c ssspd-gen road graph coordinates: %" PRIu32 " nodes, seed %" PRIu64 "\n"
                  "c X is longitude and Y latitude, in millionths of a degree\n"
                  "p aux sp co %" PRIu32 "\n",
                  rd->n, rd->seed, rd->n);
-        if (files || job->x)
+        if (files || job->g)
                 rc = ss__gen_write_chunks(co, files && out->gzip, files ? out->gzip_level : 0,
                                           files && out->progress, header, job->nchunks,
                                           (size_t)CHUNK_NODES * CO_LINE, threads, co_chunk, job,
                                           err);
+        if (rc == SS_OK && job->g) {
+                /* Arcs need every node's coordinates: after the .co pass. */
+                rc = ss__gen_write_chunks(NULL, false, 0, false, "", job->nchunks, 0, threads,
+                                          fill_chunk, job, err);
+                if (rc == SS_OK)
+                        ss_graph_finish(job->g);
+        }
 done:
         free(gr);
         free(co);
@@ -601,21 +676,13 @@ struct ss_graph *ss_gen_road_graph(const struct ss_gen_road *p, unsigned threads
 {
         struct road rd;
         struct road_job job;
-        struct ss_arcs arcs;
-        if (job_init(&job, &rd, p, threads, err) != SS_OK)
+        threads = threads ? threads : 1;
+        if (job_init(&job, &rd, p, true, threads, err) != SS_OK)
                 return NULL;
-        if (job_alloc_graph(&job, &arcs, err) != SS_OK) {
-                job_free(&job, &rd);
-                return NULL;
-        }
-        int rc = job_emit(&job, NULL, threads, err);
         struct ss_graph *g = NULL;
-        if (rc == SS_OK) {
-                g = ss_graph_from_arcs(&arcs, job.x, job.y, err);
-        } else {
-                ss_arcs_free(&arcs);
-                free(job.x);
-                free(job.y);
+        if (job_emit(&job, NULL, threads, err) == SS_OK) {
+                g = job.g;
+                job.g = NULL;
         }
         job_free(&job, &rd);
         return g;
@@ -629,31 +696,14 @@ int ss_gen_road_run(const struct ss_gen_road *p, const struct ss_gen_out *out, s
         unsigned threads = out->threads ? out->threads : 1;
         struct road rd;
         struct road_job job;
-        struct ss_arcs arcs;
-        int rc = job_init(&job, &rd, p, threads, err);
+        int rc = job_init(&job, &rd, p, out->snapshot != NULL, threads, err);
         if (rc != SS_OK)
                 return rc;
-        if (out->snapshot && (rc = job_alloc_graph(&job, &arcs, err)) != SS_OK) {
-                job_free(&job, &rd);
-                return rc;
-        }
         rc = job_emit(&job, out, threads, err);
-        if (out->snapshot) {
-                if (rc == SS_OK) {
-                        struct ss_graph *g = ss_graph_from_arcs(&arcs, job.x, job.y, err);
-                        if (!g) {
-                                rc = err ? err->code : SS_ENOMEM;
-                        } else {
-                                if (out->progress)
-                                        fprintf(stderr, "ssspd-gen: writing %s\n", out->snapshot);
-                                rc = ss_snapshot_write(g, out->snapshot, err);
-                                ss_graph_unref(g);
-                        }
-                } else {
-                        ss_arcs_free(&arcs);
-                        free(job.x);
-                        free(job.y);
-                }
+        if (rc == SS_OK && out->snapshot) {
+                if (out->progress)
+                        fprintf(stderr, "ssspd-gen: writing %s\n", out->snapshot);
+                rc = ss_snapshot_write(job.g, out->snapshot, err);
         }
         job_free(&job, &rd);
         return rc;
