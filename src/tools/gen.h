@@ -9,6 +9,10 @@
  * (optionally as one gzip member), so memory stays small however large the
  * graph; only a snapshot needs the whole graph in memory.
  *
+ * The road model computes positions with exp/log/cos from the C library;
+ * a build against another libm could round a coordinate differently, so
+ * "the same bytes for the same seed" holds per platform, not across them.
+ *
  * The functions are a library so that the tests call them directly.
  */
 #ifndef SS_GEN_H
