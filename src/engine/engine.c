@@ -210,7 +210,8 @@ static const struct ss_worker_ops ss__cpu_ops = {
 /* Whether worker kind k may take job j now (lock held). */
 static bool ss__accepts(const struct ss_engine *e, enum ss_engine_kind k, const struct ss_job *j)
 {
-        bool wants_cpu = j->cpu_only || j->engine == SS_ENGINE_CPU;
+        /* Dijkstra has no GPU version: algorithm=dijkstra always runs on the CPU. */
+        bool wants_cpu = j->cpu_only || j->engine == SS_ENGINE_CPU || j->algo == SS_ALGO_DIJKSTRA;
         if (k == SS_ENGINE_GPU)
                 return !wants_cpu;
         return wants_cpu || e->gpu_alive == 0;
@@ -500,7 +501,11 @@ int ss_engine_submit(struct ss_engine *e, struct ss_job *job)
                 pthread_cond_broadcast(&e->wake);
         }
         pthread_mutex_unlock(&e->lock);
-        return job->status = rc;
+        /* On success the job belongs to the workers now: it may already be done
+         * and freed, so it must not be touched here. */
+        if (rc != SS_OK)
+                job->status = rc;
+        return rc;
 }
 
 void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st)

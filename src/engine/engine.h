@@ -86,7 +86,8 @@ void ss_job_release(struct ss_job *job);
  * has a kind (CPU or GPU) and an execute() function; the engine starts the
  * CPU Dijkstra workers itself, and the GPU code adds one worker per CUDA
  * stream with ss_engine_add_worker(). Who takes what:
- *   - engine=cpu jobs, and jobs a GPU worker handed back, go to CPU workers;
+ *   - engine=cpu jobs, algorithm=dijkstra jobs (no GPU version), and jobs a
+ *     GPU worker handed back, go to CPU workers;
  *   - engine=gpu and engine=auto jobs go to GPU workers when any exist;
  *     with no GPU worker, CPU workers take them (a gpu request is then
  *     marked fell_back, an auto one is not: auto means "either").
