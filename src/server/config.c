@@ -32,6 +32,23 @@ static int ss__check_listen(const char *v, struct ss_err *err)
         return ss_config_split_listen(v, host, sizeof(host), &port, err);
 }
 
+static int ss__check_delta(const char *v, struct ss_err *err)
+{
+        static const char *const rules[] = {"tuned", "median", "mean", "maxw-over-maxdeg"};
+        for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+                if (!strcmp(v, rules[i]))
+                        return SS_OK;
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (isdigit((unsigned char)v[0]) && !*end && !errno && x >= 1)
+                return SS_OK;
+        return ss_err_set(err, SS_EINVAL,
+                          "gpu_delta: '%s' is not tuned, median, mean, maxw-over-maxdeg or a "
+                          "positive integer",
+                          v);
+}
+
 #define SS__OFF(f)  offsetof(struct ss_config, f)
 #define SS__STRF(f) SS__OFF(f), sizeof(((struct ss_config *)0)->f)
 
@@ -68,6 +85,15 @@ static const struct ss__key ss__keys[] = {
      "Retry-After header of 503 answers"},
     {"shutdown_grace_ms", SS__INT, SS__OFF(shutdown_grace_ms), 0, "2000", 0, 600000, NULL,
      "at SIGTERM, wait deadline_ms plus this for queries in flight"},
+    {"gpu", SS__BOOL, SS__OFF(gpu), 0, "yes", 0, 0, NULL,
+     "yes or no: serve from a GPU when one is usable (builds with CUDA)"},
+    {"gpu_device", SS__INT, SS__OFF(gpu_device), 0, "0", 0, 63, NULL, "CUDA device id"},
+    {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "4", 1, 64, NULL,
+     "GPU queries at once, one CUDA stream and workspace each"},
+    {"gpu_memory_limit_mb", SS__INT, SS__OFF(gpu_memory_limit_mb), 0, "0", 0, 16777216, NULL,
+     "device memory the GPU engine may use, in MiB; 0 means all that is free"},
+    {"gpu_delta", SS__STR, SS__STRF(gpu_delta), "tuned", 0, 0, ss__check_delta,
+     "delta-stepping bucket width: tuned, median, mean, maxw-over-maxdeg or a number"},
     {"log_level", SS__LEVEL, SS__OFF(log_level), 0, "info", 0, 0, NULL,
      "error, warn, info or debug"},
     {"access_log", SS__BOOL, SS__OFF(access_log), 0, "yes", 0, 0, NULL,

@@ -28,6 +28,11 @@ struct ss_config {
         int64_t idle_timeout_s;          /* idle keep-alive connections are closed after */
         int64_t retry_after_s;           /* Retry-After on 503 */
         int64_t shutdown_grace_ms;       /* extra wait for in-flight queries at exit */
+        bool gpu;                        /* serve from a GPU when one is usable */
+        int64_t gpu_device;              /* CUDA device id */
+        int64_t gpu_streams;             /* concurrent GPU queries */
+        int64_t gpu_memory_limit_mb;     /* device memory the engine may use; 0 = all free */
+        char gpu_delta[32];              /* delta-stepping rule or a number */
         int64_t log_level;               /* enum ss_log_level */
         bool access_log;                 /* one line per request */
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "gpu_workers.h"
 #include "log.h"
 #include "notify.h"
 #include "server.h"
@@ -211,6 +212,7 @@ int main(int argc, char **argv)
         uv_run(srv.loop, UV_RUN_DEFAULT);
 
         ss_engine_free(srv.engine);
+        ss_gpu_workers_close();
         uv_loop_close(srv.loop);
         return srv.exit_code;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cancel.h"
+#include "gpu_workers.h"
 #include "load.h"
 #include "log.h"
 #include "notify.h"
@@ -26,6 +27,10 @@ static void ss__load_work(uv_work_t *w)
         srv->load_result = ss_graph_load(
             srv->cfg.graph, srv->cfg.coords[0] ? srv->cfg.coords : NULL, &progress, &srv->load_err);
         srv->load_result_ms = (double)(ss_now_ns() - t0) / 1e6;
+        /* The device copy is made here too, off the loop; a GPU that cannot
+         * take the graph leaves the CPU serving, which is not a load failure. */
+        if (srv->load_result)
+                ss_gpu_workers_load(&srv->cfg, srv->load_result);
 }
 
 static void ss__load_done(uv_work_t *w, int status)
@@ -54,6 +59,7 @@ static void ss__load_done(uv_work_t *w, int status)
         }
 
         ss_engine_swap_graph(srv->engine, g);
+        ss_gpu_workers_attach(srv->engine);
         snprintf(srv->graph_path, sizeof(srv->graph_path), "%s", srv->cfg.graph);
         snprintf(srv->coords_path, sizeof(srv->coords_path), "%s", srv->cfg.coords);
         srv->nodes = g->n;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "gpu_workers.h"
 #include "http_error.h"
 #include "log.h"
 #include "server.h"
@@ -60,17 +61,23 @@ static void ss__status(struct ss_server *srv, struct ss_request *r)
                     (json_int_t)srv->nodes, "arcs", (json_int_t)srv->arcs, "checksum", sum,
                     "coordinates", srv->has_coords, "bytes", (json_int_t)srv->graph_bytes,
                     "load_ms", srv->load_ms, "loaded_at", srv->loaded_at);
-        const char *why = st.gpu_workers ? "GPU streams serve engine=auto and engine=gpu"
-                          : SS_HAVE_CUDA ? "no usable GPU: the CPU serves every query"
-                                         : "built without CUDA: the CPU serves every query";
-        json_t *engine =
-            json_pack("{s:s, s:s, s:i, s:i, s:[], s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
-                      "serving", st.gpu_workers ? "gpu" : "cpu", "reason", why, "cpu_workers",
-                      (int)st.cpu_workers, "gpu_streams", (int)st.gpu_workers, "devices",
-                      "busy_workers", (int)st.busy, "queue_depth", (int)st.queue_depth,
-                      "queue_capacity", (int)st.queue_max, "submitted", (json_int_t)st.submitted,
-                      "completed", (json_int_t)st.completed, "rejected", (json_int_t)st.rejected,
-                      "timed_out", (json_int_t)st.timed_out, "fallbacks", (json_int_t)st.fallbacks);
+        char why[SS_ERRMSG_MAX];
+        unsigned streams, faults;
+        uint64_t gpu_mem;
+        bool gpu = ss_gpu_workers_describe(why, sizeof(why), &streams, &gpu_mem, &faults) &&
+                   st.gpu_workers > 0;
+        json_t *devices = json_array();
+        if (gpu)
+                json_array_append_new(devices, json_string(why));
+        json_t *engine = json_pack(
+            "{s:s, s:s, s:i, s:i, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f}",
+            "serving", gpu ? "gpu" : "cpu", "reason", why, "cpu_workers", (int)st.cpu_workers,
+            "gpu_streams", (int)streams, "devices", devices, "gpu_memory_bytes",
+            (json_int_t)gpu_mem, "gpu_faults", (int)faults, "busy_workers", (int)st.busy,
+            "queue_depth", (int)st.queue_depth, "queue_capacity", (int)st.queue_max, "submitted",
+            (json_int_t)st.submitted, "completed", (json_int_t)st.completed, "rejected",
+            (json_int_t)st.rejected, "timed_out", (json_int_t)st.timed_out, "fallbacks",
+            (json_int_t)st.fallbacks, "gpu_seconds", (double)st.gpu_ns / 1e9);
         json_t *reload = json_pack(
             "{s:b, s:I, s:I, s:s?}", "in_progress", srv->loading && srv->state == SS_STATE_SERVING,
             "ok", (json_int_t)srv->reloads_ok, "failed", (json_int_t)srv->reloads_failed,
