@@ -1,0 +1,224 @@
+/* Integration, GPU suite: the daemon serving from the GPU. Every GPU answer
+ * is compared with the CPU's for the same query on the same daemon; the
+ * fallback is forced twice (a memory limit the graph cannot fit, injected
+ * device faults) and must still give correct answers. Skips (77) when the
+ * daemon reports that no GPU serves, printing why. */
+#include <check.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char gr[300], co[300];
+static struct daemon dmn;
+
+static json_t *get_json(const struct daemon *d, const char *path, long want_status)
+{
+        struct resp r;
+        h_get(d, path, &r);
+        ck_assert_msg(r.status == want_status, "%s -> %ld %s", path, r.status, r.body);
+        json_t *j = json_loads(r.body, 0, NULL);
+        ck_assert_ptr_nonnull(j);
+        h_resp_free(&r);
+        return j;
+}
+
+static const char *serving(const struct daemon *d, char *why, size_t len)
+{
+        json_t *s = get_json(d, "/status", 200);
+        json_t *e = json_object_get(s, "engine");
+        static char kind[8];
+        snprintf(kind, sizeof(kind), "%s", json_string_value(json_object_get(e, "serving")));
+        snprintf(why, len, "%s", json_string_value(json_object_get(e, "reason")));
+        json_decref(s);
+        return kind;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+/* Compares one route on the GPU (algorithm algo) with the CPU; returns
+ * whether the GPU answered it itself. */
+static bool same_route(const struct daemon *d, uint64_t s, uint64_t t, const char *algo)
+{
+        char p[160];
+        snprintf(p, sizeof(p), "/route?from=%llu&to=%llu&engine=gpu&algorithm=%s",
+                 (unsigned long long)s, (unsigned long long)t, algo);
+        json_t *g = get_json(d, p, 200);
+        snprintf(p, sizeof(p), "/route?from=%llu&to=%llu&engine=cpu", (unsigned long long)s,
+                 (unsigned long long)t);
+        json_t *c = get_json(d, p, 200);
+        ck_assert_msg(json_equal(json_object_get(g, "distance"), json_object_get(c, "distance")),
+                      "d(%llu, %llu): gpu %lld, cpu %lld", (unsigned long long)s,
+                      (unsigned long long)t,
+                      (long long)json_integer_value(json_object_get(g, "distance")),
+                      (long long)json_integer_value(json_object_get(c, "distance")));
+        json_t *nodes = json_object_get(g, "nodes");
+        ck_assert_int_eq(json_integer_value(json_array_get(nodes, 0)), (json_int_t)s);
+        ck_assert_int_eq(json_integer_value(json_array_get(nodes, json_array_size(nodes) - 1)),
+                         (json_int_t)t);
+        bool on_gpu = !strcmp(json_string_value(json_object_get(g, "engine")), "gpu");
+        ck_assert(on_gpu != json_is_true(json_object_get(g, "fell_back")));
+        if (on_gpu)
+                ck_assert_str_eq(json_string_value(json_object_get(g, "algorithm")), algo);
+        json_decref(g);
+        json_decref(c);
+        return on_gpu;
+}
+
+static void setup(void)
+{
+        const char *road = h_gen_road(20000, 21, "gpu20k");
+        snprintf(gr, sizeof(gr), "%s.gr", road);
+        snprintf(co, sizeof(co), "%s.co", road);
+}
+
+static void start(const char *const *extra)
+{
+        const char *args[32] = {"--graph", gr, "--coords", co, "--access-log", "no"};
+        int n = 6;
+        for (int i = 0; extra && extra[i]; i++)
+                args[n++] = extra[i];
+        args[n] = NULL;
+        h_start(&dmn, args, true);
+}
+
+START_TEST(gpu_answers_equal_cpu)
+{
+        char why[512];
+        start(NULL);
+        if (strcmp(serving(&dmn, why, sizeof(why)), "gpu") != 0) {
+                printf("SKIP: no GPU serves: %s\n", why);
+                h_stop(&dmn, SIGTERM);
+                exit(77);
+        }
+        uint64_t seed = 4242;
+        int on_gpu = 0;
+        for (int i = 0; i < 60; i++)
+                on_gpu += same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1,
+                                     i % 2 ? "bf" : "delta");
+        ck_assert_int_eq(on_gpu, 60);
+
+        /* A matrix and a one-to-all, byte for byte. */
+        const char *pairs[][2] = {
+            {"/distances?from=1,500,19999&to=2,3000,7000,20000&engine=gpu",
+             "/distances?from=1,500,19999&to=2,3000,7000,20000&engine=cpu"},
+            {"/distances?from=77&format=binary&engine=gpu",
+             "/distances?from=77&format=binary&engine=cpu"},
+        };
+        for (int i = 0; i < 2; i++) {
+                struct resp a, b;
+                h_get(&dmn, pairs[i][0], &a);
+                h_get(&dmn, pairs[i][1], &b);
+                ck_assert_int_eq(a.status, 200);
+                ck_assert_int_eq(b.status, 200);
+                if (i == 1) {
+                        ck_assert_uint_eq(a.len, b.len);
+                        ck_assert_int_eq(memcmp(a.body, b.body, a.len), 0);
+                } else {
+                        json_t *ja = json_loads(a.body, 0, NULL), *jb = json_loads(b.body, 0, NULL);
+                        ck_assert(json_equal(json_object_get(ja, "distances"),
+                                             json_object_get(jb, "distances")));
+                        ck_assert_str_eq(json_string_value(json_object_get(ja, "engine")), "gpu");
+                        json_decref(ja);
+                        json_decref(jb);
+                }
+                h_resp_free(&a);
+                h_resp_free(&b);
+        }
+        struct resp m;
+        h_get(&dmn, "/metrics", &m);
+        ck_assert_ptr_nonnull(strstr(m.body, "ssspd_fallbacks_total 0\n"));
+        ck_assert_ptr_null(
+            strstr(m.body, "ssspd_queries_total{engine=\"gpu\",algorithm=\"delta\"} 0\n"));
+        h_resp_free(&m);
+        ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(memory_limit_forces_cpu)
+{
+        char why[512];
+        const char *extra[] = {"--gpu-memory-limit-mb", "1", NULL};
+        start(extra);
+        const char *kind = serving(&dmn, why, sizeof(why));
+        if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
+            strstr(why, "no CUDA device")) {
+                printf("SKIP: no GPU here: %s\n", why);
+                h_stop(&dmn, SIGTERM);
+                exit(77);
+        }
+        ck_assert_str_eq(kind, "cpu");
+        printf("reason with a 1 MiB limit: %s\n", why);
+        uint64_t seed = 7;
+        for (int i = 0; i < 10; i++)
+                ck_assert(
+                    !same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1, "delta"));
+        ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(injected_faults_fall_back)
+{
+        char why[512];
+        setenv("SS_GPU_INJECT_FAULT", "3", 1);
+        const char *extra[] = {"--gpu-streams", "2", NULL};
+        start(extra);
+        unsetenv("SS_GPU_INJECT_FAULT");
+        if (strcmp(serving(&dmn, why, sizeof(why)), "gpu") != 0) {
+                printf("SKIP: no GPU serves: %s\n", why);
+                h_stop(&dmn, SIGTERM);
+                exit(77);
+        }
+        uint64_t seed = 99;
+        int on_gpu = 0;
+        for (int i = 0; i < 30; i++)
+                on_gpu += same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1, "delta");
+        printf("%d of 30 answered on the GPU with faults injected\n", on_gpu);
+        ck_assert_int_lt(on_gpu, 30);
+        struct resp m;
+        h_get(&dmn, "/metrics", &m);
+        ck_assert_ptr_null(strstr(m.body, "ssspd_fallbacks_total 0\n"));
+        h_resp_free(&m);
+        ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s SSSPD SSSPD-GEN\n", argv[0]);
+                return 2;
+        }
+        h_ssspd = argv[1];
+        h_gen = argv[2];
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+
+        Suite *s = suite_create("server.gpu");
+        TCase *tc = tcase_create("gpu");
+        tcase_set_timeout(tc, 120);
+        tcase_add_unchecked_fixture(tc, setup, NULL);
+        tcase_add_test(tc, gpu_answers_equal_cpu);
+        tcase_add_test(tc, memory_limit_forces_cpu);
+        tcase_add_test(tc, injected_faults_fall_back);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        /* No fork: a test that skips must be able to end the process with 77. */
+        srunner_set_fork_status(sr, CK_NOFORK);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        curl_global_cleanup();
+        return failed ? 1 : 0;
+}
