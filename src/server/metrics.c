@@ -55,7 +55,7 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
                         }
 
         ss__head(f, "ssspd_http_request_duration_seconds", "histogram",
-                 "Time from request line to response queued, by endpoint.");
+                 "Time from the request line until the response was sent, by endpoint.");
         for (int e = 0; e < SS_EP_COUNT; e++) {
                 if (!m->count[e])
                         continue;
