@@ -78,6 +78,7 @@ struct ss_engine {
         struct ss__worker *workers;
         unsigned ncpu, ngpu;
         unsigned gpu_alive;        /* GPU worker threads still running their loop */
+        unsigned gpu_busy;         /* GPU workers running a job */
         struct ss_engine_stats st; /* counters, under lock */
 };
 
@@ -214,7 +215,10 @@ static bool ss__accepts(const struct ss_engine *e, enum ss_engine_kind k, const 
         bool wants_cpu = j->cpu_only || j->engine == SS_ENGINE_CPU || j->algo == SS_ALGO_DIJKSTRA;
         if (k == SS_ENGINE_GPU)
                 return !wants_cpu;
-        return wants_cpu || e->gpu_alive == 0;
+        /* engine=auto prefers the GPU; when every GPU stream is busy the CPU
+         * takes auto jobs too, so under load both engines serve. */
+        return wants_cpu || e->gpu_alive == 0 ||
+               (j->engine == SS_ENGINE_AUTO && e->gpu_busy >= e->gpu_alive);
 }
 
 /* Unlinks and returns the first job worker kind k may take, or NULL (lock held). */
@@ -314,12 +318,19 @@ static void *ss__worker_main(void *arg)
                         continue;
                 }
                 e->st.busy++;
+                if (w->ops.kind == SS_ENGINE_GPU) {
+                        /* With every GPU stream busy, CPU workers may now take auto jobs. */
+                        if (++e->gpu_busy >= e->gpu_alive && e->head)
+                                pthread_cond_broadcast(&e->wake);
+                }
                 pthread_mutex_unlock(&e->lock);
 
                 bool handed_back = ss__run(w, job);
 
                 pthread_mutex_lock(&e->lock);
                 e->st.busy--;
+                if (w->ops.kind == SS_ENGINE_GPU)
+                        e->gpu_busy--;
                 if (handed_back)
                         continue;
                 e->st.completed++;

@@ -90,7 +90,10 @@ void ss_job_release(struct ss_job *job);
  *     GPU worker handed back, go to CPU workers;
  *   - engine=gpu and engine=auto jobs go to GPU workers when any exist;
  *     with no GPU worker, CPU workers take them (a gpu request is then
- *     marked fell_back, an auto one is not: auto means "either").
+ *     marked fell_back, an auto one is not: auto means "either");
+ *   - while every GPU worker is busy, CPU workers take engine=auto jobs as
+ *     well, so that under load both engines serve (auto prefers the GPU
+ *     but does not wait for it).
  * A GPU worker whose execute() returns SS_EGPU or SS_ENOGPU has its job put
  * back at the head of the queue for the CPU, marked fell_back, so the client
  * still gets an answer.

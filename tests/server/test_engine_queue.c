@@ -206,6 +206,49 @@ START_TEST(bound_and_deadline_in_queue)
 }
 END_TEST
 
+/* While the only GPU stream is busy, an auto job goes to the CPU at once,
+ * and a gpu job waits for the stream. */
+START_TEST(auto_spills_to_cpu_when_gpu_busy)
+{
+        struct ss_graph *g = chain(100);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 1};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
+        atomic_store(&gate, 0);
+        w.done = 0;
+        uint32_t s = 0, t = 60;
+        struct ss_job hold, gpu, any;
+        job_init(&hold, e, SS_JOB_ROUTE, &s, &t, 1);
+        job_init(&gpu, e, SS_JOB_ROUTE, &s, &t, 1);
+        job_init(&any, e, SS_JOB_ROUTE, &s, &t, 1);
+        gpu.engine = SS_ENGINE_GPU;
+        ck_assert_int_eq(ss_engine_submit(e, &hold), SS_OK); /* auto, GPU idle: the GPU takes it */
+        struct ss_engine_stats st;
+        do {
+                usleep(1000);
+                ss_engine_stats(e, &st);
+        } while (st.busy == 0);
+        ck_assert_int_eq(ss_engine_submit(e, &gpu), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &any), SS_OK);
+        wait_done(1); /* only `any` can finish while the gate is shut */
+        ck_assert_int_eq(any.status, SS_OK);
+        ck_assert_int_eq(any.ran_engine, SS_ENGINE_CPU);
+        ck_assert(!any.fell_back);
+        ck_assert_uint_eq(any.dist[0], 60);
+        atomic_store(&gate, 1);
+        wait_done(3);
+        ck_assert_int_eq(hold.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(gpu.ran_engine, SS_ENGINE_GPU);
+        ss_job_release(&hold);
+        ss_job_release(&gpu);
+        ss_job_release(&any);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A GPU worker that always fails: its jobs go to the CPU, marked fell_back;
  * engine=cpu jobs never reach it. */
 static atomic_int gpu_calls;
@@ -332,6 +375,7 @@ int main(void)
         tcase_add_test(tc, rejects_bad_jobs);
         tcase_add_test(tc, bound_and_deadline_in_queue);
         tcase_add_test(tc, gpu_failure_falls_back_to_cpu);
+        tcase_add_test(tc, auto_spills_to_cpu_when_gpu_busy);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);
