@@ -17,9 +17,21 @@
 
 const char *h_ssspd, *h_gen;
 
+static char dir[64];
+
+void h_cleanup(void)
+{
+        char cmd[128];
+        if (!dir[0])
+                return;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", dir);
+        dir[0] = '\0';
+}
+
 const char *h_tmpdir(void)
 {
-        static char dir[64];
         if (!dir[0]) {
                 snprintf(dir, sizeof(dir), "/tmp/ssspd-test-XXXXXX");
                 ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -28,6 +28,8 @@ struct resp {
 extern const char *h_ssspd, *h_gen;
 /* A fresh temporary directory for this process. */
 const char *h_tmpdir(void);
+/* Removes the temporary directory and everything in it (at exit). */
+void h_cleanup(void);
 
 /* Runs ssspd-gen road --nodes n --seed seed --out DIR/name; returns the prefix. */
 const char *h_gen_road(uint64_t nodes, uint64_t seed, const char *name);

@@ -101,6 +101,7 @@ START_TEST(gpu_answers_equal_cpu)
         if (strcmp(serving(&dmn, why, sizeof(why)), "gpu") != 0) {
                 printf("SKIP: no GPU serves: %s\n", why);
                 h_stop(&dmn, SIGTERM);
+                h_cleanup();
                 exit(77);
         }
         uint64_t seed = 4242;
@@ -157,6 +158,7 @@ START_TEST(memory_limit_forces_cpu)
             strstr(why, "no CUDA device")) {
                 printf("SKIP: no GPU here: %s\n", why);
                 h_stop(&dmn, SIGTERM);
+                h_cleanup();
                 exit(77);
         }
         ck_assert_str_eq(kind, "cpu");
@@ -179,6 +181,7 @@ START_TEST(injected_faults_fall_back)
         if (strcmp(serving(&dmn, why, sizeof(why)), "gpu") != 0) {
                 printf("SKIP: no GPU serves: %s\n", why);
                 h_stop(&dmn, SIGTERM);
+                h_cleanup();
                 exit(77);
         }
         uint64_t seed = 99;
@@ -219,6 +222,7 @@ int main(int argc, char **argv)
         srunner_run_all(sr, CK_NORMAL);
         int failed = srunner_ntests_failed(sr);
         srunner_free(sr);
+        h_cleanup();
         curl_global_cleanup();
         return failed ? 1 : 0;
 }

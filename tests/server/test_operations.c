@@ -364,6 +364,7 @@ int main(int argc, char **argv)
         srunner_run_all(sr, CK_NORMAL);
         int failed = srunner_ntests_failed(sr);
         srunner_free(sr);
+        h_cleanup();
         curl_global_cleanup();
         return failed ? 1 : 0;
 }
