@@ -56,10 +56,10 @@ struct ss_job {
         void *user;
 
         /* Outputs, valid in done() and until ss_job_release(). */
-        int status;       /* SS_OK, or a negative ss_status */
+        int status;        /* SS_OK, or a negative ss_status */
         struct ss_err err; /* the cause, when status != SS_OK */
-        ss_dist *dist;    /* ROUTE: 1 entry; MATRIX: nsources*ntargets; ONE_TO_ALL: n */
-        uint32_t *path;   /* ROUTE: nodes source..target (0-based), NULL when unreachable */
+        ss_dist *dist;     /* ROUTE: 1 entry; MATRIX: nsources*ntargets; ONE_TO_ALL: n */
+        uint32_t *path;    /* ROUTE: nodes source..target (0-based), NULL when unreachable */
         size_t path_len;
         enum ss_engine_kind ran_engine; /* CPU or GPU */
         enum ss_algo ran_algo;
@@ -124,16 +124,17 @@ struct ss_engine_stats {
         size_t queue_depth; /* jobs waiting */
         size_t queue_max;
         unsigned cpu_workers, gpu_workers;
-        unsigned busy;               /* workers running a job now */
-        uint64_t submitted;          /* accepted by ss_engine_submit() */
-        uint64_t rejected;           /* refused: queue full */
-        uint64_t completed;          /* done() called, any status */
-        uint64_t expired_in_queue;   /* timed out before a worker took them */
-        uint64_t timed_out;          /* all SS_ETIMEDOUT, queued or running */
-        uint64_t fallbacks;          /* answered by the CPU instead of a GPU */
-        uint64_t gpu_ns;             /* GPU time of all jobs */
-        uint64_t busy_ns;            /* worker time of all jobs */
-        uint64_t queries[SS_ENGINE_COUNT][SS_ALGO_COUNT]; /* by ran_engine, ran_algo */
+        unsigned busy;             /* workers running a job now */
+        uint64_t submitted;        /* accepted by ss_engine_submit() */
+        uint64_t rejected;         /* refused: queue full */
+        uint64_t completed;        /* done() called, any status */
+        uint64_t expired_in_queue; /* timed out before a worker took them */
+        uint64_t timed_out;        /* all SS_ETIMEDOUT, queued or running */
+        uint64_t fallbacks;        /* answered by the CPU instead of a GPU */
+        uint64_t gpu_ns;           /* GPU time of all jobs */
+        uint64_t busy_ns;          /* worker time of all jobs */
+        /* Queries answered, by ran_engine and ran_algo. */
+        uint64_t queries[SS_ENGINE_COUNT][SS_ALGO_COUNT];
         uint64_t graph_swaps;
         bool stopping;
 };
