@@ -10,12 +10,17 @@
  * a second push; the stale entry is skipped when popped (its key is larger
  * than the node's distance, or the node is already settled).
  *
+ * For point-to-point queries on graphs with coordinates, ss_astar_run() adds
+ * a consistent lower bound to the keys (A*, Hart, Nilsson, Raphael 1968),
+ * which steers the search towards the target.
+ *
  * Per-node state is one 16-byte record (distance, stamp, settled flag) so
  * that relaxing an arc touches one cache line; predecessors and target marks
  * live in their own arrays because they are touched less often.
  */
 #include "dijkstra.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,12 +168,32 @@ static inline int ss__pop(struct ss_dijkstra_ws *ws, struct ss__entry *out)
 
 /* ---- the search --------------------------------------------------------- */
 
+/* The A* bound towards one target (graph.h); factor 0 turns it off. */
+struct ss__bound {
+        double factor, kx, tx, ty;
+        const int32_t *x, *y;
+};
+
+static inline ss_dist ss__h(const struct ss__bound *b, uint32_t v)
+{
+        double dx = b->kx * ((double)b->x[v] - b->tx);
+        double dy = (double)b->y[v] - b->ty;
+        /* Truncation is floor here (non-negative); flooring keeps the bound
+         * consistent: floor(a) - floor(b) <= ceil(a - b) <= w for integer w. */
+        return (ss_dist)(b->factor * sqrt(dx * dx + dy * dy));
+}
+
 /* Settles nodes from source. It stops at target (when not SS_NO_NODE), or
  * when `remaining` marked targets are settled (target_mode), or when every
- * reachable node is settled. */
-static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
-                      uint32_t target, uint64_t remaining, int target_mode,
-                      const struct ss_cancel *cancel)
+ * reachable node is settled. With a bound (A*), heap keys are distance plus
+ * bound; the bound is consistent, so keys still come out in non-decreasing
+ * order (as the radix heap requires) and the first pop of a node is final.
+ * Always inlined so that each caller gets a copy with the branches on
+ * `bound` and `target_mode` folded away. */
+static inline __attribute__((always_inline)) int
+ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source, uint32_t target,
+           uint64_t remaining, const int target_mode, const struct ss__bound *bound,
+           const struct ss_cancel *cancel)
 {
         struct ss__node *st = ws->st;
         uint32_t *pred = ws->pred;
@@ -179,7 +204,7 @@ static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint3
         st[source].stamp = gen;
         st[source].dist = 0;
         pred[source] = SS_NO_NODE;
-        if (ss__push(ws, 0, source))
+        if (ss__push(ws, bound ? ss__h(bound, source) : 0, source))
                 return SS_ENOMEM;
 
         while (ws->size) {
@@ -192,7 +217,7 @@ static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint3
                 if (st[u].settled == gen)
                         continue;
                 st[u].settled = gen;
-                ss_dist du = top.key;
+                ss_dist du = st[u].dist;
 
                 ws->settled[ws->nsettled++] = u;
                 if (u == target)
@@ -213,7 +238,7 @@ static int ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint3
                         }
                         s->dist = nd;
                         pred[v] = u;
-                        if (ss__push(ws, nd, v))
+                        if (ss__push(ws, bound ? nd + ss__h(bound, v) : nd, v))
                                 return SS_ENOMEM;
                 }
         }
@@ -226,7 +251,19 @@ int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_
         if (g->n > ws->cap || source >= g->n || (target != SS_NO_NODE && target >= g->n))
                 return SS_ERANGE;
         ss__new_run(ws);
-        return ss__search(g, ws, source, target, 0, 0, cancel);
+        return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
+}
+
+int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
+                 uint32_t target, const struct ss_cancel *cancel)
+{
+        if (g->n > ws->cap || source >= g->n || target >= g->n)
+                return SS_ERANGE;
+        ss__new_run(ws);
+        if (!(g->astar_factor > 0))
+                return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
+        struct ss__bound b = {g->astar_factor, g->astar_kx, g->x[target], g->y[target], g->x, g->y};
+        return ss__search(g, ws, source, target, 0, 0, &b, cancel);
 }
 
 int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
@@ -250,7 +287,7 @@ int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws,
         }
         if (pending == 0)
                 return SS_OK;
-        return ss__search(g, ws, source, SS_NO_NODE, pending, 1, cancel);
+        return ss__search(g, ws, source, SS_NO_NODE, pending, 1, NULL, cancel);
 }
 
 /* ---- results ------------------------------------------------------------ */

@@ -39,6 +39,14 @@ uint32_t ss_dijkstra_ws_capacity(const struct ss_dijkstra_ws *ws);
 int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                     uint32_t target, const struct ss_cancel *cancel);
 
+/* Point-to-point A*: like ss_dijkstra_run(g, ws, source, target, cancel) but
+ * guided towards target by the coordinate bound of g (graph.h). Distances
+ * and paths are exact; it settles fewer nodes, and only the distances of
+ * settled nodes (among them target) are meaningful afterwards. Without a
+ * usable bound it is plain Dijkstra. Same return codes. */
+int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
+                 uint32_t target, const struct ss_cancel *cancel);
+
 /* Like ss_dijkstra_run() but stops once every node in targets is settled (or
  * the reachable part is exhausted). Duplicates in targets are allowed. */
 int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,

@@ -16,7 +16,8 @@
  * Names
  */
 
-static const char *const ss__algo_names[SS_ALGO_COUNT] = {"auto", "dijkstra", "delta", "bf"};
+static const char *const ss__algo_names[SS_ALGO_COUNT] = {"auto", "dijkstra", "delta", "bf",
+                                                               "astar"};
 static const char *const ss__kind_names[SS_ENGINE_COUNT] = {"auto", "cpu", "gpu"};
 
 const char *ss_algo_name(enum ss_algo a)
@@ -102,12 +103,16 @@ static int ss__cpu_ws(struct ss__cpu_state *cs, uint32_t n, struct ss_err *err)
         return SS_OK;
 }
 
+/* Point-to-point on the CPU: A* when the graph has a coordinate bound and
+ * the client did not ask for Dijkstra by name, else Dijkstra. Both are exact. */
 static int ss__cpu_route(struct ss_dijkstra_ws *ws, struct ss_job *job,
                          const struct ss_cancel *cancel)
 {
         const struct ss_graph *g = job->graph;
         uint32_t s = job->sources[0], t = job->targets[0];
-        int rc = ss_dijkstra_run(g, ws, s, t, cancel);
+        bool astar = job->algo != SS_ALGO_DIJKSTRA && g->astar_factor > 0;
+        job->ran_algo = astar ? SS_ALGO_ASTAR : SS_ALGO_DIJKSTRA;
+        int rc = astar ? ss_astar_run(g, ws, s, t, cancel) : ss_dijkstra_run(g, ws, s, t, cancel);
         if (rc != SS_OK)
                 return rc;
         job->dist = malloc(sizeof(ss_dist));
@@ -171,7 +176,7 @@ static int ss__cpu_execute(void *state, struct ss_job *job)
         int rc = ss__cpu_ws(cs, job->graph->n, &job->err);
 
         job->ran_engine = SS_ENGINE_CPU;
-        job->ran_algo = SS_ALGO_DIJKSTRA; /* the only CPU algorithm */
+        job->ran_algo = SS_ALGO_DIJKSTRA; /* ss__cpu_route() may say A* */
         if (rc != SS_OK)
                 return rc;
         switch (job->kind) {
@@ -211,8 +216,9 @@ static const struct ss_worker_ops ss__cpu_ops = {
 /* Whether worker kind k may take job j now (lock held). */
 static bool ss__accepts(const struct ss_engine *e, enum ss_engine_kind k, const struct ss_job *j)
 {
-        /* Dijkstra has no GPU version: algorithm=dijkstra always runs on the CPU. */
-        bool wants_cpu = j->cpu_only || j->engine == SS_ENGINE_CPU || j->algo == SS_ALGO_DIJKSTRA;
+        /* Dijkstra and A* have no GPU version: they always run on the CPU. */
+        bool wants_cpu = j->cpu_only || j->engine == SS_ENGINE_CPU || j->algo == SS_ALGO_DIJKSTRA ||
+                         j->algo == SS_ALGO_ASTAR;
         if (k == SS_ENGINE_GPU)
                 return !wants_cpu;
         /* engine=auto prefers the GPU; when every GPU stream is busy the CPU

@@ -23,7 +23,14 @@
 #include "graph.h"
 
 /* Algorithms. AUTO lets the engine pick (Δ-stepping on a GPU, Dijkstra on the CPU). */
-enum ss_algo { SS_ALGO_AUTO = 0, SS_ALGO_DIJKSTRA, SS_ALGO_DELTA, SS_ALGO_BF, SS_ALGO_COUNT };
+enum ss_algo {
+        SS_ALGO_AUTO = 0,
+        SS_ALGO_DIJKSTRA,
+        SS_ALGO_DELTA,
+        SS_ALGO_BF,
+        SS_ALGO_ASTAR, /* CPU point-to-point A* over the coordinate bound */
+        SS_ALGO_COUNT
+};
 /* Where a job may run. AUTO prefers a GPU and falls back to the CPU. */
 enum ss_engine_kind { SS_ENGINE_AUTO = 0, SS_ENGINE_CPU, SS_ENGINE_GPU, SS_ENGINE_COUNT };
 

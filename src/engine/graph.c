@@ -1,5 +1,6 @@
 #include "graph.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -133,6 +134,39 @@ void ss_graph_finish(struct ss_graph *g)
                 crc = ss__crc(crc, g->y, (size_t)g->n * sizeof(int32_t));
         }
         g->checksum = crc;
+        ss_graph_prepare_astar(g);
+}
+
+void ss_graph_prepare_astar(struct ss_graph *g)
+{
+        g->astar_factor = 0;
+        g->astar_kx = 1;
+        if (!g->x || !g->y || g->n == 0)
+                return;
+        /* DIMACS coordinates are microdegrees: scale longitude by the cosine
+         * of the mean latitude. Any fixed scale gives a metric, and the
+         * factor below is measured in that metric, so the bound stays exact
+         * whatever the coordinates mean. */
+        double lat = 0;
+        for (uint32_t v = 0; v < g->n; v++)
+                lat += g->y[v];
+        lat /= g->n;
+        double kx = cos(lat / 1e6 * M_PI / 180.0);
+        if (!(kx > 0.01))
+                kx = 0.01;
+        double factor = INFINITY;
+        for (uint32_t u = 0; u < g->n; u++) {
+                for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
+                        uint32_t v = g->col[e];
+                        double dx = kx * ((double)g->x[u] - g->x[v]);
+                        double dy = (double)g->y[u] - g->y[v];
+                        double d = sqrt(dx * dx + dy * dy);
+                        if (d > 0 && g->w[e] / d < factor)
+                                factor = g->w[e] / d;
+                }
+        }
+        g->astar_kx = kx;
+        g->astar_factor = isfinite(factor) ? factor * (1 - 1e-6) : 0;
 }
 
 struct ss_graph *ss_graph_ref(struct ss_graph *g)

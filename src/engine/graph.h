@@ -44,6 +44,15 @@ struct ss_graph {
         uint32_t max_out_degree;
         uint64_t checksum; /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
 
+        /* A* lower bound from coordinates: h(v) = floor(astar_factor *
+         * |(astar_kx * dx, dy)|) towards the target. astar_factor is the
+         * smallest weight per coordinate unit over all arcs, shrunk by 1e-6
+         * for rounding, so h never overestimates and is consistent.
+         * 0 when there are no coordinates or some arc is shorter than zero
+         * units per unit (then A* is plain Dijkstra). */
+        double astar_factor;
+        double astar_kx;
+
         /* Where the arrays live: either one block (a snapshot read whole) or
          * separate allocations. Only ss_graph_unref() looks at these. */
         void *block;
@@ -98,8 +107,12 @@ void ss_arcs_free(struct ss_arcs *a);
  * over. Returns the graph with one reference, or NULL with err set (SS_ENOMEM). */
 struct ss_graph *ss_graph_from_arcs(struct ss_arcs *a, int32_t *x, int32_t *y, struct ss_err *err);
 
-/* Computes min_w, max_w, max_out_degree and checksum from the arrays. */
+/* Computes min_w, max_w, max_out_degree, checksum and the A* bound from the
+ * arrays. */
 void ss_graph_finish(struct ss_graph *g);
+
+/* Computes astar_factor and astar_kx from the coordinates (0 without them). */
+void ss_graph_prepare_astar(struct ss_graph *g);
 
 /* Takes another reference; returns g. */
 struct ss_graph *ss_graph_ref(struct ss_graph *g);

@@ -509,6 +509,7 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         atomic_init(&g->refs, 1u);
         close(fd);
         snap_progress(progress, path, size, size, &last);
+        ss_graph_prepare_astar(g);
         return g;
 
 fail:

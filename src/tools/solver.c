@@ -34,13 +34,14 @@ static int dij_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, s
         return SS_OK;
 }
 
-static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                     uint32_t **path, size_t *len, struct ss_err *err)
+static int cpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                     uint32_t **path, size_t *len, int astar, struct ss_err *err)
 {
         struct ss_dijkstra_ws *ws = s->impl;
-        int rc = ss_dijkstra_run(s->g, ws, source, target, NULL);
+        int rc = astar ? ss_astar_run(s->g, ws, source, target, NULL)
+                       : ss_dijkstra_run(s->g, ws, source, target, NULL);
         if (rc)
-                return ss_err_set(err, rc, "dijkstra: %s", ss_strerror(rc));
+                return ss_err_set(err, rc, "%s: %s", s->type->name, ss_strerror(rc));
         *d = ss_dijkstra_dist(ws, target);
         if (path) {
                 *path = NULL;
@@ -55,8 +56,22 @@ static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_d
         return SS_OK;
 }
 
+static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                     uint32_t **path, size_t *len, struct ss_err *err)
+{
+        return cpu_route(s, source, target, d, path, len, 0, err);
+}
+
+/* A* needs a target; its one-to-all is Dijkstra's. */
+static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                       uint32_t **path, size_t *len, struct ss_err *err)
+{
+        return cpu_route(s, source, target, d, path, len, 1, err);
+}
+
 static const struct ss_solver_type solvers[] = {
         {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
+        {"astar", dij_open, dij_close, dij_one_to_all, astar_route},
 };
 
 /* ---- table and wrappers ------------------------------------------------- */

@@ -21,6 +21,9 @@ out=$("$cli" p2p -q "$data/sample.gr" "$data/sample.p2p")
 out=$("$cli" route -q "$data/sample.gr" 1 6)
 [ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "route output: $out"
 
+out=$("$cli" route -q --algorithm astar --coords "$data/sample.co" "$data/sample.gr" 1 6)
+[ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "astar route output: $out"
+
 out=$("$cli" route -q "$data/sample.gr" 5 1)
 [ "$out" = "$(printf 'distance -\npath -')" ] || fail "no-route output: $out"
 

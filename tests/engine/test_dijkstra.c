@@ -1,6 +1,7 @@
 /* CSR construction and CPU Dijkstra on small graphs built in memory, checked
  * against a naive Bellman-Ford over the arc list. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "dijkstra.h"
@@ -249,6 +250,63 @@ START_TEST(test_cancel)
 }
 END_TEST
 
+/* A* over random geometric graphs: weights at least the coordinate distance
+ * times a random factor, so the bound is informative; every pair must match
+ * the reference, and a zero-weight arc between distinct points disables the
+ * bound. */
+START_TEST(test_astar)
+{
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+        for (int round = 0; round < 20; round++) {
+                uint32_t n = 2 + round * 4;
+                size_t m = (size_t)n * 3;
+                struct ss_arcs a;
+                struct ss_err err;
+                int32_t *cx = malloc(n * sizeof(int32_t)), *cy = malloc(n * sizeof(int32_t));
+                for (uint32_t v = 0; v < n; v++) {
+                        cx[v] = (int32_t)(RND() % 20000) - 10000 - 73000000;
+                        cy[v] = (int32_t)(RND() % 20000) + 41000000;
+                }
+                ck_assert_int_eq(ss_arcs_init(&a, n, m), SS_OK);
+                for (size_t i = 0; i < m; i++) {
+                        uint32_t u = (uint32_t)(RND() % n), v = (uint32_t)(RND() % n);
+                        double dx = 0.76 * (cx[u] - cx[v]), dy = cy[u] - cy[v];
+                        uint32_t w = (uint32_t)(sqrt(dx * dx + dy * dy) * (1.0 + (RND() % 100) / 50.0));
+                        if (round == 19 && i == 0 && u != v)
+                                w = 0; /* bound must switch off */
+                        ck_assert_int_eq(ss_arcs_push(&a, u, v, w), SS_OK);
+                }
+                struct ss_graph *g = ss_graph_from_arcs(&a, cx, cy, &err);
+                ck_assert_ptr_nonnull(g);
+                if (round == 19)
+                        ck_assert(g->astar_factor == 0);
+                else
+                        ck_assert(g->astar_factor > 0.5);
+                struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+                ss_dist *ref = malloc(n * sizeof(ss_dist));
+                uint32_t *path = malloc(n * sizeof(uint32_t));
+                for (uint32_t s = 0; s < n; s++) {
+                        reference(g, s, ref);
+                        for (uint32_t t = 0; t < n; t++) {
+                                ck_assert_int_eq(ss_astar_run(g, ws, s, t, NULL), SS_OK);
+                                ck_assert_uint_eq(ss_dijkstra_dist(ws, t), ref[t]);
+                                if (ref[t] != SS_DIST_INF) {
+                                        size_t len = ss_dijkstra_path(ws, t, path, n);
+                                        ck_assert_uint_eq(path[0], s);
+                                        ck_assert_uint_eq(path[len - 1], t);
+                                }
+                        }
+                }
+                free(ref);
+                free(path);
+                ss_dijkstra_ws_free(ws);
+                ss_graph_unref(g);
+        }
+#undef RND
+}
+END_TEST
+
 START_TEST(test_refcount)
 {
         struct ss_graph *g = make(6, sample, 8);
@@ -272,6 +330,7 @@ int main(void)
         tcase_add_test(tc, test_random_graphs);
         tcase_add_test(tc, test_targets);
         tcase_add_test(tc, test_cancel);
+        tcase_add_test(tc, test_astar);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);

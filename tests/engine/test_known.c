@@ -69,6 +69,40 @@ START_TEST(test_ny_d)
 }
 END_TEST
 
+/* A* with NY's coordinates: 200 random pairs on NY-d and NY-t, every
+ * distance equal to Dijkstra's. */
+START_TEST(test_ny_astar)
+{
+        const char *gr[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-t.NY.gr.gz"};
+        for (int k = 0; k < 2; k++) {
+                char grp[4096];
+                const char *p = data(gr[k]);
+                if (!p)
+                        return;
+                snprintf(grp, sizeof(grp), "%s", p);
+                const char *co = data("dimacs/USA-road-d.NY.co.gz");
+                if (!co)
+                        return;
+                struct ss_err err;
+                struct ss_graph *g = ss_graph_load(grp, co, NULL, &err);
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                ck_assert(g->astar_factor > 0);
+                struct ss_dijkstra_ws *a = ss_dijkstra_ws_new(g->n), *b = ss_dijkstra_ws_new(g->n);
+                uint64_t x = 12345;
+                for (int i = 0; i < 200; i++) {
+                        x = x * 6364136223846793005ull + 1442695040888963407ull;
+                        uint32_t s = (uint32_t)((x >> 33) % g->n), t = (uint32_t)((x >> 7) % g->n);
+                        ck_assert_int_eq(ss_astar_run(g, a, s, t, NULL), SS_OK);
+                        ck_assert_int_eq(ss_dijkstra_run(g, b, s, t, NULL), SS_OK);
+                        ck_assert_uint_eq(ss_dijkstra_dist(a, t), ss_dijkstra_dist(b, t));
+                }
+                ss_dijkstra_ws_free(a);
+                ss_dijkstra_ws_free(b);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
 START_TEST(test_ny_t)
 {
         struct ss_graph *g = load("dimacs/USA-road-t.NY.gr.gz");
@@ -142,6 +176,7 @@ int main(void)
         TCase *tc = tcase_create("dimacs");
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_ny_d);
+        tcase_add_test(tc, test_ny_astar);
         tcase_add_test(tc, test_ny_t);
         tcase_add_test(tc, test_rome);
         tcase_add_test(tc, test_cycle32);

@@ -62,7 +62,7 @@ static const struct {
     {SS_EP_ROUTE, "from=184467440737095516161&to=2", SS_EINVAL, "too large"},
     {SS_EP_ROUTE, "from=1,2&to=3", SS_EINVAL, "one node"},
     {SS_EP_ROUTE, "from=1&to=2&engine=fpga", SS_EINVAL, "engine"},
-    {SS_EP_ROUTE, "from=1&to=2&algorithm=astar", SS_EINVAL, "algorithm"},
+    {SS_EP_ROUTE, "from=1&to=2&algorithm=nosuch", SS_EINVAL, "algorithm"},
     {SS_EP_ROUTE, "from=1&to=2&geometry=wkt", SS_EINVAL, "geometry"},
     {SS_EP_DISTANCES, "from=1&to=2,,3", SS_EINVAL, "item 2 is empty"},
     {SS_EP_DISTANCES, "from=1&to=2,", SS_EINVAL, "item 2 is empty"},
