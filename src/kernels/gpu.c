@@ -21,7 +21,7 @@
 #define SS__RESERVE ((uint64_t)256 << 20)
 /* Δ = this many mean weights for the tuned rule: measured on NY-d, NY-t and
  * generated road graphs (docs/gpu.md). */
-#define SS__TUNED_MEAN_FACTOR 4
+#define SS__TUNED_MEAN_FACTOR 32
 /* Default size up to which one block relaxes a frontier alone. */
 #define SS__LOCAL_MAX 1024
 
@@ -489,7 +489,13 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         if (bps > 2)
                 bps = 2;
         const unsigned resident = (unsigned)(bps * di->sm_count);
+        /* Default: one block per two SMs per query at most. Road frontiers are
+         * a few thousand vertices; fewer blocks make each grid barrier cheaper
+         * (NY-d: 33-66 blocks beat 132 and 264 by 5-30%, docs/gpu.md). */
         unsigned blocks = resident / streams;
+        const unsigned cap = di->sm_count / 2 > 0 ? (unsigned)di->sm_count / 2 : 1;
+        if (blocks > cap)
+                blocks = cap;
         if (cfg.blocks)
                 blocks = cfg.blocks;
         if (blocks < 1)
