@@ -498,6 +498,12 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 blocks = cap;
         if (cfg.blocks)
                 blocks = cfg.blocks;
+        /* At most one block per SM: with two per SM (264 on an H100) NY-d
+         * searches that run mostly in one block did not finish in minutes
+         * (observed, cause not established; suspected: 263 blocks polling the
+         * grid barrier starve block 0), while 33-132 blocks take ~10 ms. */
+        if (blocks > (unsigned)di->sm_count)
+                blocks = (unsigned)di->sm_count;
         if (blocks < 1)
                 blocks = 1;
         if (blocks * streams > resident)
