@@ -49,14 +49,14 @@ struct ss__dgraph {
 /* Control block in device memory, one per workspace. Counters rotate so that
  * one grid-wide barrier per round suffices (see delta.cu). */
 struct ss__ctl {
-        unsigned int qcnt[3];            /* near-queue sizes, indexed by phase % 3 */
-        unsigned int fcnt[2];            /* far-pile sizes, indexed by side */
-        unsigned int scnt;               /* vertices settled in the current bucket */
-        unsigned int open[2];            /* targets not yet final, indexed by epoch % 2 */
-        unsigned int cflag[3];           /* cancel seen, indexed by phase % 3 */
-        unsigned long long farmin[2];    /* lower bound of the far pile's smallest bucket */
-        unsigned long long rmin[3];      /* BF: smallest distance set in a round */
-        unsigned int phase, epoch, sgen; /* stamp generations, kept across queries */
+        unsigned int qcnt[3];                    /* near-queue sizes, indexed by phase % 3 */
+        unsigned int fcnt[2];                    /* far-pile sizes, indexed by side */
+        unsigned int scnt;                       /* vertices settled in the current bucket */
+        unsigned int open[2];                    /* targets not yet final, indexed by epoch % 2 */
+        unsigned int cflag[3];                   /* cancel seen, indexed by phase % 3 */
+        unsigned long long farmin[2];            /* lower bound of the far pile's smallest bucket */
+        unsigned long long rmin[3];              /* BF: smallest distance set in a round */
+        unsigned int phase, epoch, sgen;         /* stamp generations, kept across queries */
         unsigned int lm_ph[2], lm_q[2], lm_k[2]; /* block-local phases: where they ended */
         /* Statistics and results, copied back after the run. */
         unsigned int phases, buckets, cancelled;
