@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_vcs.h"
 #include "cancel.h"
 #include "dijkstra.h"
 #include "load.h"
@@ -201,7 +202,7 @@ static int write_run_txt(const char *dir, const struct ss__bench_opts *o, int ar
                 sysconf(_SC_NPROCESSORS_ONLN),
                 (double)si.totalram * si.mem_unit / (1024.0 * 1024 * 1024), un.release);
         fprintf(f, "GPU: %s\n", gpu);
-        fprintf(f, "ssspd: %s\n", SS_VERSION);
+        fprintf(f, "ssspd: %s (revision %s)\n", SS_VERSION, SS_BENCH_VCS);
         fprintf(f,
                 "queries: one-to-all from %u random sources per graph (seed %" PRIu64
                 ", listed in sources.csv); O(NM) algorithms on at most %u of them with a "
