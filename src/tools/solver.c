@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "dijkstra.h"
+#include "ss_config.h"
+#if SS_HAVE_CUDA
+#include "gpu.h"
+#endif
 
 /* ---- CPU Dijkstra ------------------------------------------------------- */
 
@@ -69,9 +73,97 @@ static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss
         return cpu_route(s, source, target, d, path, len, 1, err);
 }
 
+#if SS_HAVE_CUDA
+/* ---- GPU algorithms ----------------------------------------------------- */
+
+/* One device, one stream; a Dijkstra workspace only for paths the device
+ * cannot walk (zero-weight cycles, see gpu.h). */
+struct gpu_solver {
+        struct ss_gpu *gpu;
+        enum ss_gpu_algo algo;
+        struct ss_dijkstra_ws *ws;
+};
+
+static int gpu_open(struct ss_solver *s, enum ss_gpu_algo algo, struct ss_err *err)
+{
+        struct ss_gpu_config cfg;
+        struct gpu_solver *gs = calloc(1, sizeof(*gs));
+        if (!gs)
+                return ss_err_set(err, SS_ENOMEM, "out of memory opening the GPU solver");
+        ss_gpu_config_default(&cfg);
+        cfg.streams = 1;
+        int rc = ss_gpu_open(s->g, &cfg, &gs->gpu, err);
+        if (rc) {
+                free(gs);
+                return rc;
+        }
+        gs->algo = algo;
+        s->impl = gs;
+        return SS_OK;
+}
+
+static int delta_open(struct ss_solver *s, struct ss_err *err)
+{
+        return gpu_open(s, SS_GPU_DELTA, err);
+}
+
+static int bf_open(struct ss_solver *s, struct ss_err *err)
+{
+        return gpu_open(s, SS_GPU_BF, err);
+}
+
+static void gpu_close(struct ss_solver *s)
+{
+        struct gpu_solver *gs = s->impl;
+        ss_gpu_close(gs->gpu);
+        ss_dijkstra_ws_free(gs->ws);
+        free(gs);
+}
+
+static int gpu_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
+{
+        struct gpu_solver *gs = s->impl;
+        struct ss_gpu_query q = {.algo = gs->algo, .source = source, .target = SS_NO_NODE, .all = dist};
+        struct ss_gpu_result r = {0};
+        return ss_gpu_run(gs->gpu, 0, &q, &r, err);
+}
+
+static int gpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                     uint32_t **path, size_t *len, struct ss_err *err)
+{
+        struct gpu_solver *gs = s->impl;
+        struct ss_gpu_query q = {
+            .algo = gs->algo, .source = source, .target = target, .want_path = path != NULL};
+        struct ss_gpu_result r = {0};
+        int rc = ss_gpu_run(gs->gpu, 0, &q, &r, err);
+        if (rc)
+                return rc;
+        *d = r.dist;
+        if (!path)
+                return SS_OK;
+        if (!r.path_needs_cpu) {
+                *path = r.path;
+                *len = r.path_len;
+                return SS_OK;
+        }
+        /* The device found a zero-weight cycle on its predecessor walk: the
+         * distance is right, the path comes from the CPU. */
+        if (!gs->ws && !(gs->ws = ss_dijkstra_ws_new(s->g->n)))
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a Dijkstra workspace");
+        s->impl = gs->ws;
+        rc = cpu_route(s, source, target, d, path, len, 0, err);
+        s->impl = gs;
+        return rc;
+}
+#endif
+
 static const struct ss_solver_type solvers[] = {
         {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
         {"astar", dij_open, dij_close, dij_one_to_all, astar_route},
+#if SS_HAVE_CUDA
+        {"delta", delta_open, gpu_close, gpu_one_to_all, gpu_route},
+        {"bf", bf_open, gpu_close, gpu_one_to_all, gpu_route},
+#endif
 };
 
 /* ---- table and wrappers ------------------------------------------------- */

@@ -1,0 +1,40 @@
+#!/bin/sh
+# ssspd-cli --algorithm delta|bf prints exactly what the CPU Dijkstra prints:
+# checksums per source (ss), point-to-point distances (p2p) and routes whose
+# distance matches. Needs a GPU; exits 77 (skipped) without the data.
+set -eu
+cli=$1
+data=${SS_DATA_DIR:-../shared/data}/dimacs
+if [ ! -r "$data/samples/sample.gr" ]; then
+        echo "SKIP: $data not present"
+        exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# a .ss file over every node of cycle32 and the first 16 sources of NY
+{ echo "p aux sp ss 32"; i=1; while [ $i -le 32 ]; do echo "s $i"; i=$((i + 1)); done; } >"$tmp/c32.ss"
+set -- "$data/samples/sample.gr" "$data/samples/sample.ss" \
+       "$data/samples/gapbs-4.gr" "$data/samples/sample.ss" \
+       "$data/samples/cycle32.gr" "$tmp/c32.ss"
+if [ -r "$data/USA-road-d.NY.gr.gz" ] && [ -r "$data/USA-road-d.NY.ss" ]; then
+        { echo "p aux sp ss 16"; grep '^s ' "$data/USA-road-d.NY.ss" | head -16; } >"$tmp/ny.ss"
+        set -- "$@" "$data/USA-road-d.NY.gr.gz" "$tmp/ny.ss"
+fi
+while [ $# -ge 2 ]; do
+        "$cli" ss -q "$1" "$2" >"$tmp/want" || fail "dijkstra ss on $1"
+        for a in delta bf; do
+                "$cli" ss -q -a $a "$1" "$2" >"$tmp/got" || fail "$a ss on $1"
+                cmp -s "$tmp/want" "$tmp/got" || fail "$a checksums differ on $1"
+        done
+        shift 2
+done
+"$cli" p2p -q "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/want"
+for a in delta bf; do
+        "$cli" p2p -q -a $a "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/got"
+        cmp -s "$tmp/want" "$tmp/got" || fail "$a p2p differs"
+        out=$("$cli" route -q -a $a "$data/samples/sample.gr" 1 6 | head -1)
+        [ "$out" = "distance 6" ] || fail "$a route: $out"
+done
+echo "gpu cli: all checks passed"
