@@ -123,13 +123,23 @@ struct ss__args {
         unsigned count;
 };
 
-static enum MHD_Result ss__arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                               const char *value)
+/* MHD decodes %00 into a NUL byte, and a C string ends there: from=1%002
+ * would silently read as from=1. The sized iterator sees the whole value, so
+ * such a key or value is refused instead. */
+static enum MHD_Result ss__arg(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                               const char *value, size_t value_size)
 {
         struct ss__args *a = cls;
         (void)kind;
         a->count++;
-        if (a->q && a->rc == SS_OK)
+        if (!a->q || a->rc != SS_OK)
+                return a->rc == SS_OK ? MHD_YES : MHD_NO;
+        if (strlen(key) != key_size)
+                a->rc = ss_err_set(&a->err, SS_EPARSE, "parameter '%s' has a NUL byte in its name",
+                                   key);
+        else if (value && strlen(value) != value_size)
+                a->rc = ss_err_set(&a->err, SS_EINVAL, "%s: the value has a NUL byte (%%00)", key);
+        else
                 a->rc = ss_query_param(a->q, key, value, &a->err);
         return a->rc == SS_OK ? MHD_YES : MHD_NO;
 }
@@ -138,7 +148,7 @@ static enum MHD_Result ss__arg(void *cls, enum MHD_ValueKind kind, const char *k
 static int ss__parse(struct ss_request *r, bool post, struct ss_err *err)
 {
         struct ss__args a = {.q = post ? NULL : &r->q, .rc = SS_OK};
-        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, ss__arg, &a);
+        MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, ss__arg, &a);
         if (!post) {
                 if (a.rc != SS_OK)
                         *err = a.err;
