@@ -30,6 +30,9 @@
 /* First allocation for a list whose length comes from a header: a header may
  * lie, so we never trust it for more than this before the lines arrive. */
 #define SS__DIMACS_FIRST_CAP (1u << 20)
+/* Nodes a .gr file may declare beyond the 2M that its M arcs can touch
+ * (dimacs.h). */
+#define SS__DIMACS_MAX_ISOLATED (1u << 26)
 
 /* ------------------------------------------------------------------------ */
 /* Line reader                                                               */
@@ -779,6 +782,19 @@ int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_pro
                         }
                         if ((rc = expect_end(&r, &p, e, "problem line")) < 0)
                                 break;
+                        /* The CSR and every query workspace cost tens of bytes
+                         * per node, allocated from N alone; only the arcs are
+                         * bounded by the file. Nodes beyond the 2M that arcs
+                         * can touch are isolated, so cap those, lest a lying
+                         * header ("p sp 4000000000 1") exhaust memory. */
+                        if (nn > SS__DIMACS_MAX_ISOLATED && m_announced < nn &&
+                            (nn - SS__DIMACS_MAX_ISOLATED + 1) / 2 > m_announced) {
+                                rc = rd_fail(&r, SS_EPARSE,
+                                             "node count N %" PRIu64 " is too large for %" PRIu64
+                                             " arcs (at most 2*M + %u nodes)",
+                                             nn, m_announced, SS__DIMACS_MAX_ISOLATED);
+                                break;
+                        }
                         n = (uint32_t)nn;
                         have_problem = true;
                         problem_line = r.line;

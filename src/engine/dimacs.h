@@ -37,7 +37,10 @@ struct ss_progress {
 
 /* Reads a .gr file into an arc list (0-based ids). Accepts comment lines
  * anywhere, exactly one `p sp N M` line before the first arc, then exactly M
- * `a U V W` lines with 1 <= U, V <= N and 0 <= W <= 2^32-1. Returns SS_OK,
+ * `a U V W` lines with 1 <= U, V <= N and 0 <= W <= 2^32-1. N is limited to
+ * 2*M + 2^26: the graph and every workspace are sized by N, and nodes beyond
+ * the 2M that arcs can touch are isolated, so a larger N is taken for a broken
+ * header rather than a request for gigabytes of empty rows. Returns SS_OK,
  * SS_EIO (cannot open or read), SS_EPARSE or SS_ENOMEM, with err set. */
 int ss_dimacs_read_gr(const char *path, struct ss_arcs *out, const struct ss_progress *progress,
                       struct ss_err *err);

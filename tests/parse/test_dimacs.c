@@ -540,6 +540,25 @@ START_TEST(test_node_count_zero_or_too_large)
 }
 END_TEST
 
+/* N sizes the CSR and every workspace before a single arc is read, so a
+ * header announcing billions of nodes for a handful of arcs must fail at the
+ * problem line, not reach an allocation of tens of gigabytes. */
+START_TEST(test_node_count_beyond_arcs)
+{
+        gr_text_fails("p sp 4000000000 1\na 1 2 3\n", 1,
+                      "node count N 4000000000 is too large for 1 arcs");
+        gr_text_fails("p sp 67108867 1\na 1 2 3\n", 1, "at most 2*M + 67108864 nodes");
+        /* Exactly 2*M + 2^26 nodes is still a graph. */
+        struct ss_arcs a;
+        struct ss_err err = {0};
+        const char *path = write_text(".gr", "p sp 67108866 1\na 1 67108866 3\n");
+        ck_assert_int_eq(ss_dimacs_read_gr(path, &a, NULL, &err), SS_OK);
+        ck_assert_uint_eq(a.n, 67108866u);
+        ck_assert_uint_eq(a.m, 1);
+        ss_arcs_free(&a);
+}
+END_TEST
+
 START_TEST(test_weight_not_integer)
 {
         gr_text_fails("p sp 2 1\na 1 2 1.5\n", 2, "weight \"1.5\" is not an integer");
@@ -835,6 +854,7 @@ static Suite *dimacs_suite(void)
         tcase_add_test(bad, test_arc_before_problem_line);
         tcase_add_test(bad, test_node_out_of_range);
         tcase_add_test(bad, test_node_count_zero_or_too_large);
+        tcase_add_test(bad, test_node_count_beyond_arcs);
         tcase_add_test(bad, test_weight_not_integer);
         tcase_add_test(bad, test_weight_negative);
         tcase_add_test(bad, test_weight_overflow);
