@@ -17,7 +17,7 @@
  */
 
 static const char *const ss__algo_names[SS_ALGO_COUNT] = {"auto", "dijkstra", "delta", "bf",
-                                                               "astar"};
+                                                          "astar"};
 static const char *const ss__kind_names[SS_ENGINE_COUNT] = {"auto", "cpu", "gpu"};
 
 const char *ss_algo_name(enum ss_algo a)
@@ -172,7 +172,7 @@ static int ss__cpu_one_to_all(struct ss_dijkstra_ws *ws, struct ss_job *job,
 static int ss__cpu_execute(void *state, struct ss_job *job)
 {
         struct ss__cpu_state *cs = state;
-        struct ss_cancel cancel = {.deadline_ns = job->deadline_ns, .flag = NULL};
+        struct ss_cancel cancel = {.deadline_ns = job->deadline_ns, .flag = job->cancel};
         int rc = ss__cpu_ws(cs, job->graph->n, &job->err);
 
         job->ran_engine = SS_ENGINE_CPU;
@@ -256,6 +256,11 @@ static void ss__push_front(struct ss_engine *e, struct ss_job *job)
         e->depth++;
 }
 
+static bool ss__cancel_raised(const struct ss_job *job)
+{
+        return job->cancel && ss_atomic_load_relaxed(job->cancel);
+}
+
 /* Runs one job on worker w (lock not held); returns true when the job was
  * handed back to the queue for the CPU instead of completed. */
 static bool ss__run(struct ss__worker *w, struct ss_job *job)
@@ -264,7 +269,12 @@ static bool ss__run(struct ss__worker *w, struct ss_job *job)
         int rc;
 
         job->start_ns = ss_now_ns();
-        if (job->deadline_ns && job->start_ns >= job->deadline_ns) {
+        if (ss__cancel_raised(job)) {
+                /* Nobody waits for the answer: do not spend a worker on it. */
+                rc =
+                    ss_err_set(&job->err, SS_ETIMEDOUT, "cancelled by the submitter before it ran");
+                job->ran_engine = w->ops.kind;
+        } else if (job->deadline_ns && job->start_ns >= job->deadline_ns) {
                 rc = ss_err_set(&job->err, SS_ETIMEDOUT,
                                 "deadline passed after %.1f ms in the queue",
                                 (double)(job->start_ns - job->submit_ns) / 1e6);
@@ -293,6 +303,9 @@ static bool ss__run(struct ss__worker *w, struct ss_job *job)
         }
 
         job->status = rc;
+        if (rc == SS_ETIMEDOUT && job->err.code == SS_OK && ss__cancel_raised(job))
+                ss_err_set(&job->err, rc, "cancelled by the submitter after %.1f ms",
+                           (double)(job->end_ns - job->start_ns) / 1e6);
         if (rc == SS_ETIMEDOUT && job->err.code == SS_OK)
                 ss_err_set(&job->err, rc, "cancelled at the deadline, %.1f ms after submission",
                            (double)(job->end_ns - job->submit_ns) / 1e6);
@@ -342,7 +355,9 @@ static void *ss__worker_main(void *arg)
                 e->st.completed++;
                 e->st.busy_ns += job->end_ns - job->start_ns;
                 e->st.gpu_ns += job->gpu_ns;
-                if (job->status == SS_ETIMEDOUT) {
+                if (job->status == SS_ETIMEDOUT && ss__cancel_raised(job)) {
+                        e->st.cancelled++;
+                } else if (job->status == SS_ETIMEDOUT) {
                         e->st.timed_out++;
                         if (job->start_ns >= job->deadline_ns && job->deadline_ns)
                                 e->st.expired_in_queue++;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "atomic_compat.h"
 #include "error.h"
 #include "graph.h"
 
@@ -59,6 +60,11 @@ struct ss_job {
         const uint32_t *targets;
         size_t ntargets;
         uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 for none */
+        /* Optional (may be NULL): the submitter raises it (non-zero) when the
+         * answer is no longer wanted, e.g. its client hung up. A queued job
+         * is then dropped without running and a running CPU job stops; either
+         * ends with SS_ETIMEDOUT and counts as cancelled, not timed out. */
+        ss_atomic_int *cancel;
         void (*done)(struct ss_job *job);
         void *user;
 
@@ -137,6 +143,7 @@ struct ss_engine_stats {
         uint64_t completed;        /* done() called, any status */
         uint64_t expired_in_queue; /* timed out before a worker took them */
         uint64_t timed_out;        /* all SS_ETIMEDOUT, queued or running */
+        uint64_t cancelled;        /* stopped or dropped because job->cancel was raised */
         uint64_t fallbacks;        /* answered by the CPU instead of a GPU */
         uint64_t gpu_ns;           /* GPU time of all jobs */
         uint64_t busy_ns;          /* worker time of all jobs */

@@ -36,7 +36,7 @@ static int ss__gpu_algo(enum ss_algo a)
 
 static int ss__run(struct ss_gpu *gpu, unsigned stream, struct ss_job *job)
 {
-        struct ss_cancel cancel = {.deadline_ns = job->deadline_ns, .flag = NULL};
+        struct ss_cancel cancel = {.deadline_ns = job->deadline_ns, .flag = job->cancel};
         struct ss_gpu_query q = {.algo = (enum ss_gpu_algo)ss__gpu_algo(job->algo),
                                  .target = SS_NO_NODE,
                                  .cancel = &cancel};

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,63 @@ static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
         return r;
 }
 
+/* ------------------------------------------------------------------------
+ * Hang-ups while a job runs
+ *
+ * MHD does not look at a suspended connection's socket, so a client that
+ * gives up would leave its query queued or running to the end, taking a
+ * worker from clients that still wait. While the job runs the loop watches
+ * the socket for the peer's hang-up itself and raises the job's cancel flag:
+ * a queued job is then dropped and a running one stops at its next check.
+ */
+
+static void ss__watch_close_cb(uv_handle_t *h)
+{
+        free(h);
+}
+
+static void ss__watch_cb(uv_poll_t *p, int status, int events)
+{
+        struct ss_request *r = p->data;
+        /* A socket error is a hang-up too; either way one report is enough. */
+        if (status < 0 || (events & UV_DISCONNECT)) {
+                atomic_store(&r->gone, 1);
+                uv_poll_stop(p);
+        }
+}
+
+static void ss__watch_start(struct ss_request *r)
+{
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        uv_poll_t *p = ci ? malloc(sizeof(*p)) : NULL;
+        if (!p)
+                return; /* no watch: the job runs to its end, as without one */
+        if (uv_poll_init_socket(r->srv->loop, p, ci->connect_fd) != 0) {
+                free(p);
+                return;
+        }
+        p->data = r;
+        if (uv_poll_start(p, UV_DISCONNECT, ss__watch_cb) != 0) {
+                uv_close((uv_handle_t *)p, ss__watch_close_cb);
+                return;
+        }
+        r->watch = p;
+}
+
+/* Before MHD takes the socket back (resume) or closes it. */
+static void ss__watch_stop(struct ss_request *r)
+{
+        if (!r->watch)
+                return;
+        uv_poll_stop(r->watch);
+        uv_close((uv_handle_t *)r->watch, ss__watch_close_cb);
+        r->watch = NULL;
+}
+
 static void ss__free_request(struct ss_request *r)
 {
+        ss__watch_stop(r);
         ss_query_free(&r->q);
         ss_body_free(&r->resp);
         free(r->ids);
@@ -190,6 +246,7 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         if (ss_route_request(srv, r, method)) {
                 r->suspended = true;
                 MHD_suspend_connection(conn);
+                ss__watch_start(r);
                 return MHD_YES;
         }
         return ss__send(r);
@@ -234,6 +291,7 @@ static void ss__done_cb(uv_async_t *a)
         pthread_mutex_unlock(&srv->done_lock);
         while (r) {
                 struct ss_request *next = r->done_next;
+                ss__watch_stop(r);
                 MHD_resume_connection(r->conn);
                 r = next;
         }

@@ -100,6 +100,9 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
                 (unsigned long long)st->fallbacks);
         SS__ONE("ssspd_query_timeouts_total", "counter", "Queries cancelled at their deadline.",
                 "%llu", (unsigned long long)st->timed_out);
+        SS__ONE("ssspd_queries_cancelled_total", "counter",
+                "Queries dropped or stopped because their client hung up.", "%llu",
+                (unsigned long long)st->cancelled);
         SS__ONE("ssspd_queue_rejected_total", "counter",
                 "Queries refused because the queue was full.", "%llu",
                 (unsigned long long)st->rejected);

@@ -70,14 +70,15 @@ static void ss__status(struct ss_server *srv, struct ss_request *r)
         if (gpu)
                 json_array_append_new(devices, json_string(why));
         json_t *engine = json_pack(
-            "{s:s, s:s, s:i, s:i, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f}",
+            "{s:s, s:s, s:i, s:i, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
             "serving", gpu ? "gpu" : "cpu", "reason", why, "cpu_workers", (int)st.cpu_workers,
             "gpu_streams", (int)streams, "devices", devices, "gpu_memory_bytes",
             (json_int_t)gpu_mem, "gpu_faults", (int)faults, "busy_workers", (int)st.busy,
             "queue_depth", (int)st.queue_depth, "queue_capacity", (int)st.queue_max, "submitted",
             (json_int_t)st.submitted, "completed", (json_int_t)st.completed, "rejected",
-            (json_int_t)st.rejected, "timed_out", (json_int_t)st.timed_out, "fallbacks",
-            (json_int_t)st.fallbacks, "gpu_seconds", (double)st.gpu_ns / 1e9);
+            (json_int_t)st.rejected, "timed_out", (json_int_t)st.timed_out, "cancelled",
+            (json_int_t)st.cancelled, "fallbacks", (json_int_t)st.fallbacks, "gpu_seconds",
+            (double)st.gpu_ns / 1e9);
         json_t *reload = json_pack(
             "{s:b, s:I, s:I, s:s?}", "in_progress", srv->loading && srv->state == SS_STATE_SERVING,
             "ok", (json_int_t)srv->reloads_ok, "failed", (json_int_t)srv->reloads_failed,
@@ -216,6 +217,7 @@ static bool ss__query(struct ss_server *srv, struct ss_request *r, bool post)
         job->targets = r->q.nto ? r->ids + r->q.nfrom : NULL;
         job->ntargets = r->q.nto;
         job->deadline_ns = r->start_ns + (uint64_t)srv->cfg.deadline_ms * 1000000u;
+        job->cancel = &r->gone;
         job->done = ss_route_job_done;
         job->user = r;
         rc = ss_engine_submit(srv->engine, job);

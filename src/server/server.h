@@ -35,6 +35,8 @@ struct ss_request {
         struct ss_query q;
         uint32_t *ids; /* 0-based sources then targets, for the job */
         struct ss_job job;
+        ss_atomic_int gone; /* the client hung up while its job ran: job.cancel */
+        uv_poll_t *watch;   /* watches the socket for a hang-up while suspended */
         struct ss_body resp;
         struct ss_request *done_next;
 };

@@ -157,6 +157,43 @@ static int blocking_execute(void *state, struct ss_job *job)
 static const struct ss_worker_ops blocking_gpu = {
     .kind = SS_ENGINE_GPU, .name = "test-gpu", .execute = blocking_execute};
 
+/* A job whose cancel flag is up when a worker reaches it is dropped without
+ * running, and counted as cancelled, not as a timeout. */
+START_TEST(cancelled_job_is_dropped)
+{
+        struct ss_graph *g = chain(100);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 4};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        w.done = 0;
+        uint32_t s = 0, t = 99;
+        ss_atomic_int flag = 1, down = 0;
+        struct ss_job gone, kept;
+        job_init(&gone, e, SS_JOB_ROUTE, &s, &t, 1);
+        gone.cancel = &flag;
+        job_init(&kept, e, SS_JOB_ROUTE, &s, &t, 1);
+        kept.cancel = &down;
+        ck_assert_int_eq(ss_engine_submit(e, &gone), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &kept), SS_OK);
+        wait_done(2);
+        ck_assert_int_eq(gone.status, SS_ETIMEDOUT);
+        ck_assert_ptr_null(gone.dist);
+        ck_assert_ptr_nonnull(strstr(gone.err.msg, "cancelled"));
+        ck_assert_int_eq(kept.status, SS_OK);
+        ck_assert_uint_eq(kept.dist[0], 99);
+        struct ss_engine_stats st;
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.cancelled, 1);
+        ck_assert_uint_eq(st.timed_out, 0);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA], 1);
+        ss_job_release(&gone);
+        ss_job_release(&kept);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(bound_and_deadline_in_queue)
 {
         struct ss_graph *g = chain(10);
@@ -374,6 +411,7 @@ int main(void)
         tcase_add_test(tc, runs_every_kind);
         tcase_add_test(tc, rejects_bad_jobs);
         tcase_add_test(tc, bound_and_deadline_in_queue);
+        tcase_add_test(tc, cancelled_job_is_dropped);
         tcase_add_test(tc, gpu_failure_falls_back_to_cpu);
         tcase_add_test(tc, auto_spills_to_cpu_when_gpu_busy);
         tcase_add_test(tc, swap_keeps_old_graph_alive);

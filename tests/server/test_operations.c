@@ -3,13 +3,16 @@
  * startup errors. */
 #include <check.h>
 #include <curl/curl.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -188,6 +191,75 @@ START_TEST(deadline_answers_504)
 }
 END_TEST
 
+static json_int_t engine_stat(const struct daemon *d, const char *key)
+{
+        struct resp r;
+        h_get(d, "/status", &r);
+        ck_assert_int_eq(r.status, 200);
+        json_t *j = parse(&r);
+        json_t *v = json_object_get(json_object_get(j, "engine"), key);
+        ck_assert_msg(json_is_integer(v), "/status has no engine.%s", key);
+        json_int_t x = json_integer_value(v);
+        json_decref(j);
+        h_resp_free(&r);
+        return x;
+}
+
+/* Sends a GET on a fresh socket and returns the socket, unread. */
+static int raw_get(const struct daemon *d, const char *path)
+{
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_ge(fd, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(d->port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        char req[256];
+        int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path);
+        ck_assert_int_eq(write(fd, req, (size_t)n), n);
+        return fd;
+}
+
+/* Clients that hang up while their slow queries wait behind one worker:
+ * the queries they leave must not run (nor keep running) for nobody. */
+START_TEST(hang_up_cancels_queries)
+{
+        enum { N = 16 };
+        struct daemon d;
+        const char *args[] = {"--graph", big_gr, "--workers", "1", "--access-log", "no", NULL};
+        h_start(&d, args, true);
+        int fd[N];
+        for (int i = 0; i < N; i++) {
+                char path[64];
+                snprintf(path, sizeof(path), "/distances?from=%d&format=binary", i + 1);
+                fd[i] = raw_get(&d, path);
+        }
+        for (int i = 0; i < 500 && engine_stat(&d, "submitted") < N; i++)
+                sleep_ms(2);
+        ck_assert_int_eq(engine_stat(&d, "submitted"), N);
+        for (int i = 0; i < N; i++)
+                close(fd[i]);
+        for (int i = 0; i < 3000 && engine_stat(&d, "completed") < N; i++)
+                sleep_ms(10);
+        ck_assert_int_eq(engine_stat(&d, "completed"), N);
+        /* One worker cannot have answered most of them before the hang-up. */
+        json_int_t cancelled = engine_stat(&d, "cancelled");
+        ck_assert_msg(cancelled >= N / 2, "only %lld of %d abandoned queries cancelled",
+                      (long long)cancelled, N);
+        ck_assert_int_eq(engine_stat(&d, "timed_out"), 0);
+        struct resp r;
+        h_get(&d, "/metrics", &r);
+        char want[64];
+        snprintf(want, sizeof(want), "ssspd_queries_cancelled_total %lld\n", (long long)cancelled);
+        ck_assert_msg(strstr(r.body, want) != NULL, "metrics lack '%s'", want);
+        h_resp_free(&r);
+        /* The daemon still answers. */
+        h_get(&d, "/distances?from=1&to=2", &r);
+        ck_assert_int_eq(r.status, 200);
+        h_resp_free(&r);
+        ck_assert_int_eq(h_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 static long route_distance(const struct daemon *d, const char *path)
 {
         struct resp r;
@@ -356,6 +428,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, loading_answers_503);
         tcase_add_test(tc, full_queue_answers_503);
         tcase_add_test(tc, deadline_answers_504);
+        tcase_add_test(tc, hang_up_cancels_queries);
         tcase_add_test(tc, reload_good_then_bad);
         tcase_add_test(tc, sigterm_finishes_queries_in_flight);
         tcase_add_test(tc, startup_errors);
