@@ -46,10 +46,11 @@ struct ss_graph {
 
         /* A* lower bound from coordinates: h(v) = floor(astar_factor *
          * |(astar_kx * dx, dy)|) towards the target. astar_factor is the
-         * smallest weight per coordinate unit over all arcs, shrunk by 1e-6
-         * for rounding, so h never overestimates and is consistent.
-         * 0 when there are no coordinates or some arc is shorter than zero
-         * units per unit (then A* is plain Dijkstra). */
+         * smallest weight per coordinate unit over all arcs, shrunk enough
+         * to absorb floating-point rounding (graph.c) and capped so that h
+         * stays below 2^62, so h never overestimates and is consistent.
+         * 0 when there are no coordinates or some arc has weight 0 between
+         * distinct points (then A* is plain Dijkstra). */
         double astar_factor;
         double astar_kx;
 

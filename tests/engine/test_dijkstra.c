@@ -3,6 +3,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dijkstra.h"
 #include "graph.h"
@@ -307,6 +308,48 @@ START_TEST(test_astar)
 }
 END_TEST
 
+/* Coordinates near both ends of the int32 range (their mean "latitude"
+ * puts the longitude scale at its floor, 0.01) and only short, heavy arcs:
+ * the smallest weight per unit is ~1e11 and node 3 lies ~4e9 units away, so
+ * an unclamped bound towards it would be ~4e20, past what ss_dist holds. The
+ * bound must stay below 2^62, and A* must still agree with Dijkstra.
+ * Coincident nodes joined by zero-weight arcs must not switch it off. */
+START_TEST(test_astar_extreme_coordinates)
+{
+        enum { N = 5 };
+        int32_t px[N] = {0, 1, 0, 5, 5};
+        int32_t py[N] = {2147000000, 2147000000, -2000000000, 2147000000, 2147000000};
+        static const uint32_t arcs[][3] = {
+            {1, 2, 4294967295u}, {2, 1, 4294967295u}, {2, 4, 4294967295u}, {4, 5, 0}, {5, 4, 0}};
+        struct ss_arcs a;
+        struct ss_err err;
+        int32_t *cx = malloc(sizeof(px)), *cy = malloc(sizeof(py));
+        memcpy(cx, px, sizeof(px));
+        memcpy(cy, py, sizeof(py));
+        ck_assert_int_eq(ss_arcs_init(&a, N, 0), SS_OK);
+        for (size_t i = 0; i < sizeof(arcs) / sizeof(arcs[0]); i++)
+                ck_assert_int_eq(ss_arcs_push(&a, arcs[i][0] - 1, arcs[i][1] - 1, arcs[i][2]),
+                                 SS_OK);
+        struct ss_graph *g = ss_graph_from_arcs(&a, cx, cy, &err);
+        ck_assert_ptr_nonnull(g);
+        ck_assert(g->astar_factor > 0);
+        double sx = g->astar_kx * 5.0, sy = 2147000000.0 + 2000000000.0;
+        ck_assert_msg(g->astar_factor * sqrt(sx * sx + sy * sy) <= 0x1p62, "bound %g exceeds 2^62",
+                      g->astar_factor * sqrt(sx * sx + sy * sy));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(N);
+        ss_dist ref[N];
+        for (uint32_t s = 0; s < N; s++) {
+                reference(g, s, ref);
+                for (uint32_t t = 0; t < N; t++) {
+                        ck_assert_int_eq(ss_astar_run(g, ws, s, t, NULL), SS_OK);
+                        ck_assert_uint_eq(ss_dijkstra_dist(ws, t), ref[t]);
+                }
+        }
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_refcount)
 {
         struct ss_graph *g = make(6, sample, 8);
@@ -331,6 +374,7 @@ int main(void)
         tcase_add_test(tc, test_targets);
         tcase_add_test(tc, test_cancel);
         tcase_add_test(tc, test_astar);
+        tcase_add_test(tc, test_astar_extreme_coordinates);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
