@@ -27,7 +27,14 @@ struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
                 ss_arcs_free(&arcs);
                 return NULL;
         }
-        return ss_graph_from_arcs(&arcs, x, y, err);
+        struct ss_graph *g = ss_graph_from_arcs(&arcs, x, y, err);
+        if (!g) {
+                /* The CSR builder knows sizes, not files: name the file. */
+                char cause[SS_ERRMSG_MAX];
+                snprintf(cause, sizeof(cause), "%s", err->msg);
+                ss_err_set(err, err->code, "%s: %s", gr_path, cause);
+        }
+        return g;
 }
 
 void ss_progress_stderr(void *arg, const char *what, double fraction)

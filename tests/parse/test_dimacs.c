@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "dimacs.h"
 #include "graph.h"
+#include "load.h"
 
 static char tmpdir[256];
 static int fixture_no;
@@ -559,6 +561,24 @@ START_TEST(test_node_count_beyond_arcs)
 }
 END_TEST
 
+/* A graph that parses but whose CSR cannot be allocated: the message must
+ * still name the file. The address-space limit applies to this test's own
+ * process (Check forks one per test). */
+START_TEST(test_load_out_of_memory_names_file)
+{
+        const char *path = write_text(".gr", "p sp 67108866 1\na 1 2 3\n");
+        struct rlimit lim = {256u << 20, 256u << 20};
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+        struct ss_err err = {0};
+        struct ss_graph *g = ss_graph_load(path, NULL, NULL, &err);
+        ck_assert_ptr_null(g);
+        ck_assert_int_eq(err.code, SS_ENOMEM);
+        ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "message does not name %s: %s",
+                      path, err.msg);
+        ck_assert_ptr_nonnull(strstr(err.msg, "out of memory"));
+}
+END_TEST
+
 START_TEST(test_weight_not_integer)
 {
         gr_text_fails("p sp 2 1\na 1 2 1.5\n", 2, "weight \"1.5\" is not an integer");
@@ -855,6 +875,7 @@ static Suite *dimacs_suite(void)
         tcase_add_test(bad, test_node_out_of_range);
         tcase_add_test(bad, test_node_count_zero_or_too_large);
         tcase_add_test(bad, test_node_count_beyond_arcs);
+        tcase_add_test(bad, test_load_out_of_memory_names_file);
         tcase_add_test(bad, test_weight_not_integer);
         tcase_add_test(bad, test_weight_negative);
         tcase_add_test(bad, test_weight_overflow);
