@@ -2,6 +2,7 @@
 
 #include <endian.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,26 +106,125 @@ static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
         return o;
 }
 
-static json_t *ss__distances(const struct ss_query *q, const struct ss_job *job)
+/* A growing text buffer for the distance matrix. */
+struct ss__text {
+        char *p;
+        size_t len, cap;
+};
+
+static bool ss__reserve(struct ss__text *t, size_t more)
+{
+        if (t->len + more <= t->cap)
+                return true;
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + more)
+                cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (!p)
+                return false;
+        t->p = p;
+        t->cap = cap;
+        return true;
+}
+
+/* Appends s (n bytes); the caller reserved room. */
+static void ss__put(struct ss__text *t, const char *s, size_t n)
+{
+        memcpy(t->p + t->len, s, n);
+        t->len += n;
+}
+
+/* Appends one distance as ss__dist() would print it. */
+static bool ss__put_dist(struct ss__text *t, ss_dist d)
+{
+        char tmp[24];
+        size_t n = 0;
+        if (d == SS_DIST_INF) {
+                ss__put(t, "null", 4);
+                return true;
+        }
+        if (d > (ss_dist)INT64_MAX) { /* theoretical: leave reals to jansson */
+                json_t *r = ss__dist(d);
+                char *s = r ? json_dumps(r, SS__DUMP_FLAGS | JSON_ENCODE_ANY) : NULL;
+                json_decref(r);
+                bool ok = s && ss__reserve(t, strlen(s) + 2);
+                if (ok)
+                        ss__put(t, s, strlen(s));
+                free(s);
+                return ok;
+        }
+        do {
+                tmp[sizeof(tmp) - 1 - n++] = (char)('0' + d % 10);
+                d /= 10;
+        } while (d);
+        ss__put(t, tmp + sizeof(tmp) - n, n);
+        return true;
+}
+
+/* The distances answer as text. The matrix is printed straight from the
+ * job's array: a json_t per entry costs more than the search itself on a
+ * one-to-all of a few hundred thousand nodes. The small fields around it
+ * still go through jansson, so the text is the same as before. */
+static char *ss__distances_text(const struct ss_query *q, const struct ss_job *job)
 {
         size_t rows = job->nsources;
         size_t cols = job->kind == SS_JOB_ONE_TO_ALL ? job->graph->n : job->ntargets;
-        json_t *m = json_array();
-        for (size_t i = 0; m && i < rows; i++) {
-                json_t *row = json_array();
-                for (size_t j = 0; row && j < cols; j++)
-                        json_array_append_new(row, ss__dist(job->dist[i * cols + j]));
-                json_array_append_new(m, row);
+        char *hs = NULL, *ts = NULL;
+        struct ss__text t = {0};
+        bool ok = false;
+
+        json_t *head = json_pack("{s:s, s:o}", "code", "Ok", "sources", ss__ids(q->from, q->nfrom));
+        json_t *tail = json_object();
+        if (!head || !tail)
+                goto out;
+        if (job->kind == SS_JOB_MATRIX)
+                json_object_set_new(head, "destinations", ss__ids(q->to, q->nto));
+        ss__engine_fields(tail, job);
+        hs = json_dumps(head, SS__DUMP_FLAGS);
+        ts = json_dumps(tail, SS__DUMP_FLAGS);
+        if (!hs || !ts)
+                goto out;
+        size_t hl = strlen(hs), tl = strlen(ts);
+        /* head without its '}', the matrix, then tail without its '{' */
+        if (!ss__reserve(&t, hl + tl + 16 + rows * (cols * 8 + 3)))
+                goto out;
+        ss__put(&t, hs, hl - 1);
+        ss__put(&t, ",\"distances\":[", 14);
+        for (size_t i = 0; i < rows; i++) {
+                if (!ss__reserve(&t, 2))
+                        goto out;
+                if (i)
+                        ss__put(&t, ",", 1);
+                ss__put(&t, "[", 1);
+                const ss_dist *row = job->dist + i * cols;
+                for (size_t j = 0; j < cols; j++) {
+                        if (!ss__reserve(&t, 24))
+                                goto out;
+                        if (j)
+                                ss__put(&t, ",", 1);
+                        if (!ss__put_dist(&t, row[j]))
+                                goto out;
+                }
+                if (!ss__reserve(&t, 1))
+                        goto out;
+                ss__put(&t, "]", 1);
         }
-        json_t *o = json_pack("{s:s, s:o}", "code", "Ok", "sources", ss__ids(q->from, q->nfrom));
-        if (!o) {
-                json_decref(m);
+        if (!ss__reserve(&t, tl + 2))
+                goto out;
+        ss__put(&t, "],", 2);
+        ss__put(&t, ts + 1, tl - 1);
+        t.p[t.len] = '\0';
+        ok = true;
+out:
+        json_decref(head);
+        json_decref(tail);
+        free(hs);
+        free(ts);
+        if (!ok) {
+                free(t.p);
                 return NULL;
         }
-        if (job->kind == SS_JOB_MATRIX)
-                json_object_set_new(o, "destinations", ss__ids(q->to, q->nto));
-        json_object_set_new(o, "distances", m);
-        return o;
+        return t.p;
 }
 
 static int ss__binary(const struct ss_job *job, struct ss_body *out)
@@ -160,12 +260,17 @@ int ss_body_for_job(const struct ss_query *q, const struct ss_job *job, struct s
         if (q->ep == SS_EP_DISTANCES && q->format == SS_FMT_BINARY)
                 return ss__binary(job, out);
 
-        json_t *o = q->ep == SS_EP_ROUTE ? ss__route(q, job) : ss__distances(q, job);
-        if (!o)
-                return SS_ENOMEM;
-        ss__engine_fields(o, job);
-        char *text = json_dumps(o, SS__DUMP_FLAGS);
-        json_decref(o);
+        char *text;
+        if (q->ep == SS_EP_ROUTE) {
+                json_t *o = ss__route(q, job);
+                if (!o)
+                        return SS_ENOMEM;
+                ss__engine_fields(o, job);
+                text = json_dumps(o, SS__DUMP_FLAGS);
+                json_decref(o);
+        } else {
+                text = ss__distances_text(q, job);
+        }
         if (!text)
                 return SS_ENOMEM;
         ss_body_json(text, out);

@@ -141,6 +141,62 @@ START_TEST(matrix_json_and_binary)
 }
 END_TEST
 
+/* The distances text is printed by hand: it must be exactly what jansson
+ * prints for the same object, for every kind of entry. */
+START_TEST(distances_text_matches_jansson)
+{
+        struct ss_graph *g = tiny();
+        ss_dist dist[] = {0, 9, SS_DIST_INF, 1234567890123456789ull, (ss_dist)INT64_MAX + 10, 42};
+        struct ss_job job = {.kind = SS_JOB_MATRIX,
+                             .graph = g,
+                             .nsources = 2,
+                             .ntargets = 3,
+                             .dist = dist,
+                             .ran_engine = SS_ENGINE_CPU,
+                             .ran_algo = SS_ALGO_DIJKSTRA,
+                             .start_ns = 1000,
+                             .end_ns = 1000 + 1234567};
+        struct ss_query q;
+        struct ss_body b;
+        ss_query_init(&q, SS_EP_DISTANCES);
+        ck_assert_int_eq(ss_query_param(&q, "from", "1,3", NULL), SS_OK);
+        ck_assert_int_eq(ss_query_param(&q, "to", "3,2,1", NULL), SS_OK);
+        ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
+
+        json_t *want = json_pack(
+            "{s:s, s:[I,I], s:[I,I,I], s:[[I,I,n],[I,f,I]], s:s, s:s, s:b, s:f}", "code", "Ok",
+            "sources", (json_int_t)1, (json_int_t)3, "destinations", (json_int_t)3, (json_int_t)2,
+            (json_int_t)1, "distances", (json_int_t)0, (json_int_t)9,
+            (json_int_t)1234567890123456789ll, (double)((ss_dist)INT64_MAX + 10), (json_int_t)42,
+            "engine", "cpu", "algorithm", "dijkstra", "fell_back", 0, "compute_ms", 1.234567);
+        ck_assert_ptr_nonnull(want);
+        char *text = json_dumps(want, JSON_COMPACT | JSON_REAL_PRECISION(9));
+        ck_assert_str_eq(b.data, text);
+        ck_assert_uint_eq(b.len, strlen(text));
+        free(text);
+        json_decref(want);
+        ss_body_free(&b);
+
+        /* One row to all nodes: no destinations. */
+        ss_dist all[] = {0, SS_DIST_INF, 7};
+        struct ss_job one = job;
+        one.kind = SS_JOB_ONE_TO_ALL;
+        one.nsources = 1;
+        one.ntargets = 0;
+        one.dist = all;
+        ss_query_free(&q);
+        ss_query_init(&q, SS_EP_DISTANCES);
+        ck_assert_int_eq(ss_query_param(&q, "from", "2", NULL), SS_OK);
+        ck_assert_int_eq(ss_body_for_job(&q, &one, &b), SS_OK);
+        ck_assert_str_eq(b.data, "{\"code\":\"Ok\",\"sources\":[2],\"distances\":[[0,null,7]],"
+                                 "\"engine\":\"cpu\",\"algorithm\":\"dijkstra\",\"fell_back\":"
+                                 "false,\"compute_ms\":1.234567}");
+        ss_body_free(&b);
+        ss_query_free(&q);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(one_to_all_json)
 {
         struct ss_graph *g = tiny();
@@ -298,6 +354,7 @@ int main(void)
         tcase_add_test(tc, route_json);
         tcase_add_test(tc, matrix_json_and_binary);
         tcase_add_test(tc, one_to_all_json);
+        tcase_add_test(tc, distances_text_matches_jansson);
         tcase_add_test(tc, job_errors);
         tcase_add_loop_test(tc, status_mapping, 0, sizeof(mapping) / sizeof(mapping[0]));
         tcase_add_test(tc, error_body_is_safe_json);
