@@ -20,6 +20,8 @@
  */
 #include "dijkstra.h"
 
+#include "landmarks.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,19 +170,41 @@ static inline int ss__pop(struct ss_dijkstra_ws *ws, struct ss__entry *out)
 
 /* ---- the search --------------------------------------------------------- */
 
-/* The A* bound towards one target (graph.h); factor 0 turns it off. */
+/* The A* bound towards one target: the larger of the coordinate bound
+ * (graph.h; factor 0 turns it off) and the landmark bound (landmarks.h;
+ * alt NULL turns it off). Each is consistent, so their maximum is too. */
 struct ss__bound {
         double factor, kx, tx, ty;
         const int32_t *x, *y;
+        const struct ss_landmarks *alt;
+        const uint32_t *tfrom, *tto; /* the target's rows of the landmark tables */
 };
 
 static inline ss_dist ss__h(const struct ss__bound *b, uint32_t v)
 {
-        double dx = b->kx * ((double)b->x[v] - b->tx);
-        double dy = (double)b->y[v] - b->ty;
-        /* Truncation is floor here (non-negative); flooring keeps the bound
-         * consistent: floor(a) - floor(b) <= ceil(a - b) <= w for integer w. */
-        return (ss_dist)(b->factor * sqrt(dx * dx + dy * dy));
+        ss_dist h = 0;
+        if (b->factor > 0) {
+                double dx = b->kx * ((double)b->x[v] - b->tx);
+                double dy = (double)b->y[v] - b->ty;
+                /* Truncation is floor here (non-negative); flooring keeps the
+                 * bound consistent: floor(a) - floor(b) <= ceil(a - b) <= w
+                 * for integer w. */
+                h = (ss_dist)(b->factor * sqrt(dx * dx + dy * dy));
+        }
+        if (b->alt) {
+                unsigned k = b->alt->k;
+                const uint32_t *vf = b->alt->from + (size_t)v * k;
+                const uint32_t *vt = b->alt->to + (size_t)v * k;
+                for (unsigned i = 0; i < k; i++) {
+                        /* d(v,t) >= d(L,t) - d(L,v) and >= d(v,L) - d(t,L) */
+                        int64_t a = (int64_t)b->tfrom[i] - vf[i];
+                        int64_t c = (int64_t)vt[i] - b->tto[i];
+                        int64_t m = a > c ? a : c;
+                        if (m > (int64_t)h)
+                                h = (ss_dist)m;
+                }
+        }
+        return h;
 }
 
 /* Settles nodes from source. It stops at target (when not SS_NO_NODE), or
@@ -260,9 +284,19 @@ int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t s
         if (g->n > ws->cap || source >= g->n || target >= g->n)
                 return SS_ERANGE;
         ss__new_run(ws);
-        if (!(g->astar_factor > 0))
+        const struct ss_landmarks *alt = g->landmarks;
+        if (!(g->astar_factor > 0) && !alt)
                 return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
-        struct ss__bound b = {g->astar_factor, g->astar_kx, g->x[target], g->y[target], g->x, g->y};
+        struct ss__bound b = {.factor = g->astar_factor, .kx = g->astar_kx, .x = g->x, .y = g->y};
+        if (b.factor > 0) {
+                b.tx = g->x[target];
+                b.ty = g->y[target];
+        }
+        if (alt) {
+                b.alt = alt;
+                b.tfrom = alt->from + (size_t)target * alt->k;
+                b.tto = alt->to + (size_t)target * alt->k;
+        }
         return ss__search(g, ws, source, target, 0, 0, &b, cancel);
 }
 

@@ -40,10 +40,11 @@ int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_
                     uint32_t target, const struct ss_cancel *cancel);
 
 /* Point-to-point A*: like ss_dijkstra_run(g, ws, source, target, cancel) but
- * guided towards target by the coordinate bound of g (graph.h). Distances
- * and paths are exact; it settles fewer nodes, and only the distances of
- * settled nodes (among them target) are meaningful afterwards. Without a
- * usable bound it is plain Dijkstra. Same return codes. */
+ * guided towards target by the larger of the coordinate bound (graph.h) and
+ * the landmark bound (landmarks.h) of g. Distances and paths are exact; it
+ * settles fewer nodes, and only the distances of settled nodes (among them
+ * target) are meaningful afterwards. Without a bound it is plain Dijkstra.
+ * Same return codes. */
 int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                  uint32_t target, const struct ss_cancel *cancel);
 

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "landmarks.h"
+
 /* ---- arc lists ---------------------------------------------------------- */
 
 int ss_arcs_init(struct ss_arcs *a, uint32_t n, uint64_t cap)
@@ -212,6 +214,7 @@ void ss_graph_unref(struct ss_graph *g)
 {
         if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
                 return;
+        ss_landmarks_free(g->landmarks);
         if (g->block) {
                 free(g->block);
         } else {

@@ -25,6 +25,8 @@
 extern "C" {
 #endif
 
+struct ss_landmarks;
+
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX
 #define SS_NO_NODE UINT32_MAX
@@ -53,6 +55,10 @@ struct ss_graph {
          * distinct points (then A* is plain Dijkstra). */
         double astar_factor;
         double astar_kx;
+
+        /* Landmark distance tables for A* (landmarks.h), or NULL. Built
+         * once after loading, before the graph is shared. */
+        struct ss_landmarks *landmarks;
 
         /* Where the arrays live: either one block (a snapshot read whole) or
          * separate allocations. Only ss_graph_unref() looks at these. */

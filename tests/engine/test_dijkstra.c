@@ -7,6 +7,7 @@
 
 #include "dijkstra.h"
 #include "graph.h"
+#include "landmarks.h"
 
 /* Builds a graph from triples (1-based ids, as in a .gr file). */
 static struct ss_graph *make(uint32_t n, const uint32_t (*arcs)[3], size_t m)
@@ -15,7 +16,8 @@ static struct ss_graph *make(uint32_t n, const uint32_t (*arcs)[3], size_t m)
         struct ss_err err;
         ck_assert_int_eq(ss_arcs_init(&a, n, 0), SS_OK);
         for (size_t i = 0; i < m; i++)
-                ck_assert_int_eq(ss_arcs_push(&a, arcs[i][0] - 1, arcs[i][1] - 1, arcs[i][2]), SS_OK);
+                ck_assert_int_eq(ss_arcs_push(&a, arcs[i][0] - 1, arcs[i][1] - 1, arcs[i][2]),
+                                 SS_OK);
         struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
         ck_assert_ptr_nonnull(g);
         return g;
@@ -273,7 +275,8 @@ START_TEST(test_astar)
                 for (size_t i = 0; i < m; i++) {
                         uint32_t u = (uint32_t)(RND() % n), v = (uint32_t)(RND() % n);
                         double dx = 0.76 * (cx[u] - cx[v]), dy = cy[u] - cy[v];
-                        uint32_t w = (uint32_t)(sqrt(dx * dx + dy * dy) * (1.0 + (RND() % 100) / 50.0));
+                        uint32_t w =
+                            (uint32_t)(sqrt(dx * dx + dy * dy) * (1.0 + (RND() % 100) / 50.0));
                         if (round == 19 && i == 0 && u != v)
                                 w = 0; /* bound must switch off */
                         ck_assert_int_eq(ss_arcs_push(&a, u, v, w), SS_OK);
@@ -350,6 +353,74 @@ START_TEST(test_astar_extreme_coordinates)
 }
 END_TEST
 
+/* Landmarks: on strongly connected random graphs (a Hamiltonian cycle plus
+ * random arcs, zero weights included) A* with landmarks (and coordinates on
+ * odd rounds) matches the reference for every pair; a graph that is not
+ * strongly connected gets no landmarks and a message saying why. */
+START_TEST(test_landmarks)
+{
+        uint64_t x = 0x2545F4914F6CDD1Dull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+        for (int round = 0; round < 16; round++) {
+                uint32_t n = 3 + round * 5;
+                struct ss_arcs a;
+                struct ss_err err;
+                ck_assert_int_eq(ss_arcs_init(&a, n, 0), SS_OK);
+                for (uint32_t v = 0; v < n; v++) {
+                        uint32_t w = 1 + (uint32_t)(RND() % 50);
+                        ck_assert_int_eq(ss_arcs_push(&a, v, (v + 1) % n, w), SS_OK);
+                }
+                for (uint32_t i = 0; i < 2 * n; i++) {
+                        uint32_t u = (uint32_t)(RND() % n);
+                        uint32_t v = (uint32_t)(RND() % n);
+                        uint32_t w = (uint32_t)(RND() % 30);
+                        ck_assert_int_eq(ss_arcs_push(&a, u, v, w), SS_OK);
+                }
+                int32_t *cx = NULL, *cy = NULL;
+                if (round & 1) {
+                        cx = malloc(n * sizeof(int32_t));
+                        cy = malloc(n * sizeof(int32_t));
+                        for (uint32_t v = 0; v < n; v++) {
+                                cx[v] = (int32_t)(RND() % 1000);
+                                cy[v] = (int32_t)(RND() % 1000);
+                        }
+                }
+                struct ss_graph *g = ss_graph_from_arcs(&a, cx, cy, &err);
+                ck_assert_ptr_nonnull(g);
+                unsigned k = 1 + round % 9;
+                ck_assert_int_eq(ss_landmarks_build(g, k, 1 + round % 3, &err), SS_OK);
+                ck_assert_ptr_nonnull(g->landmarks);
+                ck_assert_uint_eq(g->landmarks->k, k < n ? k : n);
+                struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+                ss_dist *ref = malloc(n * sizeof(ss_dist));
+                for (uint32_t s = 0; s < n; s++) {
+                        reference(g, s, ref);
+                        for (uint32_t t = 0; t < n; t++) {
+                                ck_assert_int_eq(ss_astar_run(g, ws, s, t, NULL), SS_OK);
+                                ck_assert_uint_eq(ss_dijkstra_dist(ws, t), ref[t]);
+                                /* the tables hold exact distances */
+                                if (t == g->landmarks->node[0])
+                                        ck_assert_uint_eq(
+                                            g->landmarks->to[(size_t)s * g->landmarks->k], ref[t]);
+                        }
+                }
+                free(ref);
+                ss_dijkstra_ws_free(ws);
+                ss_graph_unref(g);
+        }
+#undef RND
+        /* not strongly connected: 1 -> 2 only */
+        const uint32_t one[][3] = {{1, 2, 5}};
+        struct ss_graph *g = make(2, one, 1);
+        struct ss_err err;
+        ck_assert_int_eq(ss_landmarks_build(g, 2, 1, &err), SS_EINVAL);
+        ck_assert_ptr_null(g->landmarks);
+        ck_assert_ptr_nonnull(strstr(err.msg, "not strongly connected"));
+        ck_assert_int_eq(ss_landmarks_build(g, 0, 1, &err), SS_EINVAL);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_refcount)
 {
         struct ss_graph *g = make(6, sample, 8);
@@ -375,6 +446,7 @@ int main(void)
         tcase_add_test(tc, test_cancel);
         tcase_add_test(tc, test_astar);
         tcase_add_test(tc, test_astar_extreme_coordinates);
+        tcase_add_test(tc, test_landmarks);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "dijkstra.h"
+#include "landmarks.h"
 #include "load.h"
 
 static char path_buf[4096];
@@ -87,9 +88,13 @@ START_TEST(test_ny_astar)
                 struct ss_graph *g = ss_graph_load(grp, co, NULL, &err);
                 ck_assert_msg(g != NULL, "%s", err.msg);
                 ck_assert(g->astar_factor > 0);
+                /* half the pairs with the coordinate bound alone, half with
+                 * landmarks as well */
                 struct ss_dijkstra_ws *a = ss_dijkstra_ws_new(g->n), *b = ss_dijkstra_ws_new(g->n);
                 uint64_t x = 12345;
                 for (int i = 0; i < 200; i++) {
+                        if (i == 100)
+                                ck_assert_int_eq(ss_landmarks_build(g, 8, 2, &err), SS_OK);
                         x = x * 6364136223846793005ull + 1442695040888963407ull;
                         uint32_t s = (uint32_t)((x >> 33) % g->n), t = (uint32_t)((x >> 7) % g->n);
                         ck_assert_int_eq(ss_astar_run(g, a, s, t, NULL), SS_OK);

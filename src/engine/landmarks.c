@@ -1,0 +1,213 @@
+#include "landmarks.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dijkstra.h"
+
+/* ---- choosing landmarks ------------------------------------------------- */
+
+/* With coordinates: split the plane around the centroid into k equal angular
+ * sectors and take the node farthest from the centre in each, so that the
+ * landmarks sit on the rim, "behind" any target from most sources. Sectors
+ * without nodes are filled with the farthest unused nodes overall. */
+static void ss__choose_planar(const struct ss_graph *g, unsigned k, uint32_t *out)
+{
+        double cx = 0, cy = 0;
+        for (uint32_t v = 0; v < g->n; v++) {
+                cx += g->x[v] * g->astar_kx;
+                cy += g->y[v];
+        }
+        cx /= g->n;
+        cy /= g->n;
+        double best[SS_LANDMARKS_MAX];
+        for (unsigned i = 0; i < k; i++) {
+                best[i] = -1;
+                out[i] = SS_NO_NODE;
+        }
+        for (uint32_t v = 0; v < g->n; v++) {
+                double dx = g->x[v] * g->astar_kx - cx, dy = g->y[v] - cy;
+                unsigned s = (unsigned)((atan2(dy, dx) + M_PI) / (2 * M_PI) * k);
+                if (s >= k)
+                        s = k - 1;
+                double r = dx * dx + dy * dy;
+                if (r > best[s]) {
+                        best[s] = r;
+                        out[s] = v;
+                }
+        }
+        for (unsigned i = 0; i < k; i++) {
+                /* an empty sector: take nodes spread by id that are not used yet */
+                for (uint32_t v = (uint32_t)((uint64_t)i * g->n / k); out[i] == SS_NO_NODE;
+                     v = (v + 1) % g->n) {
+                        unsigned j = 0;
+                        while (j < k && out[j] != v)
+                                j++;
+                        if (j == k)
+                                out[i] = v;
+                }
+        }
+}
+
+/* Without coordinates: nodes spread evenly over the ids (DIMACS files number
+ * nodes roughly by position, so this spreads them in space too). */
+static void ss__choose_by_id(const struct ss_graph *g, unsigned k, uint32_t *out)
+{
+        for (unsigned i = 0; i < k; i++)
+                out[i] = (uint32_t)(((uint64_t)2 * i + 1) * g->n / (2 * k));
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* The reverse graph (every arc turned around), for distances towards a node. */
+static struct ss_graph *ss__reverse(const struct ss_graph *g)
+{
+        struct ss_graph *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        r->n = g->n;
+        r->m = g->m;
+        r->row = calloc((size_t)g->n + 1, sizeof(uint64_t));
+        r->col = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
+        r->w = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
+        if (!r->row || !r->col || !r->w) {
+                free(r->row);
+                free(r->col);
+                free(r->w);
+                free(r);
+                return NULL;
+        }
+        for (uint64_t e = 0; e < g->m; e++)
+                r->row[g->col[e] + 1]++;
+        for (uint32_t v = 0; v < g->n; v++)
+                r->row[v + 1] += r->row[v];
+        /* fill by advancing row[v] and shift back afterwards: no extra array */
+        for (uint32_t u = 0; u < g->n; u++) {
+                for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
+                        uint64_t at = r->row[g->col[e]]++;
+                        r->col[at] = u;
+                        r->w[at] = g->w[e];
+                }
+        }
+        for (uint32_t v = g->n; v > 0; v--)
+                r->row[v] = r->row[v - 1];
+        r->row[0] = 0;
+        atomic_init(&r->refs, 1u);
+        return r;
+}
+
+struct ss__job {
+        const struct ss_graph *fwd, *rev;
+        struct ss_landmarks *lm;
+        atomic_uint next; /* tasks 0..2k-1: even = from L, odd = towards L */
+        atomic_int rc;
+        uint32_t bad_node, bad_landmark;
+};
+
+static void *ss__worker(void *arg)
+{
+        struct ss__job *job = arg;
+        struct ss_landmarks *lm = job->lm;
+        uint32_t n = job->fwd->n;
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+
+        if (!ws) {
+                atomic_store(&job->rc, SS_ENOMEM);
+                return NULL;
+        }
+        for (;;) {
+                unsigned t = atomic_fetch_add(&job->next, 1);
+                if (t >= 2 * lm->k || atomic_load(&job->rc) != SS_OK)
+                        break;
+                unsigned i = t / 2;
+                int towards = t & 1;
+                uint32_t *table = towards ? lm->to : lm->from;
+                int rc = ss_dijkstra_run(towards ? job->rev : job->fwd, ws, lm->node[i], SS_NO_NODE,
+                                         NULL);
+                for (uint32_t v = 0; rc == SS_OK && v < n; v++) {
+                        ss_dist d = ss_dijkstra_dist(ws, v);
+                        if (d >= UINT32_MAX) { /* unreachable (INF) or too far */
+                                rc = SS_EINVAL;
+                                job->bad_node = v;
+                                break;
+                        }
+                        table[(size_t)v * lm->k + i] = (uint32_t)d;
+                }
+                if (rc != SS_OK) {
+                        job->bad_landmark = lm->node[i];
+                        int expected = SS_OK;
+                        atomic_compare_exchange_strong(&job->rc, &expected, rc);
+                }
+        }
+        ss_dijkstra_ws_free(ws);
+        return NULL;
+}
+
+void ss_landmarks_free(struct ss_landmarks *lm)
+{
+        if (!lm)
+                return;
+        free(lm->from);
+        free(lm->to);
+        free(lm);
+}
+
+int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err)
+{
+        struct ss_landmarks *lm = NULL;
+        struct ss_graph *rev = NULL;
+        pthread_t tid[64];
+        unsigned started = 0;
+        int rc;
+
+        if (k < 1 || k > SS_LANDMARKS_MAX || g->n == 0)
+                return ss_err_set(err, SS_EINVAL, "landmarks: need 1..%d landmarks and a graph",
+                                  SS_LANDMARKS_MAX);
+        if (k > g->n)
+                k = g->n;
+        threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+        lm = calloc(1, sizeof(*lm));
+        if (!lm || !(lm->from = malloc((size_t)g->n * k * sizeof(uint32_t))) ||
+            !(lm->to = malloc((size_t)g->n * k * sizeof(uint32_t))) || !(rev = ss__reverse(g))) {
+                rc = ss_err_set(err, SS_ENOMEM, "landmarks: no memory for %u tables of %u nodes",
+                                2 * k, g->n);
+                goto out;
+        }
+        lm->k = k;
+        if (g->x && g->y)
+                ss__choose_planar(g, k, lm->node);
+        else
+                ss__choose_by_id(g, k, lm->node);
+
+        struct ss__job job = {.fwd = g, .rev = rev, .lm = lm};
+        atomic_init(&job.next, 0u);
+        atomic_init(&job.rc, SS_OK);
+        for (; started < threads && started < 2 * k; started++)
+                if (pthread_create(&tid[started], NULL, ss__worker, &job) != 0)
+                        break;
+        if (started == 0)
+                ss__worker(&job);
+        for (unsigned i = 0; i < started; i++)
+                pthread_join(tid[i], NULL);
+        rc = atomic_load(&job.rc);
+        if (rc == SS_EINVAL)
+                ss_err_set(err, rc,
+                           "landmarks: node %u and landmark %u are not connected both ways "
+                           "within 2^32 (the graph is not strongly connected); A* uses the "
+                           "coordinates only",
+                           job.bad_node + 1, job.bad_landmark + 1);
+        else if (rc != SS_OK)
+                ss_err_set(err, rc, "landmarks: %s", ss_strerror(rc));
+out:
+        ss_graph_unref(rev);
+        if (rc == SS_OK) {
+                ss_landmarks_free(g->landmarks);
+                g->landmarks = lm;
+        } else {
+                ss_landmarks_free(lm);
+        }
+        return rc;
+}
