@@ -326,6 +326,12 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
                                           path, sec_name[i], h->off[i], h->len[i], size);
                 pos = h->off[i] + h->len[i];
         }
+        /* The writer ends the file with the last section; bytes after it
+         * would be covered by neither the CRC nor the padding check. */
+        if (pos != size)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: %" PRIu64 " unchecked bytes after the last section", path,
+                                  size - pos);
         return SS_OK;
 }
 

@@ -412,6 +412,15 @@ START_TEST(test_sizes_inconsistent)
         fix_header_crc(c);
         rejected(c, len, "truncated");
 
+        /* Bytes after the last section, with a header (valid CRC) that
+         * counts them in the file size: nothing else would check them. */
+        memcpy(c, b, len);
+        c[len] = 0xAB;
+        memset(c + len + 1, 0, 63);
+        put64(c + H_FILE_SIZE, len + 64);
+        fix_header_crc(c);
+        rejected(c, len + 64, "64 unchecked bytes after the last section");
+
         /* N too large for the sections. */
         memcpy(c, b, len);
         put64(c + H_N, 7);
