@@ -61,6 +61,8 @@ static const struct ss__key ss__keys[] = {
      "coordinates file (.co, .co.gz); empty for none"},
     {"workers", SS__INT, SS__OFF(workers), 0, "0", 0, 1024, NULL,
      "CPU query threads; 0 means one per core"},
+    {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,
+     "A* landmarks for /route on the CPU; 0 for none"},
     {"queue_max", SS__INT, SS__OFF(queue_max), 0, "1024", 1, 1000000, NULL,
      "queries waiting for a worker at most; more get 503"},
     {"deadline_ms", SS__INT, SS__OFF(deadline_ms), 0, "5000", 1, 3600000, NULL,

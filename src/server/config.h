@@ -16,6 +16,7 @@ struct ss_config {
         char graph[SS_CONFIG_PATH_MAX];  /* .gr, .gr.gz or snapshot */
         char coords[SS_CONFIG_PATH_MAX]; /* .co or .co.gz; empty for none */
         int64_t workers;                 /* CPU worker threads; 0 = one per core */
+        int64_t landmarks;               /* A* landmarks built at load; 0 = none */
         int64_t queue_max;               /* queued queries at most */
         int64_t deadline_ms;             /* per request */
         int64_t max_sources;             /* `from` ids per request */

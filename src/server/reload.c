@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cancel.h"
 #include "gpu_workers.h"
+#include "landmarks.h"
 #include "load.h"
 #include "log.h"
 #include "notify.h"
@@ -26,6 +28,27 @@ static void ss__load_work(uv_work_t *w)
         ss_err_clear(&srv->load_err);
         srv->load_result = ss_graph_load(
             srv->cfg.graph, srv->cfg.coords[0] ? srv->cfg.coords : NULL, &progress, &srv->load_err);
+        /* Landmarks are part of loading: the graph is not shared yet, and a
+         * reload keeps the old graph serving meanwhile. A graph that cannot
+         * have them (not strongly connected) still serves, with A* on the
+         * coordinates alone. */
+        if (srv->load_result && srv->cfg.landmarks > 0) {
+                struct ss_err lerr;
+                long cores = sysconf(_SC_NPROCESSORS_ONLN);
+                unsigned threads = srv->cfg.workers > 0 ? (unsigned)srv->cfg.workers
+                                   : cores > 0          ? (unsigned)cores
+                                                        : 1;
+                uint64_t t1 = ss_now_ns();
+                if (ss_landmarks_build(srv->load_result, (unsigned)srv->cfg.landmarks, threads,
+                                       &lerr) == SS_OK)
+                        ss_log_info("graph", "%u landmarks in %.0f ms (%.0f MiB)",
+                                    srv->load_result->landmarks->k,
+                                    (double)(ss_now_ns() - t1) / 1e6,
+                                    8.0 * srv->load_result->n * srv->load_result->landmarks->k /
+                                        1048576.0);
+                else
+                        ss_log_warn("graph", "%s", lerr.msg);
+        }
         srv->load_result_ms = (double)(ss_now_ns() - t0) / 1e6;
         /* The device copy is made here too, off the loop; a GPU that cannot
          * take the graph leaves the CPU serving, which is not a load failure. */
@@ -67,6 +90,7 @@ static void ss__load_done(uv_work_t *w, int status)
         srv->graph_checksum = g->checksum;
         srv->graph_bytes = ss_graph_bytes(g);
         srv->has_coords = g->x != NULL;
+        srv->landmarks = g->landmarks ? g->landmarks->k : 0;
         srv->load_ms = srv->load_result_ms;
         time_t now = time(NULL);
         struct tm tm;

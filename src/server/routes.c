@@ -56,10 +56,11 @@ static void ss__status(struct ss_server *srv, struct ss_request *r)
         json_t *graph = json_null();
         if (srv->nodes)
                 graph = json_pack(
-                    "{s:s, s:s?, s:i, s:I, s:s, s:b, s:I, s:f, s:s}", "file", srv->graph_path,
+                    "{s:s, s:s?, s:i, s:I, s:s, s:b, s:i, s:I, s:f, s:s}", "file", srv->graph_path,
                     "coords", srv->coords_path[0] ? srv->coords_path : NULL, "nodes",
                     (json_int_t)srv->nodes, "arcs", (json_int_t)srv->arcs, "checksum", sum,
-                    "coordinates", srv->has_coords, "bytes", (json_int_t)srv->graph_bytes,
+                    "coordinates", srv->has_coords, "landmarks", (int)srv->landmarks, "bytes",
+                    (json_int_t)srv->graph_bytes,
                     "load_ms", srv->load_ms, "loaded_at", srv->loaded_at);
         char why[SS_ERRMSG_MAX];
         unsigned streams, faults;

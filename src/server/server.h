@@ -69,6 +69,7 @@ struct ss_server {
         uint32_t nodes;
         uint64_t arcs, graph_checksum, graph_bytes;
         bool has_coords;
+        unsigned landmarks; /* landmarks of the serving graph (0: none) */
         double load_ms;
         char loaded_at[32];
 
