@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define SS__POLL_MASK 4095u /* check the deadline every 4096 settled nodes */
-#define SS__BUCKETS 65
+#define SS__BUCKETS   65
 
 struct ss__node {
         ss_dist dist;
@@ -42,7 +42,7 @@ struct ss__entry {
 
 struct ss__bucket {
         struct ss__entry *e;
-        uint32_t len, cap;
+        size_t len, cap; /* a bucket can outgrow 2^32 entries on a graph of billions of arcs */
 };
 
 struct ss_dijkstra_ws {
@@ -53,8 +53,8 @@ struct ss_dijkstra_ws {
         uint32_t *mark; /* == gen when the node is a pending target */
         uint32_t *settled;
         uint32_t nsettled;
-        ss_dist last;   /* the radix heap's last extracted key */
-        uint64_t size;  /* entries in all buckets */
+        ss_dist last;  /* the radix heap's last extracted key */
+        uint64_t size; /* entries in all buckets */
         struct ss__bucket b[SS__BUCKETS];
 };
 
@@ -124,8 +124,10 @@ static inline int ss__bucket_of(ss_dist key, ss_dist last)
 static inline int ss__append(struct ss__bucket *b, ss_dist key, uint32_t node)
 {
         if (b->len == b->cap) {
-                uint32_t cap = b->cap ? b->cap * 2 : 256;
-                struct ss__entry *e = realloc(b->e, (size_t)cap * sizeof(*e));
+                size_t cap = b->cap ? b->cap * 2 : 256;
+                if (cap > SIZE_MAX / sizeof(struct ss__entry))
+                        return SS_ENOMEM;
+                struct ss__entry *e = realloc(b->e, cap * sizeof(*e));
                 if (!e)
                         return SS_ENOMEM;
                 b->e = e;
@@ -150,13 +152,13 @@ static inline int ss__pop(struct ss_dijkstra_ws *ws, struct ss__entry *out)
                         i++;
                 struct ss__bucket *src = &ws->b[i];
                 ss_dist min = src->e[0].key;
-                for (uint32_t k = 1; k < src->len; k++)
+                for (size_t k = 1; k < src->len; k++)
                         if (src->e[k].key < min)
                                 min = src->e[k].key;
                 ws->last = min;
                 /* Every key in bucket i shares the bits above i-1 with min,
                  * so each lands in a lower bucket. */
-                for (uint32_t k = 0; k < src->len; k++) {
+                for (size_t k = 0; k < src->len; k++) {
                         struct ss__entry e = src->e[k];
                         if (ss__append(&ws->b[ss__bucket_of(e.key, min)], e.key, e.node))
                                 return SS_ENOMEM;
@@ -351,8 +353,7 @@ const uint32_t *ss_dijkstra_settled(const struct ss_dijkstra_ws *ws)
         return ws->settled;
 }
 
-size_t ss_dijkstra_path(const struct ss_dijkstra_ws *ws, uint32_t target, uint32_t *out,
-                        size_t cap)
+size_t ss_dijkstra_path(const struct ss_dijkstra_ws *ws, uint32_t target, uint32_t *out, size_t cap)
 {
         size_t len = 0;
 
