@@ -127,19 +127,24 @@ static void *ss__worker(void *arg)
                 uint32_t *table = towards ? lm->to : lm->from;
                 int rc = ss_dijkstra_run(towards ? job->rev : job->fwd, ws, lm->node[i], SS_NO_NODE,
                                          NULL);
+                uint32_t bad = SS_NO_NODE;
                 for (uint32_t v = 0; rc == SS_OK && v < n; v++) {
                         ss_dist d = ss_dijkstra_dist(ws, v);
                         if (d >= UINT32_MAX) { /* unreachable (INF) or too far */
                                 rc = SS_EINVAL;
-                                job->bad_node = v;
+                                bad = v;
                                 break;
                         }
                         table[(size_t)v * lm->k + i] = (uint32_t)d;
                 }
-                if (rc != SS_OK) {
+                /* Several workers may fail at once: only the one that
+                 * records the first failure writes the pair the message
+                 * names, so node and landmark belong together and the
+                 * plain fields have a single writer. */
+                int expected = SS_OK;
+                if (rc != SS_OK && atomic_compare_exchange_strong(&job->rc, &expected, rc)) {
+                        job->bad_node = bad;
                         job->bad_landmark = lm->node[i];
-                        int expected = SS_OK;
-                        atomic_compare_exchange_strong(&job->rc, &expected, rc);
                 }
         }
         ss_dijkstra_ws_free(ws);

@@ -2,6 +2,7 @@
  * against a naive Bellman-Ford over the arc list. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -421,6 +422,34 @@ START_TEST(test_landmarks)
 }
 END_TEST
 
+/* Two separate cycles and one landmark in each: all four table searches
+ * fail, on four threads at once. The message must name a node and a
+ * landmark that really are apart (in different cycles), never a node from
+ * one failure with the landmark of another. */
+START_TEST(test_landmarks_failure_names_a_real_pair)
+{
+        enum { HALF = 20000, N = 2 * HALF };
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, N, N), SS_OK);
+        for (uint32_t v = 0; v < N; v++) {
+                uint32_t base = v < HALF ? 0 : HALF;
+                ck_assert_int_eq(ss_arcs_push(&a, v, base + (v - base + 1) % HALF, 1), SS_OK);
+        }
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        for (int round = 0; round < 20; round++) {
+                ck_assert_int_eq(ss_landmarks_build(g, 2, 4, &err), SS_EINVAL);
+                unsigned long node = 0, lm = 0;
+                const char *at = strstr(err.msg, "node ");
+                ck_assert_ptr_nonnull(at);
+                ck_assert_int_eq(sscanf(at, "node %lu and landmark %lu", &node, &lm), 2);
+                ck_assert_msg((node <= HALF) != (lm <= HALF), "%s", err.msg);
+        }
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_refcount)
 {
         struct ss_graph *g = make(6, sample, 8);
@@ -447,6 +476,7 @@ int main(void)
         tcase_add_test(tc, test_astar);
         tcase_add_test(tc, test_astar_extreme_coordinates);
         tcase_add_test(tc, test_landmarks);
+        tcase_add_test(tc, test_landmarks_failure_names_a_real_pair);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
