@@ -10,6 +10,7 @@
 
 #include "cancel.h"
 #include "engine.h"
+#include "landmarks.h"
 
 /* A path 0 -> 1 -> ... -> n-1 with unit weights, plus a cycle arc back. */
 static struct ss_graph *chain(uint32_t n)
@@ -286,6 +287,53 @@ START_TEST(auto_spills_to_cpu_when_gpu_busy)
 }
 END_TEST
 
+/* On a graph with landmarks an auto route prefers the CPU (A*): it finishes
+ * on the CPU while the only GPU stream is free, and an auto one-to-all
+ * still goes to the GPU. */
+START_TEST(auto_routes_prefer_cpu_with_landmarks)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        uint32_t n = 100;
+        ck_assert_int_eq(ss_arcs_init(&a, n, n), SS_OK);
+        for (uint32_t v = 0; v < n; v++)
+                ck_assert_int_eq(ss_arcs_push(&a, v, (v + 1) % n, 1), SS_OK);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        ck_assert_int_eq(ss_landmarks_build(g, 4, 1, &err), SS_OK);
+        struct ss_engine *e;
+        struct ss_engine_config cfg = {.cpu_workers = 1};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
+        atomic_store(&gate, 0);
+        w.done = 0;
+        uint32_t s = 0, t = 60;
+        struct ss_job route, all;
+        job_init(&all, e, SS_JOB_ONE_TO_ALL, &s, NULL, 0);
+        job_init(&route, e, SS_JOB_ROUTE, &s, &t, 1);
+        ck_assert_int_eq(ss_engine_submit(e, &route), SS_OK);
+        wait_done(1); /* the GPU's gate is shut: only the CPU can have answered */
+        ck_assert_int_eq(route.status, SS_OK);
+        ck_assert_int_eq(route.ran_engine, SS_ENGINE_CPU);
+        ck_assert_int_eq(route.ran_algo, SS_ALGO_ASTAR);
+        ck_assert(!route.fell_back);
+        ck_assert_uint_eq(route.dist[0], 60);
+        ck_assert_int_eq(ss_engine_submit(e, &all), SS_OK);
+        struct ss_engine_stats st;
+        do {
+                usleep(1000);
+                ss_engine_stats(e, &st);
+        } while (st.busy == 0);
+        atomic_store(&gate, 1);
+        wait_done(2);
+        ck_assert_int_eq(all.ran_engine, SS_ENGINE_GPU);
+        ss_job_release(&route);
+        ss_job_release(&all);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A GPU worker that always fails: its jobs go to the CPU, marked fell_back;
  * engine=cpu jobs never reach it. */
 static atomic_int gpu_calls;
@@ -414,6 +462,7 @@ int main(void)
         tcase_add_test(tc, cancelled_job_is_dropped);
         tcase_add_test(tc, gpu_failure_falls_back_to_cpu);
         tcase_add_test(tc, auto_spills_to_cpu_when_gpu_busy);
+        tcase_add_test(tc, auto_routes_prefer_cpu_with_landmarks);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);
