@@ -199,8 +199,16 @@ static int cmd_snapshot(struct cli *c, int argc, char **argv)
                 fprintf(stderr, "ssspd-cli snapshot: expected GRAPH [COORDS] OUT\n");
                 return 2;
         }
-        if (argc == 3)
+        if (argc == 3) {
+                if (c->coords) {
+                        fprintf(stderr,
+                                "ssspd-cli snapshot: coordinates given twice: --coords %s and "
+                                "COORDS %s\n",
+                                c->coords, argv[1]);
+                        return 2;
+                }
                 c->coords = argv[1];
+        }
         if (!(g = load(c, argv[0])))
                 return 1;
         int rc = ss_snapshot_write(g, argv[argc - 1], &err);

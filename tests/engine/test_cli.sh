@@ -36,6 +36,10 @@ out=$("$cli" ss -q "$tmp/s.gr.gz" "$data/sample.ss")
 [ "$out" = "$(printf 'd 16\nd 7\nd 9')" ] || fail "ss on .gr.gz: $out"
 
 # errors: non-zero exit and a message naming the cause
+if "$cli" snapshot -q --coords "$data/sample.co" "$data/sample.gr" "$tmp/other.co" "$tmp/c.snap" \
+        2>"$tmp/err"; then fail "two coordinate files accepted"; fi
+grep -q "coordinates given twice" "$tmp/err" || fail "coords twice message: $(cat "$tmp/err")"
+[ ! -e "$tmp/c.snap" ] || fail "snapshot written despite two coordinate files"
 if "$cli" route -q "$data/sample.gr" 1 7 2>"$tmp/err"; then fail "node 7 accepted"; fi
 grep -q "node '7'" "$tmp/err" || fail "node error message: $(cat "$tmp/err")"
 if "$cli" route -q "$tmp/missing.gr" 1 2 2>"$tmp/err"; then fail "missing file accepted"; fi
