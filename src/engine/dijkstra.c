@@ -66,7 +66,11 @@ struct ss_dijkstra_ws *ss_dijkstra_ws_new(uint32_t n)
         if (!ws)
                 return NULL;
         ws->cap = n;
-        ws->st = calloc(len, sizeof(*ws->st)); /* stamps start at 0; gen starts at 1 */
+        /* Records start with stamp 0 and the generation at 1, so that a
+         * workspace that has not run yet reads as "nothing reached" (with
+         * gen 0 every zeroed record would read as settled at distance 0). */
+        ws->gen = 1;
+        ws->st = calloc(len, sizeof(*ws->st));
         ws->pred = malloc(len * sizeof(uint32_t));
         ws->mark = calloc(len, sizeof(uint32_t));
         ws->settled = malloc(len * sizeof(uint32_t));

@@ -450,6 +450,27 @@ START_TEST(test_landmarks_failure_names_a_real_pair)
 }
 END_TEST
 
+/* Before its first run (or when the first run was refused) a workspace has
+ * reached nothing: no distances, no predecessors, no path, no settled nodes. */
+START_TEST(test_fresh_workspace_reads_unreached)
+{
+        struct ss_graph *g = make(6, sample, 8);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(6);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 6, SS_NO_NODE, NULL), SS_ERANGE);
+        for (uint32_t v = 0; v < 6; v++) {
+                ck_assert_uint_eq(ss_dijkstra_dist(ws, v), SS_DIST_INF);
+                ck_assert_uint_eq(ss_dijkstra_pred(ws, v), SS_NO_NODE);
+                ck_assert_uint_eq(ss_dijkstra_path(ws, v, NULL, 0), 0);
+        }
+        ck_assert_uint_eq(ss_dijkstra_settled_count(ws), 0);
+        ck_assert_uint_eq(ss_dijkstra_checksum(ws), 0);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_uint_eq(ss_dijkstra_dist(ws, 5), 6);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_refcount)
 {
         struct ss_graph *g = make(6, sample, 8);
@@ -477,6 +498,7 @@ int main(void)
         tcase_add_test(tc, test_astar_extreme_coordinates);
         tcase_add_test(tc, test_landmarks);
         tcase_add_test(tc, test_landmarks_failure_names_a_real_pair);
+        tcase_add_test(tc, test_fresh_workspace_reads_unreached);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
