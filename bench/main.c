@@ -728,7 +728,9 @@ int main(int argc, char **argv)
                         break;
                 }
                 case 'k':
-                        if (parse_uint(optarg, "--sources", 100000, &v) || v == 0) {
+                        if (parse_uint(optarg, "--sources", 100000, &v))
+                                return 2;
+                        if (v == 0) {
                                 fprintf(stderr, "ssspd-bench: --sources must be at least 1\n");
                                 return 2;
                         }

@@ -354,6 +354,16 @@ START_TEST(test_usage_errors)
         free(log);
         ck_assert_int_eq(run_bench(NULL, noout), 2);
         ck_assert_int_eq(run_bench(NULL, badk), 2);
+        log = slurp(tmpdir, "log");
+        ck_assert(strstr(log, "--sources must be at least 1") != NULL);
+        free(log);
+        /* A malformed count gets one message, naming the value. */
+        const char *negk[] = {"--sources", "-3", "--graph", gridarg, "--out", out, NULL};
+        ck_assert_int_eq(run_bench(NULL, negk), 2);
+        log = slurp(tmpdir, "log");
+        ck_assert_msg(strstr(log, "'-3' is not an integer") != NULL, "%s", log);
+        ck_assert_msg(strstr(log, "at least 1") == NULL, "second, contradicting message: %s", log);
+        free(log);
 }
 END_TEST
 
