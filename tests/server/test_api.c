@@ -374,6 +374,8 @@ START_TEST(status_and_metrics)
         ck_assert_int_eq(json_integer_value(json_object_get(g, "nodes")), gref.g->n);
         ck_assert_int_eq(json_integer_value(json_object_get(g, "arcs")), (json_int_t)gref.g->m);
         ck_assert(json_is_true(json_object_get(g, "coordinates")));
+        /* the generated road graph is strongly connected: the default 16 landmarks */
+        ck_assert_int_eq(json_integer_value(json_object_get(g, "landmarks")), 16);
         ck_assert_str_eq(json_string_value(json_object_get(j, "state")), "serving");
         json_t *e = json_object_get(j, "engine");
         ck_assert_int_eq(json_integer_value(json_object_get(e, "cpu_workers")), 2);
