@@ -142,6 +142,40 @@ static const char *ss__allow(enum ss_endpoint ep)
         return ep == SS_EP_ROUTE || ep == SS_EP_DISTANCES ? "GET, HEAD, POST" : "GET, HEAD";
 }
 
+/* Frees a two-block body once MHD is done with it. */
+static void ss__free_blocks(void *cls)
+{
+        struct ss_body *owned = cls;
+        ss_body_free(owned);
+        free(owned);
+}
+
+/* Makes the MHD response for a body; MHD owns the blocks afterwards. */
+static struct MHD_Response *ss__response(struct ss_body *b)
+{
+        struct MHD_Response *resp;
+        if (!b->tail) {
+                resp = MHD_create_response_from_buffer(b->len, b->data, MHD_RESPMEM_MUST_FREE);
+                if (resp)
+                        b->data = NULL;
+                return resp;
+        }
+        struct ss_body *owned = malloc(sizeof(*owned));
+        if (!owned)
+                return NULL;
+        *owned = *b;
+        const struct MHD_IoVec iov[2] = {{owned->data, owned->len},
+                                         {owned->tail, owned->tail_len}};
+        resp = MHD_create_response_from_iovec(iov, 2, ss__free_blocks, owned);
+        if (!resp) {
+                free(owned);
+                return NULL;
+        }
+        b->data = NULL;
+        b->tail = NULL;
+        return resp;
+}
+
 /* Hands r->resp to MHD. */
 static enum MHD_Result ss__send(struct ss_request *r)
 {
@@ -149,11 +183,9 @@ static enum MHD_Result ss__send(struct ss_request *r)
         struct ss_body *b = &r->resp;
         if (!b->http) /* nothing built: a bug, answered rather than hung */
                 ss_body_error(SS_EINTERNAL, "no response was built", b);
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(b->len, b->data, MHD_RESPMEM_MUST_FREE);
+        struct MHD_Response *resp = ss__response(b);
         if (!resp)
                 return MHD_NO;
-        b->data = NULL; /* MHD owns it now */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 b->ctype ? b->ctype : "application/json");
         if (b->retry_after) {

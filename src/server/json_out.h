@@ -28,6 +28,11 @@
 struct ss_body {
         char *data; /* malloc'd */
         size_t len;
+        /* A second malloc'd block sent after data, or NULL: a binary answer's
+         * distances, taken over from the job instead of copied (they are
+         * already little-endian words on the hosts ssspd builds for). */
+        void *tail;
+        size_t tail_len;
         unsigned http;     /* HTTP status */
         const char *ctype; /* Content-Type */
         int status;        /* the ss_status behind it (SS_OK for 200) */
@@ -36,8 +41,9 @@ struct ss_body {
 
 /* Builds the answer to query q from its finished job (status, outputs and
  * graph still bound): 200 JSON or binary, or the error body for the job's
- * status. Returns SS_OK, or SS_ENOMEM with *out left empty. */
-int ss_body_for_job(const struct ss_query *q, const struct ss_job *job, struct ss_body *out);
+ * status. A binary answer takes job->dist over (job->dist becomes NULL).
+ * Returns SS_OK, or SS_ENOMEM with *out left empty. */
+int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out);
 
 /* Builds the error body for status with message (may be NULL). Returns
  * SS_OK or SS_ENOMEM. */

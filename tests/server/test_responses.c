@@ -122,15 +122,23 @@ START_TEST(matrix_json_and_binary)
         ck_assert_ptr_nonnull(strstr(b.data, "\"distances\":[[0,5],[null,7]]"));
         ss_body_free(&b);
 
+        /* A binary answer takes the job's distances over: the body is the
+         * 32-byte header, then the words themselves. */
         ss_query_param(&q, "format", "binary", NULL);
+        job.dist = malloc(sizeof(dist));
+        memcpy(job.dist, dist, sizeof(dist));
+        ss_dist *words = job.dist;
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
+        ck_assert_ptr_null(job.dist);
+        ck_assert_ptr_eq(b.tail, words);
         ck_assert_str_eq(b.ctype, "application/octet-stream");
-        ck_assert_uint_eq(b.len, 32 + 4 * 8);
+        ck_assert_uint_eq(b.len, 32);
+        ck_assert_uint_eq(b.tail_len, 4 * 8);
         static const unsigned char head[32] = {'S', 'S', 'S', 'P', 'D', 'I', 'S', 'T', 1, 0, 0,
                                                0,   32,  0,   0,   0,   2,   0,   0,   0, 0, 0,
                                                0,   0,   2,   0,   0,   0,   0,   0,   0, 0};
         ck_assert_int_eq(memcmp(b.data, head, 32), 0);
-        const unsigned char *p = (const unsigned char *)b.data + 32;
+        const unsigned char *p = (const unsigned char *)b.tail;
         ck_assert_uint_eq(p[8], 5); /* little-endian 5 */
         for (int i = 16; i < 24; i++)
                 ck_assert_uint_eq(p[i], 0xff); /* unreachable */
