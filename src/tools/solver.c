@@ -38,14 +38,14 @@ static int dij_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, s
         return SS_OK;
 }
 
-static int cpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                     uint32_t **path, size_t *len, int astar, struct ss_err *err)
+static int cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
+                     uint32_t target, ss_dist *d, uint32_t **path, size_t *len, int astar,
+                     struct ss_err *err)
 {
-        struct ss_dijkstra_ws *ws = s->impl;
-        int rc = astar ? ss_astar_run(s->g, ws, source, target, NULL)
-                       : ss_dijkstra_run(s->g, ws, source, target, NULL);
+        int rc = astar ? ss_astar_run(g, ws, source, target, NULL)
+                       : ss_dijkstra_run(g, ws, source, target, NULL);
         if (rc)
-                return ss_err_set(err, rc, "%s: %s", s->type->name, ss_strerror(rc));
+                return ss_err_set(err, rc, "%s: %s", astar ? "astar" : "dijkstra", ss_strerror(rc));
         *d = ss_dijkstra_dist(ws, target);
         if (path) {
                 *path = NULL;
@@ -63,14 +63,14 @@ static int cpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_d
 static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
                      uint32_t **path, size_t *len, struct ss_err *err)
 {
-        return cpu_route(s, source, target, d, path, len, 0, err);
+        return cpu_route(s->g, s->impl, source, target, d, path, len, 0, err);
 }
 
 /* A* needs a target; its one-to-all is Dijkstra's. */
 static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
                        uint32_t **path, size_t *len, struct ss_err *err)
 {
-        return cpu_route(s, source, target, d, path, len, 1, err);
+        return cpu_route(s->g, s->impl, source, target, d, path, len, 1, err);
 }
 
 #if SS_HAVE_CUDA
@@ -150,10 +150,7 @@ static int gpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_d
          * distance is right, the path comes from the CPU. */
         if (!gs->ws && !(gs->ws = ss_dijkstra_ws_new(s->g->n)))
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a Dijkstra workspace");
-        s->impl = gs->ws;
-        rc = cpu_route(s, source, target, d, path, len, 0, err);
-        s->impl = gs;
-        return rc;
+        return cpu_route(s->g, gs->ws, source, target, d, path, len, 0, err);
 }
 #endif
 
