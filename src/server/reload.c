@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cancel.h"
 #include "gpu_workers.h"
@@ -34,13 +33,11 @@ static void ss__load_work(uv_work_t *w)
          * coordinates alone. */
         if (srv->load_result && srv->cfg.landmarks > 0) {
                 struct ss_err lerr;
-                long cores = sysconf(_SC_NPROCESSORS_ONLN);
-                unsigned threads = srv->cfg.workers > 0 ? (unsigned)srv->cfg.workers
-                                   : cores > 0          ? (unsigned)cores
-                                                        : 1;
+                struct ss_engine_stats st;
+                ss_engine_stats(srv->engine, &st); /* as many threads as CPU workers */
                 uint64_t t1 = ss_now_ns();
-                if (ss_landmarks_build(srv->load_result, (unsigned)srv->cfg.landmarks, threads,
-                                       &lerr) == SS_OK)
+                if (ss_landmarks_build(srv->load_result, (unsigned)srv->cfg.landmarks,
+                                       st.cpu_workers, &lerr) == SS_OK)
                         ss_log_info("graph", "%u landmarks in %.0f ms (%.0f MiB)",
                                     srv->load_result->landmarks->k,
                                     (double)(ss_now_ns() - t1) / 1e6,
