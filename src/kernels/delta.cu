@@ -52,7 +52,15 @@ struct ss__dparams {
         struct ss__ctl *ctl;
         const volatile int *cancel;
         uint32_t local_max;
+        uint32_t flags; /* SS__DF_* */
 };
+
+/* Arcs per lane whose loads and atomics are issued together (see
+ * ss__delta_relax_warp). */
+#define SS__BATCH 4
+/* Fewest vertices a warp takes in a phase: fewer would spread a frontier
+ * wider but make more warps contend for the queue counters. */
+#define SS__PER_MIN 8
 
 struct ss__relax_state {
         unsigned long long *dist;
@@ -63,36 +71,137 @@ struct ss__relax_state {
         uint32_t next_gen, far_gen;
 };
 
-static __device__ __forceinline__ void ss__delta_relax(const ss__relax_state &s, uint32_t u,
-                                                       unsigned long long nd)
+/* Relaxes the arcs [begin, end) of the vertex each lane holds (at distance
+ * d; an empty range for lanes without one). Every lane of the warp calls it.
+ *
+ * Why batched: a phase is a chain of dependent memory round trips (arc →
+ * atomicMin on the head's distance → stamp exchange → queue slot), each a few
+ * hundred cycles at L2, and the phases of a road graph are short: a block-local
+ * phase of a few hundred vertices gives each warp about a hundred arcs. Taking
+ * them 32 at a time runs that chain three or four times in a row; here each
+ * lane takes up to SS__BATCH arcs per step and issues their loads, then their
+ * atomicMins, then their stamp exchanges together, and the warp makes one
+ * queue reservation per queue for the whole step (a prefix sum of the lanes'
+ * pushes), so the chain runs once per step. There is no plain load before the
+ * atomicMin: it would spare the atomic for arcs that improve nothing, but it
+ * adds a round trip to every arc that does, and those form the critical path
+ * (NY-d: 12% faster without it). */
+static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
+                                                            const ss__relax_state &s,
+                                                            uint32_t begin, uint32_t end,
+                                                            unsigned long long d)
 {
-        if (nd >= ss__ld(&s.dist[u]))
-                return;
-        if (nd >= atomicMin(&s.dist[u], nd))
-                return;
-        if (nd < s.bucket_end) {
-                if (atomicExch(&s.nstamp[u], s.next_gen) != s.next_gen)
-                        ss__push(s.next, s.next_cnt, u);
-        } else {
-                /* Keep the far pile's lower bound exact for entries already in it. */
-                atomicMin(s.farmin, nd / s.delta);
-                if (atomicExch(&s.fstamp[u], s.far_gen) != s.far_gen)
-                        ss__push(s.far, s.far_cnt, u);
+        const int lane = threadIdx.x & 31;
+        const uint32_t deg = end - begin;
+        uint32_t incl = deg;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+                const uint32_t t = __shfl_up_sync(SS__FULL, incl, o);
+                if (lane >= o)
+                        incl += t;
+        }
+        const uint32_t total = __shfl_sync(SS__FULL, incl, 31);
+        for (uint32_t base = 0; base < total; base += 32 * SS__BATCH) {
+                uint32_t head[SS__BATCH];
+                unsigned long long nd[SS__BATCH], old[SS__BATCH];
+                bool ok[SS__BATCH];
+#pragma unroll
+                for (int j = 0; j < SS__BATCH; j++) {
+                        ok[j] = false;
+                        head[j] = 0;
+                        nd[j] = 0;
+                        if (base + 32 * j >= total) /* the same for every lane */
+                                continue;
+                        const uint32_t e = base + 32 * j + lane;
+                        /* Owner: the first lane whose inclusive sum exceeds e. */
+                        int lo = 0;
+#pragma unroll
+                        for (int step = 16; step >= 1; step >>= 1) {
+                                const uint32_t sum = __shfl_sync(SS__FULL, incl, lo + step - 1);
+                                if (sum <= e)
+                                        lo += step;
+                        }
+                        const uint32_t o_incl = __shfl_sync(SS__FULL, incl, lo);
+                        const uint32_t o_deg = __shfl_sync(SS__FULL, deg, lo);
+                        const uint32_t o_begin = __shfl_sync(SS__FULL, begin, lo);
+                        const unsigned long long o_d = __shfl_sync(SS__FULL, d, lo);
+                        if (e < total) {
+                                const uint2 a = __ldg(&arcs[o_begin + (e - (o_incl - o_deg))]);
+                                head[j] = a.x;
+                                nd[j] = o_d + a.y;
+                                ok[j] = true;
+                        }
+                }
+#pragma unroll
+                for (int j = 0; j < SS__BATCH; j++)
+                        old[j] = ok[j] ? atomicMin(&s.dist[head[j]], nd[j]) : 0;
+                /* Which queue each improvement goes to, deduplicated by stamps. */
+                uint32_t near = 0, far = 0; /* bit j: arc j goes there */
+#pragma unroll
+                for (int j = 0; j < SS__BATCH; j++) {
+                        if (!ok[j] || nd[j] >= old[j])
+                                continue;
+                        if (nd[j] < s.bucket_end) {
+                                if (atomicExch(&s.nstamp[head[j]], s.next_gen) != s.next_gen)
+                                        near |= 1u << j;
+                        } else {
+                                /* Keep the far pile's lower bound exact for
+                                 * entries already in it. */
+                                atomicMin(s.farmin, nd[j] / s.delta);
+                                if (atomicExch(&s.fstamp[head[j]], s.far_gen) != s.far_gen)
+                                        far |= 1u << j;
+                        }
+                }
+                /* One reservation per queue for the warp: near count in the
+                 * low half, far count in the high half. */
+                const uint32_t mine = __popc(near) | (uint32_t)__popc(far) << 16;
+                uint32_t scan = mine;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                        const uint32_t t = __shfl_up_sync(SS__FULL, scan, o);
+                        if (lane >= o)
+                                scan += t;
+                }
+                const uint32_t all = __shfl_sync(SS__FULL, scan, 31);
+                if (all == 0)
+                        continue;
+                uint32_t nb = 0, fb = 0;
+                if (lane == 0) {
+                        if (all & 0xffffu)
+                                nb = atomicAdd(s.next_cnt, all & 0xffffu);
+                        if (all >> 16)
+                                fb = atomicAdd(s.far_cnt, all >> 16);
+                }
+                const uint32_t excl = scan - mine;
+                uint32_t ni = __shfl_sync(SS__FULL, nb, 0) + (excl & 0xffffu);
+                uint32_t fi = __shfl_sync(SS__FULL, fb, 0) + (excl >> 16);
+#pragma unroll
+                for (int j = 0; j < SS__BATCH; j++) {
+                        if (near >> j & 1)
+                                s.next[ni++] = head[j];
+                        if (far >> j & 1)
+                                s.far[fi++] = head[j];
+                }
         }
 }
 
-/* Relaxes the light (heavy == false) or heavy arcs of list[0..count). */
+/* Relaxes the light (heavy == false) or heavy arcs of list[0..count). Each
+ * warp takes `per` consecutive vertices (up to 32): as few as spread the
+ * frontier over every warp, so that a phase's work is as shallow as it can
+ * be. */
 static __device__ __forceinline__ void
 ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t *list,
                  uint32_t count, bool heavy, uint32_t *set, unsigned int *scnt, uint32_t sgen,
                  uint32_t warp, uint32_t nwarps)
 {
-        const int lane = threadIdx.x & 31;
-        for (uint32_t base = warp * 32; base < count; base += nwarps * 32) {
+        const uint32_t lane = threadIdx.x & 31;
+        uint32_t per = (count + nwarps - 1) / nwarps;
+        per = per < SS__PER_MIN ? SS__PER_MIN : per > 32 ? 32 : per;
+        for (uint32_t base = warp * per; base < count; base += nwarps * per) {
                 uint32_t begin = 0, end = 0;
                 unsigned long long d = 0;
                 const uint32_t i = base + lane;
-                if (i < count) {
+                if (lane < per && i < count) {
                         const uint32_t v = ss__ld(&list[i]);
                         d = ss__ld(&p.dist[v]);
                         if (heavy) {
@@ -105,9 +214,7 @@ ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t 
                                         ss__push(set, scnt, v);
                         }
                 }
-                ss__warp_expand(p.arcs, begin, end, d, [&](uint32_t u, unsigned long long nd) {
-                        ss__delta_relax(s, u, nd);
-                });
+                ss__delta_relax_warp(p.arcs, s, begin, end, d);
         }
 }
 
@@ -202,6 +309,10 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
         }
         grid.sync();
 
+        /* Profile (SS__DF_PROFILE): block 0's thread 0 times each part. */
+        const bool prof = (p.flags & SS__DF_PROFILE) && tid == 0;
+        unsigned long long pr[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        long long t0 = prof ? clock64() : 0;
         unsigned long long bucket = 0;
         int side = 0;
         uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0;
@@ -239,7 +350,15 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                 grid.sync();
                                 ph = ss__ld(&c->lm_ph[iter & 1]);
                                 qsel = ss__ld(&c->lm_q[iter & 1]);
-                                phases += ss__ld(&c->lm_k[iter & 1]);
+                                const uint32_t lk = ss__ld(&c->lm_k[iter & 1]);
+                                phases += lk;
+                                if (prof) {
+                                        const long long t1 = clock64();
+                                        pr[SS__PROF_LOCAL] += t1 - t0;
+                                        pr[SS__PROF_NLOCAL]++;
+                                        pr[SS__PROF_NLPH] += lk;
+                                        t0 = t1;
+                                }
                                 continue;
                         }
                         if (tid == 0) {
@@ -256,6 +375,12 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         ph++;
                         qsel ^= 1;
                         phases++;
+                        if (prof) {
+                                const long long t1 = clock64();
+                                pr[SS__PROF_GRID] += t1 - t0;
+                                pr[SS__PROF_NGPH]++;
+                                t0 = t1;
+                        }
                 }
                 if (cancelled)
                         break;
@@ -279,6 +404,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                          (uint32_t)(tid >> 5), (uint32_t)(nthreads >> 5));
                         grid.sync();
                         phases++;
+                        if (prof) {
+                                const long long t1 = clock64();
+                                pr[SS__PROF_HEAVY] += t1 - t0;
+                                t0 = t1;
+                        }
                 }
                 /* Everything below bucket_end is final. Pick the next bucket. */
                 const unsigned long long nb = ss__ld(&c->farmin[side]);
@@ -328,6 +458,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                 sg++;
                 side ^= 1;
                 bucket = nb;
+                if (prof) {
+                        const long long t1 = clock64();
+                        pr[SS__PROF_BUCKET] += t1 - t0;
+                        t0 = t1;
+                }
                 if (targets_done)
                         break;
         }
@@ -340,6 +475,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                 c->cancelled = cancelled ? 1 : 0;
                 if (p.target != SS__NO_NODE)
                         c->tdist = p.dist[p.target];
+                for (int i = 0; i < 8; i++)
+                        c->prof[i] = pr[i];
         }
 }
 
@@ -376,6 +513,7 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
         p.ctl = ws->ctl;
         p.cancel = ws->dcancel;
         p.local_max = ws->local_max;
+        p.flags = ws->dflags;
         void *args[] = {&p};
         SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__delta_kernel, dim3(ws->blocks),
                                              dim3(SS__BLOCK), args, 0, ws->stream));

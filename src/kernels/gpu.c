@@ -19,11 +19,12 @@
 #define SS__MIB (1024.0 * 1024.0)
 /* Device memory left to the driver, other processes and kernels' stacks. */
 #define SS__RESERVE ((uint64_t)256 << 20)
-/* Δ = this many mean weights for the tuned rule: measured on NY-d, NY-t and
- * generated road graphs (docs/gpu.md). */
-#define SS__TUNED_MEAN_FACTOR 32
-/* Default size up to which one block relaxes a frontier alone. */
-#define SS__LOCAL_MAX 1024
+/* Δ = this many mean weights for the tuned rule: the best of 32-512 on NY-d
+ * and on a generated 24M-node road graph (docs/gpu.md). */
+#define SS__TUNED_MEAN_FACTOR 128
+/* Default size up to which one block relaxes a frontier alone: 512 beat 256,
+ * 1,024 and 2,048 on NY-d and matched 256 on the 24M-node graph. */
+#define SS__LOCAL_MAX 512
 
 struct ss_gpu {
         int device;
@@ -42,6 +43,8 @@ struct ss_gpu {
         atomic_uint faults;
         atomic_bool healthy;
         atomic_uint_fast64_t runs;
+        unsigned dflags;   /* SS__DF_*: SS_GPU_DELTA_FLAGS, for tuning */
+        int clock_khz;     /* SM clock, to turn SS__DF_PROFILE cycles into time */
 };
 
 static _Thread_local cudaError_t ss__last_error = cudaSuccess;
@@ -518,6 +521,9 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         const char *lm = getenv("SS_GPU_LOCAL_MAX");
         if (lm && *lm)
                 local_max = (unsigned)strtoul(lm, NULL, 10);
+        /* Δ-stepping variants and the profile, for tuning (SS__DF_* bits). */
+        const char *df = getenv("SS_GPU_DELTA_FLAGS");
+        const unsigned dflags = df && *df ? (unsigned)strtoul(df, NULL, 0) : 0;
 
         struct ss_gpu *gpu = calloc(1, sizeof(*gpu));
         if (!gpu)
@@ -526,6 +532,9 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         snprintf(gpu->name, sizeof(gpu->name), "%s", di->name);
         gpu->bf_variant = cfg.bf_variant;
         gpu->inject_fault = cfg.inject_fault;
+        gpu->dflags = dflags;
+        if (cudaDeviceGetAttribute(&gpu->clock_khz, cudaDevAttrClockRate, cfg.device) != cudaSuccess)
+                gpu->clock_khz = 0;
         gpu->unhealthy_after = cfg.unhealthy_after ? cfg.unhealthy_after : 3;
         atomic_init(&gpu->faults, 0);
         atomic_init(&gpu->healthy, true);
@@ -548,6 +557,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->max_w = g->max_w;
         for (unsigned i = 0; i < streams; i++) {
                 rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, local_max, err);
+                gpu->ws[i].dflags = dflags;
                 gpu->nstreams = i + 1;
                 if (rc) {
                         ss_gpu_close(gpu);
@@ -687,6 +697,16 @@ static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
         r->total_ns = (uint64_t)(ms * 1e6);
         r->phases = c->phases;
         r->buckets = c->buckets;
+        if (q->algo == SS_GPU_DELTA && (gpu->dflags & SS__DF_PROFILE) && gpu->clock_khz > 0) {
+                const double us = 1e3 / gpu->clock_khz; /* microseconds per cycle */
+                ss_log_info("gpu",
+                            "delta profile: local %.0f us (%llu runs, %llu phases), grid light "
+                            "%.0f us (%llu phases), heavy %.0f us, bucket changes %.0f us",
+                            c->prof[SS__PROF_LOCAL] * us, c->prof[SS__PROF_NLOCAL],
+                            c->prof[SS__PROF_NLPH], c->prof[SS__PROF_GRID] * us,
+                            c->prof[SS__PROF_NGPH], c->prof[SS__PROF_HEAVY] * us,
+                            c->prof[SS__PROF_BUCKET] * us);
+        }
         r->delta = q->algo == SS_GPU_DELTA ? gpu->g.delta : 0;
         r->dist = single ? c->tdist : SS_DIST_INF;
         if (l.targets)

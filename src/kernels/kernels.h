@@ -63,7 +63,18 @@ struct ss__ctl {
         unsigned long long tdist; /* distance of the single target */
         unsigned int path_len;    /* nodes on the path; 0 none */
         int path_status;          /* 0 ok, 1 cycle met, 2 broken chain */
+        /* Where a Δ-stepping search spent its time (block 0's clock, cycles),
+         * filled only when SS__DF_PROFILE is set: see SS__PROF_*. */
+        unsigned long long prof[8];
 };
+
+/* Δ-stepping option bits (struct ss__ws.dflags). */
+#define SS__DF_PROFILE 1u /* fill ss__ctl.prof */
+/* ss__ctl.prof slots: cycles in block-local runs, grid light phases, heavy
+ * passes, bucket changes; counts of block-local runs, their phases, grid
+ * light phases, and the clock rate's kHz (for the host's conversion). */
+enum { SS__PROF_LOCAL, SS__PROF_GRID, SS__PROF_HEAVY, SS__PROF_BUCKET, SS__PROF_NLOCAL,
+       SS__PROF_NLPH, SS__PROF_NGPH, SS__PROF_INIT };
 
 /* One stream's workspace: everything a query touches, allocated at open. */
 struct ss__ws {
@@ -82,6 +93,7 @@ struct ss__ws {
         unsigned long long *hout; /* pinned, SS__TCHUNK entries */
         unsigned blocks;          /* thread blocks of this stream's persistent kernels */
         unsigned local_max;       /* frontiers up to this size run in one block (delta.cu) */
+        unsigned dflags;          /* SS__DF_* */
         uint64_t runs;
 };
 
