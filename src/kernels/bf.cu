@@ -173,16 +173,9 @@ extern "C" int ss__launch_bf(const struct ss__dgraph *g, struct ss__ws *ws,
         bool vector = l->bf_variant == SS__BF_VECTOR;
         if (l->bf_variant == SS__BF_AUTO)
                 vector = g->n > 0 && g->m / g->n >= 16;
-        if (vector) {
-                SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__bf_kernel<true>,
-                                                     dim3(ws->blocks), dim3(SS__BLOCK), args, 0,
-                                                     ws->stream));
-                SS__LAUNCHED("ss__bf_kernel<vector>");
-        } else {
-                SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__bf_kernel<false>,
-                                                     dim3(ws->blocks), dim3(SS__BLOCK), args, 0,
-                                                     ws->stream));
-                SS__LAUNCHED("ss__bf_kernel<scalar>");
-        }
-        return SS_OK;
+        if (vector)
+                return ss__launch_coop((const void *)ss__bf_kernel<true>, "ss__bf_kernel<vector>",
+                                       ws, args, err);
+        return ss__launch_coop((const void *)ss__bf_kernel<false>, "ss__bf_kernel<scalar>", ws,
+                               args, err);
 }

@@ -92,46 +92,13 @@ static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
                                                             unsigned long long d)
 {
         const int lane = threadIdx.x & 31;
-        const uint32_t deg = end - begin;
-        uint32_t incl = deg;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-                const uint32_t t = __shfl_up_sync(SS__FULL, incl, o);
-                if (lane >= o)
-                        incl += t;
-        }
+        const uint32_t incl = ss__warp_scan(end - begin);
         const uint32_t total = __shfl_sync(SS__FULL, incl, 31);
         for (uint32_t base = 0; base < total; base += 32 * SS__BATCH) {
                 uint32_t head[SS__BATCH];
                 unsigned long long nd[SS__BATCH], old[SS__BATCH];
                 bool ok[SS__BATCH];
-#pragma unroll
-                for (int j = 0; j < SS__BATCH; j++) {
-                        ok[j] = false;
-                        head[j] = 0;
-                        nd[j] = 0;
-                        if (base + 32 * j >= total) /* the same for every lane */
-                                continue;
-                        const uint32_t e = base + 32 * j + lane;
-                        /* Owner: the first lane whose inclusive sum exceeds e. */
-                        int lo = 0;
-#pragma unroll
-                        for (int step = 16; step >= 1; step >>= 1) {
-                                const uint32_t sum = __shfl_sync(SS__FULL, incl, lo + step - 1);
-                                if (sum <= e)
-                                        lo += step;
-                        }
-                        const uint32_t o_incl = __shfl_sync(SS__FULL, incl, lo);
-                        const uint32_t o_deg = __shfl_sync(SS__FULL, deg, lo);
-                        const uint32_t o_begin = __shfl_sync(SS__FULL, begin, lo);
-                        const unsigned long long o_d = __shfl_sync(SS__FULL, d, lo);
-                        if (e < total) {
-                                const uint2 a = __ldg(&arcs[o_begin + (e - (o_incl - o_deg))]);
-                                head[j] = a.x;
-                                nd[j] = o_d + a.y;
-                                ok[j] = true;
-                        }
-                }
+                ss__warp_arcs<SS__BATCH>(arcs, begin, end, d, incl, total, base, head, nd, ok);
 #pragma unroll
                 for (int j = 0; j < SS__BATCH; j++)
                         old[j] = ok[j] ? atomicMin(&s.dist[head[j]], nd[j]) : 0;
@@ -155,13 +122,7 @@ static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
                 /* One reservation per queue for the warp: near count in the
                  * low half, far count in the high half. */
                 const uint32_t mine = __popc(near) | (uint32_t)__popc(far) << 16;
-                uint32_t scan = mine;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                        const uint32_t t = __shfl_up_sync(SS__FULL, scan, o);
-                        if (lane >= o)
-                                scan += t;
-                }
+                const uint32_t scan = ss__warp_scan(mine);
                 const uint32_t all = __shfl_sync(SS__FULL, scan, 31);
                 if (all == 0)
                         continue;
@@ -515,8 +476,5 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
         p.local_max = ws->local_max;
         p.flags = ws->dflags;
         void *args[] = {&p};
-        SS__CUDA(cudaLaunchCooperativeKernel((const void *)ss__delta_kernel, dim3(ws->blocks),
-                                             dim3(SS__BLOCK), args, 0, ws->stream));
-        SS__LAUNCHED("ss__delta_kernel");
-        return SS_OK;
+        return ss__launch_coop((const void *)ss__delta_kernel, "ss__delta_kernel", ws, args, err);
 }

@@ -1,14 +1,14 @@
 /* Device helpers shared by the frontier-driven kernels: queue pushes with one
- * atomic per warp, and warp-cooperative expansion of a chunk of frontier
- * vertices' arcs.
+ * atomic per warp, a warp prefix sum, and warp-cooperative loading of a chunk
+ * of frontier vertices' arcs.
  *
- * Why warp-cooperative expansion: a thread per vertex leaves lanes idle when
+ * Why warp-cooperative loading: a thread per vertex leaves lanes idle when
  * degrees differ (most road vertices have 2-4 arcs, a few have 8+; RMAT
- * graphs have hubs with thousands). Here each warp takes 32 frontier vertices,
- * prefix-sums their arc counts, and then walks the concatenated arc list 32
- * arcs at a time, each lane finding its arc's owner by a binary search over
- * the warp's prefix sums (five shuffles). Every lane does useful work on every
- * step whatever the degrees, and a hub's arcs are spread over the warp.
+ * graphs have hubs with thousands). Here a warp's frontier vertices (one per
+ * lane) prefix-sum their arc counts, and the warp walks the concatenated arc
+ * list, each lane finding its arc's owner by a binary search over the warp's
+ * prefix sums (five shuffles). Every lane does useful work on every step
+ * whatever the degrees, and a hub's arcs are spread over the warp.
  */
 #ifndef SS_FRONTIER_CUH
 #define SS_FRONTIER_CUH
@@ -42,32 +42,46 @@ static __device__ __forceinline__ unsigned int ss__ld(const unsigned int *p)
         return __ldcg(p);
 }
 
-/* Warp-cooperative expansion. Every lane of the warp must call it (uniform
- * control flow); lane i brings one vertex's arc range [begin, end) and its
- * distance (an empty range for lanes without a vertex). visit(head, nd) is
- * called once per arc with nd = dist + weight. */
-template <class Visit>
-static __device__ __forceinline__ void
-ss__warp_expand(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long long d, Visit visit)
+/* Inclusive prefix sum of x over the warp (every lane calls it). */
+static __device__ __forceinline__ uint32_t ss__warp_scan(uint32_t x)
 {
         const int lane = threadIdx.x & 31;
-        uint32_t deg = end - begin;
-        uint32_t incl = deg;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
-                uint32_t t = __shfl_up_sync(SS__FULL, incl, o);
+                const uint32_t t = __shfl_up_sync(SS__FULL, x, o);
                 if (lane >= o)
-                        incl += t;
+                        x += t;
         }
-        const uint32_t total = __shfl_sync(SS__FULL, incl, 31);
-        for (uint32_t base = 0; base < total; base += 32) {
-                const uint32_t e = base + lane;
+        return x;
+}
+
+/* Warp-cooperative arc loading. Lane i brings one vertex's arc range
+ * [begin, end), its distance d and incl = ss__warp_scan(end - begin); the
+ * warp's arcs, concatenated, number total (lane 31's incl). Loads arcs
+ * base + 32*j + lane for j < B: head[j] and nd[j] = d(owner) + weight, ok[j]
+ * false past the end. The B loads are issued together. Every lane calls it
+ * with the same base and total (uniform control flow). */
+template <int B>
+static __device__ __forceinline__ void
+ss__warp_arcs(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long long d, uint32_t incl,
+              uint32_t total, uint32_t base, uint32_t *head, unsigned long long *nd, bool *ok)
+{
+        const int lane = threadIdx.x & 31;
+        const uint32_t deg = end - begin;
+#pragma unroll
+        for (int j = 0; j < B; j++) {
+                ok[j] = false;
+                head[j] = 0;
+                nd[j] = 0;
+                if (base + 32 * j >= total) /* the same for every lane */
+                        continue;
+                const uint32_t e = base + 32 * j + lane;
                 /* Owner: the first lane whose inclusive sum exceeds e. */
                 int lo = 0;
 #pragma unroll
                 for (int step = 16; step >= 1; step >>= 1) {
-                        uint32_t s = __shfl_sync(SS__FULL, incl, lo + step - 1);
-                        if (s <= e)
+                        const uint32_t sum = __shfl_sync(SS__FULL, incl, lo + step - 1);
+                        if (sum <= e)
                                 lo += step;
                 }
                 const uint32_t o_incl = __shfl_sync(SS__FULL, incl, lo);
@@ -76,7 +90,9 @@ ss__warp_expand(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long l
                 const unsigned long long o_d = __shfl_sync(SS__FULL, d, lo);
                 if (e < total) {
                         const uint2 a = __ldg(&arcs[o_begin + (e - (o_incl - o_deg))]);
-                        visit(a.x, o_d + a.y);
+                        head[j] = a.x;
+                        nd[j] = o_d + a.y;
+                        ok[j] = true;
                 }
         }
 }

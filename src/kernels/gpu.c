@@ -43,8 +43,8 @@ struct ss_gpu {
         atomic_uint faults;
         atomic_bool healthy;
         atomic_uint_fast64_t runs;
-        unsigned dflags;   /* SS__DF_*: SS_GPU_DELTA_FLAGS, for tuning */
-        int clock_khz;     /* SM clock, to turn SS__DF_PROFILE cycles into time */
+        unsigned dflags; /* SS__DF_*: SS_GPU_DELTA_FLAGS, for tuning */
+        int clock_khz;   /* SM clock, to turn SS__DF_PROFILE cycles into time */
 };
 
 static _Thread_local cudaError_t ss__last_error = cudaSuccess;
@@ -60,6 +60,22 @@ int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const cha
 cudaError_t ss__last_cuda_error(void)
 {
         return ss__last_error;
+}
+
+int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
+                    struct ss_err *err)
+{
+        cudaError_t e = cudaLaunchCooperativeKernel(kernel, (dim3){ws->blocks, 1, 1},
+                                                    (dim3){SS__BLOCK, 1, 1}, args, 0, ws->stream);
+        if (e == cudaSuccess)
+                e = cudaGetLastError();
+        if (e != cudaSuccess) {
+                char call[128];
+                snprintf(call, sizeof(call), "cooperative launch of %s (%u blocks of %d threads)",
+                         name, ws->blocks, SS__BLOCK);
+                return ss__cuda_fail(err, call, e, __FILE__, __LINE__);
+        }
+        return SS_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -378,15 +394,18 @@ void ss_gpu_close(struct ss_gpu *gpu)
         free(gpu);
 }
 
-static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, struct ss_err *err)
+/* Uploads the graph: 32-bit row offsets, and the arcs ordered by weight within
+ * each vertex, sorted on the device (sort.cu) or, when the sort's temporary
+ * buffers pass sort_budget or do not fit, or SS_GPU_HOST_SORT is set, on the
+ * host. */
+static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sort_budget,
+                      struct ss_err *err)
 {
         int rc = SS_OK;
+        uint2 *arcs = NULL;
         uint32_t *row32 = malloc(((size_t)g->n + 1) * sizeof(uint32_t));
-        uint2 *arcs = ss__pack_arcs(g);
-        if (!row32 || !arcs) {
-                rc = ss_err_set(err, SS_ENOMEM, "no host memory to pack %" PRIu64 " arcs", g->m);
-                goto out;
-        }
+        if (!row32)
+                return ss_err_set(err, SS_ENOMEM, "no host memory for %u row offsets", g->n + 1);
         for (uint64_t v = 0; v <= g->n; v++)
                 row32[v] = (uint32_t)g->row[v];
         cudaError_t e;
@@ -398,12 +417,30 @@ static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, struct ss_er
                 goto out;
         }
         if ((e = cudaMemcpy(gpu->d_row, row32, ((size_t)g->n + 1) * 4, cudaMemcpyHostToDevice)) !=
-                cudaSuccess ||
-            (e = cudaMemcpy(gpu->d_arcs, arcs, g->m * sizeof(uint2), cudaMemcpyHostToDevice)) !=
-                cudaSuccess) {
-                rc = ss__cuda_fail(err, "cudaMemcpy (graph upload)", e, __FILE__, __LINE__);
+            cudaSuccess) {
+                rc = ss__cuda_fail(err, "cudaMemcpy (row offsets)", e, __FILE__, __LINE__);
                 goto out;
         }
+        const char *hs = getenv("SS_GPU_HOST_SORT");
+        if (!(hs && *hs && strcmp(hs, "0") != 0)) {
+                struct ss_err serr = {0};
+                rc = ss__sort_arcs(g->n, g->m, gpu->d_row, g->col, g->w, gpu->d_arcs, sort_budget,
+                                   &serr);
+                if (rc != SS_ENOMEM) {
+                        if (rc)
+                                *err = serr;
+                        goto out;
+                }
+                ss_log_info("gpu", "%s; sorting the arcs on the host", serr.msg);
+        }
+        rc = SS_OK;
+        if (!(arcs = ss__pack_arcs(g))) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory to pack %" PRIu64 " arcs", g->m);
+                goto out;
+        }
+        if ((e = cudaMemcpy(gpu->d_arcs, arcs, g->m * sizeof(uint2), cudaMemcpyHostToDevice)) !=
+            cudaSuccess)
+                rc = ss__cuda_fail(err, "cudaMemcpy (arcs)", e, __FILE__, __LINE__);
 out:
         free(row32);
         free(arcs);
@@ -533,7 +570,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->bf_variant = cfg.bf_variant;
         gpu->inject_fault = cfg.inject_fault;
         gpu->dflags = dflags;
-        if (cudaDeviceGetAttribute(&gpu->clock_khz, cudaDevAttrClockRate, cfg.device) != cudaSuccess)
+        if (cudaDeviceGetAttribute(&gpu->clock_khz, cudaDevAttrClockRate, cfg.device) !=
+            cudaSuccess)
                 gpu->clock_khz = 0;
         gpu->unhealthy_after = cfg.unhealthy_after ? cfg.unhealthy_after : 3;
         atomic_init(&gpu->faults, 0);
@@ -545,7 +583,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 ss_gpu_close(gpu);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
         }
-        if ((rc = ss__upload(gpu, g, err))) {
+        if ((rc = ss__upload(gpu, g, limit - graph_bytes, err))) {
                 ss_gpu_close(gpu);
                 return rc;
         }

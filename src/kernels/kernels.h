@@ -73,8 +73,16 @@ struct ss__ctl {
 /* ss__ctl.prof slots: cycles in block-local runs, grid light phases, heavy
  * passes, bucket changes; counts of block-local runs, their phases, grid
  * light phases, and the clock rate's kHz (for the host's conversion). */
-enum { SS__PROF_LOCAL, SS__PROF_GRID, SS__PROF_HEAVY, SS__PROF_BUCKET, SS__PROF_NLOCAL,
-       SS__PROF_NLPH, SS__PROF_NGPH, SS__PROF_INIT };
+enum {
+        SS__PROF_LOCAL,
+        SS__PROF_GRID,
+        SS__PROF_HEAVY,
+        SS__PROF_BUCKET,
+        SS__PROF_NLOCAL,
+        SS__PROF_NLPH,
+        SS__PROF_NGPH,
+        SS__PROF_INIT
+};
 
 /* One stream's workspace: everything a query touches, allocated at open. */
 struct ss__ws {
@@ -125,12 +133,26 @@ int ss__launch_gather(struct ss__ws *ws, const uint32_t *dtargets, uint32_t coun
                       unsigned long long *dout, struct ss_err *err);
 int ss__launch_split(struct ss__dgraph *g, cudaStream_t stream, struct ss_err *err);
 
+/* Fills d_arcs (m entries) with the arcs h_col/h_w (host arrays in CSR order,
+ * rows d_row on the device) as (head, weight) pairs ordered by (weight, head)
+ * within each vertex (sort.cu). Synchronous. Returns SS_OK; SS_ENOMEM when
+ * its temporary buffers would pass `budget` bytes or do not fit on the device
+ * (the caller sorts on the host instead); SS_EGPU for a CUDA failure. */
+int ss__sort_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint32_t *h_col,
+                  const uint32_t *h_w, uint2 *d_arcs, uint64_t budget, struct ss_err *err);
+
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
 int ss__bf_blocks_per_sm(int *out, struct ss_err *err);
 
 /* Records a failed CUDA call in err and returns SS_EGPU. */
 int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const char *file, int line);
+
+/* Launches a persistent kernel cooperatively with ws's block count on ws's
+ * stream and checks the launch (cudaGetLastError). Returns SS_OK, or SS_EGPU
+ * with the kernel's name and the CUDA error in err. */
+int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
+                    struct ss_err *err);
 
 /* The last CUDA error recorded by ss__cuda_fail() on this thread. */
 cudaError_t ss__last_cuda_error(void);

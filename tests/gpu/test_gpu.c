@@ -421,6 +421,21 @@ START_TEST(test_hub_and_heavy_arcs)
 }
 END_TEST
 
+START_TEST(test_host_sort)
+{
+        announce("test_host_sort");
+        /* The arcs are ordered by weight on the device (sort.cu), or on the
+         * host when the device has no room for the sort's buffers; force the
+         * host path. A hub, parallel arcs and equal weights exercise ties. */
+        ck_assert_int_eq(setenv("SS_GPU_HOST_SORT", "1", 1), 0);
+        struct ss_graph *g = random_graph(5000, 1000, 3000);
+        check_graph(g, NULL, 2, 97);
+        ck_assert_int_eq(unsetenv("SS_GPU_HOST_SORT"), 0);
+        check_graph(g, NULL, 2, 97);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_long_path_and_deadline)
 {
         announce("test_long_path_and_deadline");
@@ -601,6 +616,7 @@ int main(void)
         tcase_add_test(tc, test_all_zero_weights);
         tcase_add_test(tc, test_random_graphs);
         tcase_add_test(tc, test_hub_and_heavy_arcs);
+        tcase_add_test(tc, test_host_sort);
         tcase_add_test(tc, test_long_path_and_deadline);
         tcase_add_test(tc, test_concurrent_streams);
         tcase_add_test(tc, test_memory_limit_forces_cpu);
