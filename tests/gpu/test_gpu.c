@@ -76,13 +76,15 @@ static struct ss_graph *random_graph(uint32_t n, uint32_t maxw, uint32_t hub)
         return g;
 }
 
-static struct ss_gpu *open_gpu(const struct ss_graph *g, const char *delta, const char *bfv,
-                               unsigned streams)
+/* Opens the engine; blocks 0 is the default, 1 the one-block kernel. */
+static struct ss_gpu *open_gpu_blocks(const struct ss_graph *g, const char *delta,
+                                      const char *bfv, unsigned streams, unsigned blocks)
 {
         struct ss_gpu_config cfg;
         struct ss_err err;
         ss_gpu_config_default(&cfg);
         cfg.streams = streams;
+        cfg.blocks = blocks;
         if (delta)
                 ck_assert_int_eq(ss_gpu_delta_parse(delta, &cfg, &err), SS_OK);
         if (bfv)
@@ -91,6 +93,12 @@ static struct ss_gpu *open_gpu(const struct ss_graph *g, const char *delta, cons
         int rc = ss_gpu_open(g, &cfg, &gpu, &err);
         ck_assert_msg(rc == SS_OK, "ss_gpu_open: %s", err.msg);
         return gpu;
+}
+
+static struct ss_gpu *open_gpu(const struct ss_graph *g, const char *delta, const char *bfv,
+                               unsigned streams)
+{
+        return open_gpu_blocks(g, delta, bfv, streams, 0);
 }
 
 /* Checks one source with one algorithm: one-to-all distances, then every
@@ -490,17 +498,40 @@ static void *stream_worker(void *p)
 START_TEST(test_concurrent_streams)
 {
         announce("test_concurrent_streams");
-        struct ss_graph *g = random_graph(20000, 5000, 0);
-        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 4);
-        ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
-        pthread_t th[4];
-        struct thread_arg args[4];
-        for (unsigned i = 0; i < 4; i++) {
-                args[i] = (struct thread_arg){g, gpu, i};
-                ck_assert_int_eq(pthread_create(&th[i], NULL, stream_worker, &args[i]), 0);
+        struct ss_graph *g = random_graph(20000, 5000, 300);
+        /* Cooperative grid kernels (default blocks), then the one-block
+         * kernel that many-stream route serving uses (blocks 1). */
+        for (unsigned blocks = 0; blocks <= 1; blocks++) {
+                struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 4, blocks);
+                ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
+                pthread_t th[4];
+                struct thread_arg args[4];
+                for (unsigned i = 0; i < 4; i++) {
+                        args[i] = (struct thread_arg){g, gpu, i};
+                        ck_assert_int_eq(pthread_create(&th[i], NULL, stream_worker, &args[i]), 0);
+                }
+                for (unsigned i = 0; i < 4; i++)
+                        pthread_join(th[i], NULL);
+                ss_gpu_close(gpu);
         }
-        for (unsigned i = 0; i < 4; i++)
-                pthread_join(th[i], NULL);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_one_block_kernel)
+{
+        announce("test_one_block_kernel");
+        /* The one-block Δ-stepping (ordinary launch, block barriers) on a
+         * graph with a 20,000-arc hub, heavy arcs, zero weights, self-loops
+         * and parallel arcs: every distance, paths and target lists. */
+        struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
+        struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 1, 1);
+        for (unsigned i = 0; i < 3; i++)
+                check_source(g, gpu, 0, SS_GPU_DELTA, i == 0 ? 0 : (uint32_t)(rnd() % g->n),
+                             997);
+        ss_gpu_close(gpu);
+        gpu = open_gpu_blocks(g, "median", NULL, 1, 1);
+        check_source(g, gpu, 0, SS_GPU_DELTA, 1, 4999);
         ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
@@ -619,6 +650,7 @@ int main(void)
         tcase_add_test(tc, test_host_sort);
         tcase_add_test(tc, test_long_path_and_deadline);
         tcase_add_test(tc, test_concurrent_streams);
+        tcase_add_test(tc, test_one_block_kernel);
         tcase_add_test(tc, test_memory_limit_forces_cpu);
         tcase_add_test(tc, test_injected_faults);
         tcase_add_test(tc, test_bad_arguments);
