@@ -229,20 +229,9 @@ static __device__ __noinline__ void ss__delta_local(const ss__dparams &p, ss__re
         }
 }
 
-/* Grid: a cooperative launch of several blocks, phases separated by grid
- * barriers. !Grid: one block, an ordinary launch, block barriers only. The
- * one-block form is what many streams of point-to-point queries want: each
- * query keeps one SM busy, and ordinary launches on different streams run side
- * by side (cooperative ones need the whole grid resident at once). */
-template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
+__global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
 {
         cg::grid_group grid = cg::this_grid();
-        auto barrier = [&]() {
-                if (Grid)
-                        grid.sync();
-                else
-                        __syncthreads();
-        };
         ss__ctl *c = p.ctl;
         const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
         const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
@@ -272,14 +261,14 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
                 c->farmin[0] = c->farmin[1] = SS__INF;
                 c->cancelled = 0;
         }
-        barrier();
+        grid.sync();
         if (tid == 0) {
                 p.dist[p.source] = 0;
                 p.q0[0] = p.source;
                 p.nstamp[p.source] = ph;
                 c->qcnt[ph % 3] = 1;
         }
-        barrier();
+        grid.sync();
 
         /* Profile (SS__DF_PROFILE): block 0's thread 0 times each part. */
         const bool prof = (p.flags & SS__DF_PROFILE) && tid == 0;
@@ -313,13 +302,13 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
                         s.farmin = &c->farmin[side];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
-                        if (Grid && cnt <= p.local_max) {
+                        if (cnt <= p.local_max) {
                                 /* A small frontier: block 0 runs phases alone with
                                  * block barriers (tens of ns) instead of grid
                                  * barriers (microseconds) while it stays small. */
                                 if (blockIdx.x == 0)
                                         ss__delta_local(p, s, c, cnt, ph, qsel, sg, iter, sh);
-                                barrier();
+                                grid.sync();
                                 ph = ss__ld(&c->lm_ph[iter & 1]);
                                 qsel = ss__ld(&c->lm_q[iter & 1]);
                                 const uint32_t lk = ss__ld(&c->lm_k[iter & 1]);
@@ -343,7 +332,7 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
                         ss__delta_expand(p, s, qsel ? p.q1 : p.q0, cnt, false,
                                          p.has_heavy ? p.set : nullptr, &c->scnt, sg,
                                          (uint32_t)(tid >> 5), (uint32_t)(nthreads >> 5));
-                        barrier();
+                        grid.sync();
                         ph++;
                         qsel ^= 1;
                         phases++;
@@ -374,7 +363,7 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
                         s.far_gen = ep;
                         ss__delta_expand(p, s, p.set, scnt, true, nullptr, nullptr, 0,
                                          (uint32_t)(tid >> 5), (uint32_t)(nthreads >> 5));
-                        barrier();
+                        grid.sync();
                         phases++;
                         if (prof) {
                                 const long long t1 = clock64();
@@ -417,7 +406,7 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
                         for (uint64_t i = tid; i < p.ntargets; i += nthreads)
                                 if (ss__ld(&p.dist[__ldg(&p.targets[i])]) >= bound)
                                         atomicAdd(openc, 1u);
-                barrier();
+                grid.sync();
                 const bool targets_done = p.ntargets > 0 && ss__ld(openc) == 0;
                 if (tid == 0) {
                         /* Side `side` and the other count slot are next written
@@ -454,12 +443,8 @@ template <bool Grid> __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kern
 
 extern "C" int ss__delta_blocks_per_sm(int *out, struct ss_err *err)
 {
-        int a = 0, b = 0;
-        SS__CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, ss__delta_kernel<true>,
-                                                               SS__BLOCK, 0));
-        SS__CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, ss__delta_kernel<false>,
-                                                               SS__BLOCK, 0));
-        *out = a < b ? a : b;
+        SS__CUDA(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, ss__delta_kernel, SS__BLOCK, 0));
         return SS_OK;
 }
 
@@ -490,12 +475,6 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
         p.cancel = ws->dcancel;
         p.local_max = ws->local_max;
         p.flags = ws->dflags;
-        if (ws->blocks == 1) {
-                ss__delta_kernel<false><<<1, SS__BLOCK, 0, ws->stream>>>(p);
-                SS__LAUNCHED("ss__delta_kernel<one block>");
-                return SS_OK;
-        }
         void *args[] = {&p};
-        return ss__launch_coop((const void *)ss__delta_kernel<true>, "ss__delta_kernel", ws, args,
-                               err);
+        return ss__launch_coop((const void *)ss__delta_kernel, "ss__delta_kernel", ws, args, err);
 }

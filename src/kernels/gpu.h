@@ -65,6 +65,12 @@ struct ss_gpu_info {
  * the runtime, no device). out is filled as far as known in both cases. */
 int ss_gpu_probe(struct ss_gpu_info *out, struct ss_err *err);
 
+/* Sets process-wide CUDA defaults before the CUDA context exists: 32 hardware
+ * queues for the streams (CUDA_DEVICE_MAX_CONNECTIONS, unless the operator
+ * set it). Call it before other threads start (it uses setenv); the first
+ * ss_gpu_probe() or ss_gpu_open() of the process calls it too. Cannot fail. */
+void ss_gpu_process_init(void);
+
 /* ------------------------------------------------------------------ */
 /* Algorithms                                                          */
 /* ------------------------------------------------------------------ */

@@ -90,7 +90,7 @@ static const struct ss__key ss__keys[] = {
     {"gpu", SS__BOOL, SS__OFF(gpu), 0, "yes", 0, 0, NULL,
      "yes or no: serve from a GPU when one is usable (builds with CUDA)"},
     {"gpu_device", SS__INT, SS__OFF(gpu_device), 0, "0", 0, 63, NULL, "CUDA device id"},
-    {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "4", 1, 64, NULL,
+    {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "16", 1, 64, NULL,
      "GPU queries at once, one CUDA stream and workspace each"},
     {"gpu_memory_limit_mb", SS__INT, SS__OFF(gpu_memory_limit_mb), 0, "0", 0, 16777216, NULL,
      "device memory the GPU engine may use, in MiB; 0 means all that is free"},

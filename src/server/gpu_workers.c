@@ -135,6 +135,11 @@ static void ss__close_locked(void)
         ss__slot.streams = 0;
 }
 
+void ss_gpu_workers_init(void)
+{
+        ss_gpu_process_init();
+}
+
 void ss_gpu_workers_load(const struct ss_config *cfg, struct ss_graph *g)
 {
         struct ss_gpu_config gc;
@@ -218,6 +223,10 @@ void ss_gpu_workers_close(void)
 }
 
 #else /* no CUDA in this build */
+
+void ss_gpu_workers_init(void)
+{
+}
 
 void ss_gpu_workers_load(const struct ss_config *cfg, struct ss_graph *g)
 {

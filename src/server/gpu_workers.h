@@ -18,6 +18,9 @@
 #include "config.h"
 #include "engine.h"
 
+/* Process-wide GPU settings; call first in main(), before any thread starts. */
+void ss_gpu_workers_init(void);
+
 /* Uploads g to the device configured in cfg (load thread; g stays alive
  * while on the device). Replaces the previous device graph. On failure the
  * GPU serves nothing and ss_gpu_workers_describe() says why; never fatal. */

@@ -179,6 +179,7 @@ int main(int argc, char **argv)
         if (rc)
                 return rc < 0 ? 0 : rc;
         ss_log_set_level((int)srv.cfg.log_level);
+        ss_gpu_workers_init(); /* sets CUDA's environment: before any thread */
         /* Seed jansson's hash before worker threads build JSON concurrently. */
         json_object_seed(0);
         signal(SIGPIPE, SIG_IGN);

@@ -11,8 +11,7 @@
  * once per source beforehand) and prints one THROUGHPUT line per pair:
  * queries per second (wall time), the median and 99th-percentile latency of a
  * query, and mismatches. Exits 1 on any mismatch. blocks 0 is the engine's
- * default (the resident blocks divided among the streams); 1 selects the
- * one-block kernel.
+ * default (the resident blocks divided among the streams).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -31,13 +30,13 @@ struct run {
         const struct ss_graph *g;
         struct ss_gpu *gpu;
         enum ss_gpu_algo algo;
-        const uint32_t *src;   /* K sources */
-        ss_dist *const *ref;   /* K rows of N distances */
-        const uint32_t *qs;    /* Q (source index, target) pairs, interleaved */
-        uint64_t *lat;         /* Q latencies, ns */
+        const uint32_t *src; /* K sources */
+        ss_dist *const *ref; /* K rows of N distances */
+        const uint32_t *qs;  /* Q (source index, target) pairs, interleaved */
+        uint64_t *lat;       /* Q latencies, ns */
         unsigned nq;
         bool path;
-        atomic_uint next;      /* next query to take */
+        atomic_uint next; /* next query to take */
         atomic_uint mismatches;
         atomic_uint failures;
 };

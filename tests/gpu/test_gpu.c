@@ -76,9 +76,9 @@ static struct ss_graph *random_graph(uint32_t n, uint32_t maxw, uint32_t hub)
         return g;
 }
 
-/* Opens the engine; blocks 0 is the default, 1 the one-block kernel. */
-static struct ss_gpu *open_gpu_blocks(const struct ss_graph *g, const char *delta,
-                                      const char *bfv, unsigned streams, unsigned blocks)
+/* Opens the engine with `blocks` blocks per query (0: the default). */
+static struct ss_gpu *open_gpu_blocks(const struct ss_graph *g, const char *delta, const char *bfv,
+                                      unsigned streams, unsigned blocks)
 {
         struct ss_gpu_config cfg;
         struct ss_err err;
@@ -499,8 +499,7 @@ START_TEST(test_concurrent_streams)
 {
         announce("test_concurrent_streams");
         struct ss_graph *g = random_graph(20000, 5000, 300);
-        /* Cooperative grid kernels (default blocks), then the one-block
-         * kernel that many-stream route serving uses (blocks 1). */
+        /* The default blocks per stream, then one block per stream. */
         for (unsigned blocks = 0; blocks <= 1; blocks++) {
                 struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 4, blocks);
                 ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
@@ -518,17 +517,17 @@ START_TEST(test_concurrent_streams)
 }
 END_TEST
 
-START_TEST(test_one_block_kernel)
+START_TEST(test_one_block_per_query)
 {
-        announce("test_one_block_kernel");
-        /* The one-block Δ-stepping (ordinary launch, block barriers) on a
-         * graph with a 20,000-arc hub, heavy arcs, zero weights, self-loops
-         * and parallel arcs: every distance, paths and target lists. */
+        announce("test_one_block_per_query");
+        /* A cooperative grid of one block (what a stream gets when streams
+         * outnumber the SMs): every phase is a block-wide one, frontiers of
+         * thousands spread over 16 warps. A 20,000-arc hub, heavy arcs, zero
+         * weights, self-loops and parallel arcs; distances, paths, lists. */
         struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
         struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 1, 1);
         for (unsigned i = 0; i < 3; i++)
-                check_source(g, gpu, 0, SS_GPU_DELTA, i == 0 ? 0 : (uint32_t)(rnd() % g->n),
-                             997);
+                check_source(g, gpu, 0, SS_GPU_DELTA, i == 0 ? 0 : (uint32_t)(rnd() % g->n), 997);
         ss_gpu_close(gpu);
         gpu = open_gpu_blocks(g, "median", NULL, 1, 1);
         check_source(g, gpu, 0, SS_GPU_DELTA, 1, 4999);
@@ -650,7 +649,7 @@ int main(void)
         tcase_add_test(tc, test_host_sort);
         tcase_add_test(tc, test_long_path_and_deadline);
         tcase_add_test(tc, test_concurrent_streams);
-        tcase_add_test(tc, test_one_block_kernel);
+        tcase_add_test(tc, test_one_block_per_query);
         tcase_add_test(tc, test_memory_limit_forces_cpu);
         tcase_add_test(tc, test_injected_faults);
         tcase_add_test(tc, test_bad_arguments);
