@@ -14,6 +14,7 @@
 #include "dimacs.h"
 #include "graph.h"
 #include "load.h"
+#include "tmpdir_run.h"
 
 static char tmpdir[256];
 static int fixture_no;
@@ -898,19 +899,5 @@ static Suite *dimacs_suite(void)
 
 int main(void)
 {
-        const char *base = getenv("TMPDIR");
-        snprintf(tmpdir, sizeof(tmpdir), "%s/ssspd-parse-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(tmpdir)) {
-                perror("mkdtemp");
-                return 1;
-        }
-        SRunner *sr = srunner_create(dimacs_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", tmpdir);
-        return failed ? 1 : 0;
+        return run_in_tmpdir(dimacs_suite(), tmpdir, sizeof(tmpdir), "ssspd-parse");
 }

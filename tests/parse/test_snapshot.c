@@ -13,6 +13,7 @@
 #include "graph.h"
 #include "load.h"
 #include "snapshot.h"
+#include "tmpdir_run.h"
 
 static char tmpdir[256];
 static int fixture_no;
@@ -559,19 +560,5 @@ static Suite *snapshot_suite(void)
 
 int main(void)
 {
-        const char *base = getenv("TMPDIR");
-        snprintf(tmpdir, sizeof(tmpdir), "%s/ssspd-snap-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(tmpdir)) {
-                perror("mkdtemp");
-                return 1;
-        }
-        SRunner *sr = srunner_create(snapshot_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", tmpdir);
-        return failed ? 1 : 0;
+        return run_in_tmpdir(snapshot_suite(), tmpdir, sizeof(tmpdir), "ssspd-snap");
 }

@@ -228,3 +228,23 @@ void h_resp_free(struct resp *r)
         free(r->body);
         r->body = NULL;
 }
+
+int h_main(int argc, char **argv, Suite *(*make)(void), bool nofork)
+{
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s SSSPD SSSPD-GEN\n", argv[0]);
+                return 2;
+        }
+        h_ssspd = argv[1];
+        h_gen = argv[2];
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        SRunner *sr = srunner_create(make());
+        if (nofork)
+                srunner_set_fork_status(sr, CK_NOFORK);
+        srunner_run_all(sr, CK_NORMAL);
+        const int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        h_cleanup();
+        curl_global_cleanup();
+        return failed ? 1 : 0;
+}

@@ -24,6 +24,14 @@ struct resp {
         char ctype[64];
 };
 
+struct Suite;
+
+/* The main() of a daemon test: takes argv[1] (the daemon) and argv[2]
+ * (ssspd-gen), sets up libcurl, runs the suite that make() builds (without
+ * forking when nofork, so that a test can end the process with 77 to skip),
+ * and cleans up. Returns the exit status: 0 all passed, 1 a failure, 2 usage. */
+int h_main(int argc, char **argv, struct Suite *(*make)(void), bool nofork);
+
 /* Paths given to the test binary: argv[1] the daemon, argv[2] ssspd-gen. */
 extern const char *h_ssspd, *h_gen;
 /* A fresh temporary directory for this process. */

@@ -547,16 +547,8 @@ START_TEST(new_york)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *api_suite(void)
 {
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s SSSPD SSSPD-GEN\n", argv[0]);
-                return 2;
-        }
-        h_ssspd = argv[1];
-        h_gen = argv[2];
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-
         Suite *s = suite_create("server.api");
         TCase *tc = tcase_create("generated");
         tcase_add_unchecked_fixture(tc, road_setup, road_teardown);
@@ -573,12 +565,10 @@ int main(int argc, char **argv)
         tcase_add_test(tc2, new_york);
         tcase_set_timeout(tc2, 120);
         suite_add_tcase(s, tc2);
+        return s;
+}
 
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        h_cleanup();
-        curl_global_cleanup();
-        return failed ? 1 : 0;
+int main(int argc, char **argv)
+{
+        return h_main(argc, argv, api_suite, false);
 }

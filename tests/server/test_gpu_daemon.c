@@ -198,16 +198,8 @@ START_TEST(injected_faults_fall_back)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *gpu_suite(void)
 {
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s SSSPD SSSPD-GEN\n", argv[0]);
-                return 2;
-        }
-        h_ssspd = argv[1];
-        h_gen = argv[2];
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-
         Suite *s = suite_create("server.gpu");
         TCase *tc = tcase_create("gpu");
         tcase_set_timeout(tc, 120);
@@ -216,13 +208,11 @@ int main(int argc, char **argv)
         tcase_add_test(tc, memory_limit_forces_cpu);
         tcase_add_test(tc, injected_faults_fall_back);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
+        return s;
+}
+
+int main(int argc, char **argv)
+{
         /* No fork: a test that skips must be able to end the process with 77. */
-        srunner_set_fork_status(sr, CK_NOFORK);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        h_cleanup();
-        curl_global_cleanup();
-        return failed ? 1 : 0;
+        return h_main(argc, argv, gpu_suite, true);
 }

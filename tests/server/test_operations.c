@@ -412,15 +412,8 @@ START_TEST(startup_errors)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *operations_suite(void)
 {
-        if (argc < 3) {
-                fprintf(stderr, "usage: %s SSSPD SSSPD-GEN\n", argv[0]);
-                return 2;
-        }
-        h_ssspd = argv[1];
-        h_gen = argv[2];
-        curl_global_init(CURL_GLOBAL_DEFAULT);
         Suite *s = suite_create("server.operations");
         TCase *tc = tcase_create("operations");
         tcase_add_unchecked_fixture(tc, setup, NULL);
@@ -433,11 +426,10 @@ int main(int argc, char **argv)
         tcase_add_test(tc, sigterm_finishes_queries_in_flight);
         tcase_add_test(tc, startup_errors);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        h_cleanup();
-        curl_global_cleanup();
-        return failed ? 1 : 0;
+        return s;
+}
+
+int main(int argc, char **argv)
+{
+        return h_main(argc, argv, operations_suite, false);
 }
