@@ -350,7 +350,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                 if (scnt > 0) {
                         ss__relax_state s;
                         s.dist = p.dist;
-                        s.bucket_end = bucket_end;
+                        /* Heavy arcs end beyond the bucket (w > Δ from a vertex in
+                         * it); with a bucket end of 0 every improvement goes
+                         * to the far pile by construction, never to the near
+                         * queue, which this pass does not have. */
+                        s.bucket_end = 0;
                         s.delta = p.delta;
                         s.next = nullptr; /* heavy arcs never stay in the bucket */
                         s.next_cnt = nullptr;

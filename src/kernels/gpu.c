@@ -20,7 +20,7 @@
 #define SS__MIB (1024.0 * 1024.0)
 /* Device memory left to the driver, other processes and kernels' stacks. */
 #define SS__RESERVE ((uint64_t)256 << 20)
-/* Δ = this many mean weights for the tuned rule: the best of 32-512 on NY-d
+/* Δ = this many mean weights for the tuned rule: the best of 16-512 on NY-d
  * and on a generated 24M-node road graph (docs/gpu.md). */
 #define SS__TUNED_MEAN_FACTOR 128
 /* Default size up to which one block relaxes a frontier alone: 512 beat 256,
@@ -71,6 +71,7 @@ int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, voi
         if (e == cudaSuccess)
                 e = cudaGetLastError();
         if (e != cudaSuccess) {
+                cudaGetLastError(); /* leave no error for this thread's next launch */
                 char call[128];
                 snprintf(call, sizeof(call), "cooperative launch of %s (%u blocks of %d threads)",
                          name, ws->blocks, SS__BLOCK);
@@ -547,6 +548,15 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         if (bps > 2)
                 bps = 2;
         const unsigned resident = (unsigned)(bps * di->sm_count);
+        /* Each stream's grid must be resident at once: with the default block
+         * count, a device with fewer SMs than streams (a MIG slice, a small
+         * GPU) gets fewer streams rather than none. */
+        if (!cfg.blocks && streams > resident) {
+                ss_log_warn("gpu",
+                            "%u streams reduced to %u, the blocks that can be resident on %s",
+                            streams, resident, di->name);
+                streams = resident;
+        }
         /* Default: one block per two SMs per query at most. Road frontiers are
          * a few thousand vertices; fewer blocks make each grid barrier cheaper
          * (NY-d: 33-66 blocks beat 132 and 264 by 5-30%, docs/gpu.md). */
@@ -576,7 +586,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         const char *lm = getenv("SS_GPU_LOCAL_MAX");
         if (lm && *lm)
                 local_max = (unsigned)strtoul(lm, NULL, 10);
-        /* Δ-stepping variants and the profile, for tuning (SS__DF_* bits). */
+        /* The Δ-stepping profile, for tuning (SS__DF_* bits). */
         const char *df = getenv("SS_GPU_DELTA_FLAGS");
         const unsigned dflags = df && *df ? (unsigned)strtoul(df, NULL, 0) : 0;
 

@@ -67,8 +67,10 @@ int ss_gpu_probe(struct ss_gpu_info *out, struct ss_err *err);
 
 /* Sets process-wide CUDA defaults before the CUDA context exists: 32 hardware
  * queues for the streams (CUDA_DEVICE_MAX_CONNECTIONS, unless the operator
- * set it). Call it before other threads start (it uses setenv); the first
- * ss_gpu_probe() or ss_gpu_open() of the process calls it too. Cannot fail. */
+ * set it; child processes inherit it). It uses setenv, which races with
+ * getenv in other threads: call it before other threads start. The first
+ * ss_gpu_probe() or ss_gpu_open() of the process calls it too, for programs
+ * that open the engine before starting threads. Cannot fail. */
 void ss_gpu_process_init(void);
 
 /* ------------------------------------------------------------------ */

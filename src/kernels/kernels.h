@@ -70,9 +70,10 @@ struct ss__ctl {
 
 /* Δ-stepping option bits (struct ss__ws.dflags). */
 #define SS__DF_PROFILE 1u /* fill ss__ctl.prof */
-/* ss__ctl.prof slots: cycles in block-local runs, grid light phases, heavy
- * passes, bucket changes; counts of block-local runs, their phases, grid
- * light phases, and the clock rate's kHz (for the host's conversion). */
+/* ss__ctl.prof slots: SM cycles in block-local runs, grid light phases, heavy
+ * passes and bucket changes; counts of block-local runs, their phases and
+ * grid light phases. The host turns cycles into time at the device's peak
+ * clock, so the times read low when the SM runs slower. */
 enum {
         SS__PROF_LOCAL,
         SS__PROF_GRID,
@@ -80,8 +81,7 @@ enum {
         SS__PROF_BUCKET,
         SS__PROF_NLOCAL,
         SS__PROF_NLPH,
-        SS__PROF_NGPH,
-        SS__PROF_INIT
+        SS__PROF_NGPH
 };
 
 /* One stream's workspace: everything a query touches, allocated at open. */

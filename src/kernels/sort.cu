@@ -47,8 +47,17 @@ extern "C" int ss__sort_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, cons
         size_t scratch_bytes = 0;
         unsigned long long *keys = (unsigned long long *)d_arcs;
         int rc = SS_OK;
-        cudaError_t e = cub::DeviceSegmentedSort::SortKeys(
-            NULL, scratch_bytes, keys, keys, (int64_t)m, (int64_t)n, d_row, d_row + 1);
+        cudaError_t e;
+#if CUB_VERSION < 300000
+        /* Before CCCL 3 this sort counted items with an int. */
+        if (m > INT32_MAX) {
+                rc = ss_err_set(err, SS_ENOMEM, "%" PRIu64 " arcs are too many for this CUB's sort",
+                                m);
+                goto out;
+        }
+#endif
+        e = cub::DeviceSegmentedSort::SortKeys(NULL, scratch_bytes, keys, keys, (int64_t)m,
+                                               (int64_t)n, d_row, d_row + 1);
         if (e != cudaSuccess) {
                 rc = ss__cuda_fail(err, "cub::DeviceSegmentedSort::SortKeys (size)", e, __FILE__,
                                    __LINE__);

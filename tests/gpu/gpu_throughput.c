@@ -213,13 +213,25 @@ int main(int argc, char **argv)
                         atomic_init(&r.failures, 0);
                         struct worker *w = calloc(k, sizeof(*w));
                         pthread_t *th = calloc(k, sizeof(*th));
+                        if (!w || !th) {
+                                fprintf(stderr, "gpu-throughput: out of memory\n");
+                                return 2;
+                        }
                         const uint64_t t0 = ss_now_ns();
+                        unsigned started = 0;
                         for (unsigned j = 0; j < k; j++) {
                                 w[j] = (struct worker){&r, j};
-                                pthread_create(&th[j], NULL, work, &w[j]);
+                                if (pthread_create(&th[j], NULL, work, &w[j]) != 0)
+                                        break;
+                                started++;
                         }
-                        for (unsigned j = 0; j < k; j++)
+                        for (unsigned j = 0; j < started; j++)
                                 pthread_join(th[j], NULL);
+                        if (started < k) {
+                                fprintf(stderr, "gpu-throughput: started %u of %u threads\n",
+                                        started, k);
+                                status = 2;
+                        }
                         const double secs = (ss_now_ns() - t0) / 1e9;
                         qsort(lat, nq, sizeof(*lat), cmp_u64);
                         char desc[512];

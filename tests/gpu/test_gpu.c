@@ -419,9 +419,12 @@ START_TEST(test_hub_and_heavy_arcs)
 {
         announce("test_hub_and_heavy_arcs");
         /* A vertex with 20,000 out-arcs (spread over the warp) and weights
-         * up to 2^31, far above any Δ, so heavy arcs and far buckets matter. */
+         * up to 2^31. The default Δ (128 × mean) makes every arc light; the
+         * mean, median and maxw/maxdeg rules make many heavy, so heavy
+         * passes and far buckets matter. */
         struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
-        check_graph(g, NULL, 3, 997);
+        check_graph(g, NULL, 2, 997);
+        check_graph(g, "mean", 2, 997);
         check_graph(g, "median", 2, 4999);
         /* Δ = maxw / maxdeg ~ 1e5 here: ~1e5 buckets, slow; one source. */
         check_graph(g, "maxw-over-maxdeg", 1, 14999);
@@ -433,13 +436,51 @@ START_TEST(test_host_sort)
 {
         announce("test_host_sort");
         /* The arcs are ordered by weight on the device (sort.cu), or on the
-         * host when the device has no room for the sort's buffers; force the
-         * host path. A hub, parallel arcs and equal weights exercise ties. */
+         * host when SS_GPU_HOST_SORT is set or the sort's buffers do not fit
+         * beside the graph under the memory limit. The order matters only
+         * with heavy arcs, so Δ is the median weight (about half the arcs
+         * heavy; with it a misordered vertex relaxes a heavy arc as light or
+         * the reverse, and distances go wrong). A hub, parallel arcs and
+         * equal weights exercise ties. */
+        struct ss_graph *g = random_graph(5000, 1000, 60000);
         ck_assert_int_eq(setenv("SS_GPU_HOST_SORT", "1", 1), 0);
-        struct ss_graph *g = random_graph(5000, 1000, 3000);
-        check_graph(g, NULL, 2, 97);
+        check_graph(g, "median", 2, 97);
         ck_assert_int_eq(unsetenv("SS_GPU_HOST_SORT"), 0);
-        check_graph(g, NULL, 2, 97);
+        check_graph(g, "median", 2, 97);
+        /* A limit that holds the graph and one workspace but not the sort's
+         * 8 bytes per arc: the open must still succeed, sorting on the host.
+         * Workspace: 40 bytes per node, the target list, and the control
+         * block (under 4 KiB). */
+        const uint64_t graph_b = ((uint64_t)g->n + 1) * 4 + g->m * 8 + (uint64_t)g->n * 4;
+        const uint64_t ws_b = (uint64_t)g->n * 40 + 65536 * 4 + 4096;
+        ck_assert_uint_gt(g->m * 8, ws_b); /* the device sort cannot fit */
+        struct ss_gpu_config cfg;
+        struct ss_err err;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = 1;
+        cfg.memory_limit = graph_b + ws_b;
+        ck_assert_int_eq(ss_gpu_delta_parse("median", &cfg, &err), SS_OK);
+        struct ss_gpu *gpu = NULL;
+        ck_assert_msg(ss_gpu_open(g, &cfg, &gpu, &err) == SS_OK, "open under the limit: %s",
+                      err.msg);
+        for (uint32_t s = 0; s < 3; s++)
+                check_source(g, gpu, 0, SS_GPU_DELTA, s * 1601, 211);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_profile_flag)
+{
+        announce("test_profile_flag");
+        /* SS_GPU_DELTA_FLAGS=1 times the kernel's parts and logs them; the
+         * answers must not change. */
+        ck_assert_int_eq(setenv("SS_GPU_DELTA_FLAGS", "1", 1), 0);
+        struct ss_graph *g = random_graph(5000, 1000, 0);
+        struct ss_gpu *gpu = open_gpu(g, "mean", NULL, 1);
+        check_source(g, gpu, 0, SS_GPU_DELTA, 17, 499);
+        ss_gpu_close(gpu);
+        ck_assert_int_eq(unsetenv("SS_GPU_DELTA_FLAGS"), 0);
         ss_graph_unref(g);
 }
 END_TEST
@@ -525,7 +566,7 @@ START_TEST(test_one_block_per_query)
          * thousands spread over 16 warps. A 20,000-arc hub, heavy arcs, zero
          * weights, self-loops and parallel arcs; distances, paths, lists. */
         struct ss_graph *g = random_graph(30000, 2000000000u, 20000);
-        struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 1, 1);
+        struct ss_gpu *gpu = open_gpu_blocks(g, "mean", NULL, 1, 1);
         for (unsigned i = 0; i < 3; i++)
                 check_source(g, gpu, 0, SS_GPU_DELTA, i == 0 ? 0 : (uint32_t)(rnd() % g->n), 997);
         ss_gpu_close(gpu);
@@ -647,6 +688,7 @@ int main(void)
         tcase_add_test(tc, test_random_graphs);
         tcase_add_test(tc, test_hub_and_heavy_arcs);
         tcase_add_test(tc, test_host_sort);
+        tcase_add_test(tc, test_profile_flag);
         tcase_add_test(tc, test_long_path_and_deadline);
         tcase_add_test(tc, test_concurrent_streams);
         tcase_add_test(tc, test_one_block_per_query);
