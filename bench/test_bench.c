@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../tests/check_run.h"
 
 static const char *bench_exe;
 static char tmpdir[256];
@@ -372,8 +373,6 @@ int main(int argc, char **argv)
         const char *b = getenv("SS_BENCH_HAVE_BOOST");
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("end-to-end");
-        SRunner *sr;
-        int failed;
 
         if (argc < 2) {
                 fprintf(stderr, "usage: test_bench PATH-TO-ssspd-bench\n");
@@ -388,9 +387,5 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_mismatch_detected);
         tcase_add_test(tc, test_usage_errors);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

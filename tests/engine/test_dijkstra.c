@@ -9,6 +9,7 @@
 #include "dijkstra.h"
 #include "graph.h"
 #include "landmarks.h"
+#include "../check_run.h"
 
 /* Builds a graph from triples (1-based ids, as in a .gr file). */
 static struct ss_graph *make(uint32_t n, const uint32_t (*arcs)[3], size_t m)
@@ -501,9 +502,5 @@ int main(void)
         tcase_add_test(tc, test_fresh_workspace_reads_unreached);
         tcase_add_test(tc, test_refcount);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

@@ -8,6 +8,7 @@
 #include "dijkstra.h"
 #include "landmarks.h"
 #include "load.h"
+#include "../check_run.h"
 
 static char path_buf[4096];
 
@@ -36,7 +37,8 @@ static struct ss_graph *load(const char *rel)
 
 static uint64_t checksum_from(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint64_t id)
 {
-        ck_assert_int_eq(ss_dijkstra_run(g, ws, ss_node_from_dimacs(g, id), SS_NO_NODE, NULL), SS_OK);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, ss_node_from_dimacs(g, id), SS_NO_NODE, NULL),
+                         SS_OK);
         return ss_dijkstra_checksum(ws);
 }
 
@@ -166,7 +168,8 @@ START_TEST(test_sample_files)
         const ss_dist want[] = {3, SS_DIST_INF, 1};
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         for (size_t i = 0; i < count; i++) {
-                ck_assert_int_eq(ss_dijkstra_run(g, ws, pairs[2 * i], pairs[2 * i + 1], NULL), SS_OK);
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, pairs[2 * i], pairs[2 * i + 1], NULL),
+                                 SS_OK);
                 ck_assert_uint_eq(ss_dijkstra_dist(ws, pairs[2 * i + 1]), want[i]);
         }
         free(pairs);
@@ -187,9 +190,5 @@ int main(void)
         tcase_add_test(tc, test_cycle32);
         tcase_add_test(tc, test_sample_files);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "../check_run.h"
 
 static const char *bin;
 static char *dir;
@@ -122,9 +123,5 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_bad_arguments);
         tcase_add_test(tc, test_outputs);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return ss_check_run(s, false);
 }

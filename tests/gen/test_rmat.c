@@ -9,6 +9,7 @@
 #include "gen.h"
 #include "load.h"
 #include "util.h"
+#include "../check_run.h"
 
 static struct ss_gen_rmat params(unsigned scale, uint64_t ef, uint64_t seed, uint32_t maxw)
 {
@@ -233,9 +234,5 @@ static Suite *rmat_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(rmat_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return ss_check_run(rmat_suite(), false);
 }

@@ -11,6 +11,7 @@
 #include "gen.h"
 #include "load.h"
 #include "util.h"
+#include "../check_run.h"
 
 static struct ss_graph *road(uint64_t n, uint64_t seed, unsigned threads)
 {
@@ -312,9 +313,5 @@ static Suite *road_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(road_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return ss_check_run(road_suite(), false);
 }

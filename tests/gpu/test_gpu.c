@@ -15,6 +15,7 @@
 #include "dijkstra.h"
 #include "gpu.h"
 #include "load.h"
+#include "../check_run.h"
 
 static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};
 
@@ -696,12 +697,7 @@ int main(void)
         tcase_add_test(tc, test_injected_faults);
         tcase_add_test(tc, test_bad_arguments);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
         /* CUDA does not survive fork() once initialised (the probe above did),
          * so the tests run in this process. */
-        srunner_set_fork_status(sr, CK_NOFORK);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, true);
 }

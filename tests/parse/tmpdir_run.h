@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../check_run.h"
+
 /* Creates $TMPDIR/PREFIX-XXXXXX (or under /tmp) into dir, runs the suite,
  * then removes the directory. Returns the process exit status: 0 when every
  * test passed, 1 otherwise or when the directory cannot be made. */
@@ -17,15 +19,12 @@ static inline int run_in_tmpdir(Suite *suite, char *dir, size_t len, const char 
                 perror("mkdtemp");
                 return 1;
         }
-        SRunner *sr = srunner_create(suite);
-        srunner_run_all(sr, CK_NORMAL);
-        const int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        const int status = ss_check_run(suite, false);
         char cmd[300];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", dir);
-        return failed ? 1 : 0;
+        return status;
 }
 
 #endif

@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "../check_run.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -238,13 +239,8 @@ int h_main(int argc, char **argv, Suite *(*make)(void), bool nofork)
         h_ssspd = argv[1];
         h_gen = argv[2];
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        SRunner *sr = srunner_create(make());
-        if (nofork)
-                srunner_set_fork_status(sr, CK_NOFORK);
-        srunner_run_all(sr, CK_NORMAL);
-        const int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        const int status = ss_check_run(make(), nofork);
         h_cleanup();
         curl_global_cleanup();
-        return failed ? 1 : 0;
+        return status;
 }

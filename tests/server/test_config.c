@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "../check_run.h"
 
 static char *write_tmp(const char *text)
 {
@@ -154,9 +155,5 @@ int main(void)
         tcase_add_test(tc, bad_lines_name_file_and_line);
         tcase_add_test(tc, listen_split);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

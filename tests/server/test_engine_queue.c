@@ -11,6 +11,7 @@
 #include "cancel.h"
 #include "engine.h"
 #include "landmarks.h"
+#include "../check_run.h"
 
 /* A path 0 -> 1 -> ... -> n-1 with unit weights, plus a cycle arc back. */
 static struct ss_graph *chain(uint32_t n)
@@ -467,9 +468,5 @@ int main(void)
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

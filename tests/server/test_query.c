@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "../check_run.h"
 
 static const struct ss_limits lim = {
     .max_sources = 3, .max_targets = 5, .max_matrix = 10, .max_json_nodes = 1000};
@@ -235,9 +236,5 @@ int main(void)
         tcase_add_test(tc, endpoints);
         tcase_add_test(tc, id_lists);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }

@@ -10,6 +10,7 @@
 #include "json_out.h"
 #include "metrics.h"
 #include "polyline.h"
+#include "../check_run.h"
 
 /* A 3-node graph 1 -> 2 -> 3 with coordinates, for geometry. */
 static struct ss_graph *tiny(void)
@@ -369,9 +370,5 @@ int main(void)
         tcase_add_test(tc, polyline_reference);
         tcase_add_test(tc, metrics_text);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return ss_check_run(s, false);
 }
