@@ -16,27 +16,7 @@
 #include "load.h"
 #include "tmpdir_run.h"
 
-static char tmpdir[256];
-static int fixture_no;
-
 /* ---- fixtures ----------------------------------------------------------- */
-
-static const char *fixture_path(const char *ext)
-{
-        static char path[320];
-        snprintf(path, sizeof(path), "%s/f%d%s", tmpdir, ++fixture_no, ext);
-        return path;
-}
-
-static const char *write_bytes(const char *ext, const void *data, size_t len)
-{
-        const char *path = fixture_path(ext);
-        FILE *f = fopen(path, "wb");
-        ck_assert_ptr_nonnull(f);
-        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-        ck_assert_int_eq(fclose(f), 0);
-        return path;
-}
 
 static const char *write_text(const char *ext, const char *text)
 {
@@ -899,5 +879,5 @@ static Suite *dimacs_suite(void)
 
 int main(void)
 {
-        return run_in_tmpdir(dimacs_suite(), tmpdir, sizeof(tmpdir), "ssspd-parse");
+        return run_in_tmpdir(dimacs_suite(), "ssspd-parse");
 }

@@ -15,9 +15,6 @@
 #include "snapshot.h"
 #include "tmpdir_run.h"
 
-static char tmpdir[256];
-static int fixture_no;
-
 /* Header fields the damage tests touch (see the layout in snapshot.c). */
 #define H_VERSION     8
 #define H_N           16
@@ -28,23 +25,6 @@ static int fixture_no;
 #define H_PAYLOAD_CRC 144
 #define H_CRC         188
 #define H_SIZE        192
-
-static const char *tmp_path(const char *ext)
-{
-        static char path[320];
-        snprintf(path, sizeof(path), "%s/s%d%s", tmpdir, ++fixture_no, ext);
-        return path;
-}
-
-static const char *write_bytes(const char *ext, const void *data, size_t len)
-{
-        const char *path = tmp_path(ext);
-        FILE *f = fopen(path, "wb");
-        ck_assert_ptr_nonnull(f);
-        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-        ck_assert_int_eq(fclose(f), 0);
-        return path;
-}
 
 static unsigned char *read_all(const char *path, size_t *len)
 {
@@ -144,7 +124,7 @@ static void assert_same_graph(const struct ss_graph *a, const struct ss_graph *b
 
 static struct ss_graph *round_trip(const struct ss_graph *g, const char **path_out)
 {
-        const char *path = tmp_path(".snap");
+        const char *path = fixture_path(".snap");
         struct ss_err err;
         ck_assert_msg(ss_snapshot_write(g, path, &err) == SS_OK, "%s", err.msg);
         ck_assert(ss_snapshot_probe(path));
@@ -162,7 +142,7 @@ static struct ss_graph *round_trip(const struct ss_graph *g, const char **path_o
 static unsigned char *sample_snapshot(size_t *len)
 {
         struct ss_graph *g = graph_from_text(sample_gr, sample_co);
-        const char *path = tmp_path(".snap");
+        const char *path = fixture_path(".snap");
         struct ss_err err;
         ck_assert_int_eq(ss_snapshot_write(g, path, &err), SS_OK);
         ss_graph_unref(g);
@@ -269,7 +249,7 @@ static void progress_cb(void *arg, const char *what, double f)
 START_TEST(test_progress_and_refs)
 {
         struct ss_graph *g = graph_from_text(sample_gr, sample_co);
-        const char *path = tmp_path(".snap");
+        const char *path = fixture_path(".snap");
         struct ss_err err;
         ck_assert_int_eq(ss_snapshot_write(g, path, &err), SS_OK);
         struct progress_log log = {0};
@@ -302,7 +282,7 @@ START_TEST(test_probe_and_write_errors)
         ck_assert_ptr_nonnull(strstr(err.msg, "no-such-dir/out.snap"));
 
         /* Writing over an existing snapshot replaces it whole. */
-        const char *p2 = tmp_path(".snap");
+        const char *p2 = fixture_path(".snap");
         ck_assert_int_eq(ss_snapshot_write(g, p2, &err), SS_OK);
         struct ss_graph *co = graph_from_text(sample_gr, sample_co);
         ck_assert_int_eq(ss_snapshot_write(co, p2, &err), SS_OK);
@@ -560,5 +540,5 @@ static Suite *snapshot_suite(void)
 
 int main(void)
 {
-        return run_in_tmpdir(snapshot_suite(), tmpdir, sizeof(tmpdir), "ssspd-snap");
+        return run_in_tmpdir(snapshot_suite(), "ssspd-snap");
 }
