@@ -79,6 +79,9 @@ static const struct ss__key ss__keys[] = {
      "bytes of a request URL, query string included"},
     {"max_body", SS__INT, SS__OFF(max_body), 0, "1048576", 256, 268435456, NULL,
      "bytes of a POST body"},
+    {"reuse_port", SS__BOOL, SS__OFF(reuse_port), 0, "no", 0, 0, NULL,
+     "yes or no: let other processes bind the same address (SO_REUSEPORT); off, a second "
+     "daemon on a busy address exits instead of splitting its requests"},
     {"connections", SS__INT, SS__OFF(connections), 0, "1024", 1, 60000, NULL,
      "open HTTP connections at most"},
     {"idle_timeout_s", SS__INT, SS__OFF(idle_timeout_s), 0, "60", 1, 86400, NULL,

@@ -13,6 +13,7 @@
 
 struct ss_config {
         char listen[256];                /* HOST:PORT */
+        bool reuse_port;                 /* SO_REUSEPORT on the listening socket */
         char graph[SS_CONFIG_PATH_MAX];  /* .gr, .gr.gz or snapshot */
         char coords[SS_CONFIG_PATH_MAX]; /* .co or .co.gz; empty for none */
         int64_t workers;                 /* CPU worker threads; 0 = one per core */

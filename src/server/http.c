@@ -31,6 +31,24 @@
  * Request lifecycle callbacks
  */
 
+/* What we keep per connection, from accept to close: the request that is
+ * under way on it. MHD calls the completion callback only for requests that
+ * reached the access handler; one that it gives up on earlier (its memory
+ * pool exhausted by headers, a malformed line after the request line) is
+ * found here when the connection closes, and freed then. */
+struct ss__conn {
+        struct ss_request *req;
+};
+
+static struct ss__conn *ss__conn_of(struct MHD_Connection *conn)
+{
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        return ci ? ci->socket_context : NULL;
+}
+
+static void ss__free_request(struct ss_request *r);
+
 /* Called by MHD with the request line, before headers: the start of a
  * request. Its return value becomes the request's context. */
 static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -46,7 +64,41 @@ static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
         r->uri = strndup(uri, 256);
         r->start_ns = ss_now_ns();
         srv->inflight++;
+        struct ss__conn *c = ss__conn_of(conn);
+        if (c) {
+                /* A pipelined request replaces one MHD already finished. */
+                c->req = r;
+        }
         return r;
+}
+
+static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+        struct ss_server *srv = cls;
+        (void)conn;
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                *socket_context = calloc(1, sizeof(struct ss__conn));
+                return;
+        }
+        struct ss__conn *c = *socket_context;
+        *socket_context = NULL;
+        if (!c)
+                return;
+        struct ss_request *r = c->req;
+        free(c);
+        /* A suspended request has a job running and cannot be closed by MHD
+         * before it is resumed; everything else left here was dropped by MHD
+         * without a completion call. */
+        if (r && !r->suspended) {
+                ss_log(srv->cfg.access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
+                       "%s %s%s - %.3fms (dropped by the HTTP layer before the handler)",
+                       r->method[0] ? r->method : "-", r->uri ? r->uri : "",
+                       r->uri_len > 256 ? "..." : "",
+                       (double)(ss_now_ns() - r->start_ns) / 1e6);
+                ss__free_request(r);
+                srv->inflight--;
+        }
 }
 
 /* ------------------------------------------------------------------------
@@ -120,7 +172,6 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
 {
         struct ss_server *srv = cls;
         struct ss_request *r = *con_cls;
-        (void)conn;
         if (!r)
                 return;
         double secs = (double)(ss_now_ns() - r->start_ns) / 1e9;
@@ -132,6 +183,9 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
                        r->method[0] ? r->method : "-", r->uri, r->uri_len > 256 ? "..." : "", http,
                        secs * 1e3,
                        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
+        struct ss__conn *c = ss__conn_of(conn);
+        if (c && c->req == r)
+                c->req = NULL;
         ss__free_request(r);
         *con_cls = NULL;
         srv->inflight--;
@@ -300,16 +354,37 @@ static void ss__poll_cb(uv_poll_t *p, int status, int events)
         ss_http_kick(p->data);
 }
 
+static unsigned ss__connections(struct ss_server *srv)
+{
+        const union MHD_DaemonInfo *di =
+            MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        return di ? di->num_connections : 0;
+}
+
+/* The longest the loop leaves MHD alone, whatever MHD asks for. */
+#define SS__HTTP_BACKSTOP_MS 1000
+
 void ss_http_kick(struct ss_server *srv)
 {
         if (!srv->mhd)
                 return;
-        MHD_run(srv->mhd);
-        MHD_UNSIGNED_LONG_LONG ms;
-        if (MHD_get_timeout(srv->mhd, &ms) == MHD_YES)
-                uv_timer_start(&srv->mhd_timer, ss__timer_cb, ms, 0);
-        else
-                uv_timer_stop(&srv->mhd_timer);
+        /* At its connection limit, or when accept() fails for lack of file
+         * descriptors, MHD takes the listening socket out of its epoll set,
+         * and puts it back only at the start of a later MHD_run(), once a
+         * connection has closed. Connections close inside MHD_run(), and with
+         * none left nothing would wake the loop again: the daemon would be
+         * deaf for good. So when a run closed connections, run once more at
+         * once, and never leave MHD alone longer than the backstop. */
+        for (int i = 0; i < 4; i++) {
+                unsigned before = ss__connections(srv);
+                MHD_run(srv->mhd);
+                if (ss__connections(srv) >= before)
+                        break;
+        }
+        MHD_UNSIGNED_LONG_LONG ms = SS__HTTP_BACKSTOP_MS;
+        if (MHD_get_timeout(srv->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
+                ms = SS__HTTP_BACKSTOP_MS;
+        uv_timer_start(&srv->mhd_timer, ss__timer_cb, ms, 0);
         ss_server_maybe_finish(srv);
 }
 
@@ -361,16 +436,21 @@ int ss_http_start(struct ss_server *srv, struct ss_err *err)
         unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
         if (ai->ai_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
-        /* MHD keeps the request line and headers in a per-connection pool:
-         * make it large enough that our own URL limit is the one that fires. */
-        size_t pool = (size_t)srv->cfg.max_url * 2 + 32768;
+        /* MHD keeps the request line, the headers and one record per query
+         * parameter (about 56 bytes for as little as 2 bytes of URL, "a&")
+         * in a per-connection pool. Make it large enough for a URL at our
+         * own limit made of nothing but parameters, so that our limits are
+         * the ones that fire and the client gets a JSON answer. The pool is
+         * mapped, not touched: a connection's resident cost is what it uses. */
+        size_t pool = (size_t)srv->cfg.max_url * 32 + 65536;
         srv->mhd = MHD_start_daemon(
             flags, port, NULL, NULL, ss__handler, srv, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log, srv,
             MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, srv,
-            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, srv, MHD_OPTION_CONNECTION_LIMIT,
+            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+            ss__conn_cb, srv, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)srv->cfg.connections, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)srv->cfg.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+            MHD_OPTION_LISTENING_ADDRESS_REUSE, srv->cfg.reuse_port ? 1 : 0, MHD_OPTION_END);
         freeaddrinfo(ai);
         if (!srv->mhd)
                 return ss_err_set(err, SS_EIO, "cannot listen on %s (address in use?)",

@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -91,10 +93,19 @@ void h_start(struct daemon *d, const char *const *args, bool wait)
         snprintf(d->log, sizeof(d->log), "%s/daemon-%d-%d.log", h_tmpdir(), (int)getpid(),
                  serial++);
         argv[n++] = h_ssspd;
-        for (int i = 0; args && args[i] && n < 60; i++)
+        bool own_listen = false; /* the test chose the address itself */
+        for (int i = 0; args && args[i] && n < 60; i++) {
+                if (!strcmp(args[i], "--listen") && args[i + 1]) {
+                        const char *colon = strrchr(args[i + 1], ':');
+                        d->port = colon ? (uint16_t)atoi(colon + 1) : d->port;
+                        own_listen = true;
+                }
                 argv[n++] = args[i];
-        argv[n++] = "--listen";
-        argv[n++] = listen;
+        }
+        if (!own_listen) {
+                argv[n++] = "--listen";
+                argv[n++] = listen;
+        }
         argv[n] = NULL;
 
         d->pid = fork();
@@ -243,4 +254,52 @@ int h_main(int argc, char **argv, Suite *(*make)(void), bool nofork)
         h_cleanup();
         curl_global_cleanup();
         return status;
+}
+
+int h_connect(const struct daemon *d)
+{
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_ge(s, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(d->port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        ck_assert_msg(connect(s, (struct sockaddr *)&a, sizeof(a)) == 0, "connect: %s",
+                      strerror(errno));
+        return s;
+}
+
+size_t h_raw(const struct daemon *d, const char *req, size_t len, int timeout_ms, char *out,
+             size_t cap)
+{
+        int s = h_connect(d);
+        size_t sent = 0;
+        while (sent < len) {
+                ssize_t k = send(s, req + sent, len - sent, MSG_NOSIGNAL);
+                if (k <= 0)
+                        break;
+                sent += (size_t)k;
+        }
+        size_t got = 0;
+        struct pollfd p = {.fd = s, .events = POLLIN};
+        while (got + 1 < cap && poll(&p, 1, timeout_ms) == 1) {
+                ssize_t k = recv(s, out + got, cap - 1 - got, 0);
+                if (k <= 0)
+                        break;
+                got += (size_t)k;
+        }
+        out[got] = '\0';
+        close(s);
+        return got;
+}
+
+long h_inflight(const struct daemon *d)
+{
+        struct resp r;
+        h_get(d, "/status", &r);
+        long v = -1;
+        const char *at = r.status == 200 && r.body ? strstr(r.body, "\"http_inflight\":") : NULL;
+        if (at)
+                v = strtol(at + strlen("\"http_inflight\":"), NULL, 10);
+        h_resp_free(&r);
+        return v;
 }

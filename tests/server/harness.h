@@ -42,7 +42,8 @@ void h_cleanup(void);
 /* Runs ssspd-gen road --nodes n --seed seed --out DIR/name; returns the prefix. */
 const char *h_gen_road(uint64_t nodes, uint64_t seed, const char *name);
 
-/* Starts ssspd with args (NULL-terminated) plus --listen on a free port.
+/* Starts ssspd with args (NULL-terminated) plus --listen on a free port
+ * (unless args name --listen themselves).
  * With wait, returns once /health answers 200 (fails the test after 60 s). */
 void h_start(struct daemon *d, const char *const *args, bool wait);
 /* Sends sig and waits; returns the exit status (or 128 + signal). */
@@ -55,5 +56,16 @@ void h_req(const struct daemon *d, const char *method, const char *path, const c
            struct resp *r);
 void h_get(const struct daemon *d, const char *path, struct resp *r);
 void h_resp_free(struct resp *r);
+
+/* Raw sockets, for what curl cannot send. h_connect() returns a connected
+ * socket to the daemon (fails the test otherwise). h_raw() sends len bytes
+ * of req on a new connection and reads the answer until the peer closes,
+ * cap-1 bytes arrive or timeout_ms pass; returns the bytes read (0 when
+ * nothing came), NUL-terminated in out. */
+int h_connect(const struct daemon *d);
+size_t h_raw(const struct daemon *d, const char *req, size_t len, int timeout_ms, char *out,
+             size_t cap);
+/* The daemon's http_inflight from /status (-1 when it does not answer). */
+long h_inflight(const struct daemon *d);
 
 #endif
