@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "dijkstra.h"
+#include "cpu/dijkstra.h"
 
 struct cpu_state {
         const struct ss_graph *g;

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 static struct ss_gpu_config gpu_cfg;
 static bool gpu_cfg_set;

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "graph.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 /* Run settings, from the command line. */
 struct ss__bench_opts {

@@ -26,9 +26,9 @@
 
 #include "bench.h"
 #include "bench_vcs.h"
-#include "cancel.h"
-#include "dijkstra.h"
-#include "load.h"
+#include "core/cancel.h"
+#include "cpu/dijkstra.h"
+#include "io/load.h"
 #include "ss_config.h"
 
 #define MAX_GRAPHS      64

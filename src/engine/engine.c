@@ -1,6 +1,6 @@
 /* The query engine: a bounded FIFO of jobs and the worker threads that
  * drain it. See engine.h for who takes which job. */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cancel.h"
-#include "dijkstra.h"
-#include "log.h"
+#include "core/cancel.h"
+#include "cpu/astar.h"
+#include "cpu/dijkstra.h"
+#include "core/log.h"
 
 /* ------------------------------------------------------------------------
  * Names
@@ -112,7 +113,7 @@ static int ss__cpu_route(struct ss_dijkstra_ws *ws, struct ss_job *job,
 {
         const struct ss_graph *g = job->graph;
         uint32_t s = job->sources[0], t = job->targets[0];
-        bool astar = job->algo != SS_ALGO_DIJKSTRA && (g->astar_factor > 0 || g->landmarks);
+        bool astar = job->algo != SS_ALGO_DIJKSTRA && ss_astar_useful(g);
         job->ran_algo = astar ? SS_ALGO_ASTAR : SS_ALGO_DIJKSTRA;
         int rc = astar ? ss_astar_run(g, ws, s, t, cancel) : ss_dijkstra_run(g, ws, s, t, cancel);
         if (rc != SS_OK)
@@ -222,7 +223,8 @@ static const struct ss_worker_ops ss__cpu_ops = {
 static bool ss__cpu_first(const struct ss_job *j)
 {
         return j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO &&
-               j->algo == SS_ALGO_AUTO && j->graph->landmarks;
+               j->algo == SS_ALGO_AUTO && ss_astar_of(j->graph) &&
+               ss_astar_of(j->graph)->lm;
 }
 
 /* Whether worker kind k may take job j now (lock held). */

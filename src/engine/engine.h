@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "atomic_compat.h"
-#include "error.h"
-#include "graph.h"
+#include "core/atomic_compat.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 /* Algorithms. AUTO lets the engine pick (Δ-stepping on a GPU, Dijkstra on the CPU). */
 enum ss_algo {

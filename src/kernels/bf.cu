@@ -21,8 +21,8 @@
  *
  * Barrier, counters and uniform decisions work as in delta.cu.
  */
-#include "frontier.cuh"
-#include "kernels.h"
+#include "kernels/frontier.cuh"
+#include "kernels/kernels.h"
 
 struct ss__bparams {
         uint32_t n;

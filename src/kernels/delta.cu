@@ -33,8 +33,8 @@
  * before the read and the barrier after it (rotating counters, indexed by
  * phase % 3 or side), so all threads leave every loop together.
  */
-#include "frontier.cuh"
-#include "kernels.h"
+#include "kernels/frontier.cuh"
+#include "kernels/kernels.h"
 
 struct ss__dparams {
         uint32_t n;

@@ -20,7 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "error.h"
+#include "core/error.h"
 
 /* Threads per block of the persistent kernels. */
 #define SS__BLOCK 512

@@ -11,8 +11,8 @@
  * vertices can name each other; the walk then detects the cycle (more steps
  * than nodes) and reports it, and the caller answers the path on the CPU.
  */
-#include "frontier.cuh"
-#include "kernels.h"
+#include "kernels/frontier.cuh"
+#include "kernels/kernels.h"
 
 __global__ void ss__split_kernel(uint32_t n, const uint32_t *row, const uint2 *arcs,
                                  unsigned long long delta, uint32_t *split)

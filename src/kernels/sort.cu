@@ -17,7 +17,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 #include <inttypes.h>
 
-#include "kernels.h"
+#include "kernels/kernels.h"
 
 static __global__ void ss__key_kernel(uint64_t m, const uint32_t *col, const uint32_t *w,
                                       unsigned long long *key)

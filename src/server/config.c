@@ -2,7 +2,7 @@
  * ss_config, its default, its bounds and how its text is checked. The file
  * parser, the flag parser and --help all walk the same table, so a key is
  * added in one place. */
-#include "config.h"
+#include "server/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 
 enum ss__type { SS__STR, SS__INT, SS__BOOL, SS__LEVEL };
 

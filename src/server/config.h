@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "core/error.h"
 
 #define SS_CONFIG_PATH_MAX 4096
 

@@ -1,16 +1,16 @@
-#include "gpu_workers.h"
+#include "server/gpu_workers.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "ss_config.h"
 
 #if SS_HAVE_CUDA
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 /* The device graph, shared by every stream worker. Workers hold the read
  * lock while a query runs; replacing the device graph takes the write lock,

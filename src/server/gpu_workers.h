@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "engine.h"
+#include "server/config.h"
+#include "engine/engine.h"
 
 /* Process-wide GPU settings; call first in main(), before any thread starts. */
 void ss_gpu_workers_init(void);

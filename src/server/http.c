@@ -22,10 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cancel.h"
-#include "http_error.h"
-#include "log.h"
-#include "server.h"
+#include "core/cancel.h"
+#include "server/http_error.h"
+#include "core/log.h"
+#include "server/server.h"
 
 /* ------------------------------------------------------------------------
  * Request lifecycle callbacks

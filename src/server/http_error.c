@@ -1,4 +1,4 @@
-#include "http_error.h"
+#include "server/http_error.h"
 
 #include <jansson.h>
 #include <stdio.h>

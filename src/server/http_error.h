@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "core/error.h"
 
 /* Conditions that only exist at the HTTP layer, below the engine's codes. */
 enum {

@@ -1,4 +1,4 @@
-#include "json_out.h"
+#include "server/json_out.h"
 
 #include <endian.h>
 #include <jansson.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_error.h"
-#include "polyline.h"
+#include "server/http_error.h"
+#include "server/polyline.h"
 
 /* Coordinates are printed with at most 9 significant digits: degrees with
  * six decimals, no binary-to-decimal noise. */

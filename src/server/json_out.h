@@ -18,8 +18,8 @@
 
 #include <stddef.h>
 
-#include "engine.h"
-#include "query.h"
+#include "engine/engine.h"
+#include "server/query.h"
 
 #define SS_BINARY_MAGIC   "SSSPDIST"
 #define SS_BINARY_VERSION 1u

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cancel.h"
-#include "gpu_workers.h"
-#include "log.h"
-#include "notify.h"
-#include "server.h"
+#include "core/cancel.h"
+#include "server/gpu_workers.h"
+#include "core/log.h"
+#include "server/notify.h"
+#include "server/server.h"
 #include "ss_config.h"
 
 static void ss__usage(FILE *out)

@@ -1,9 +1,9 @@
-#include "notify.h"
+#include "server/notify.h"
 
 #include <string.h>
 
-#include "log.h"
-#include "ss_server_config.h"
+#include "core/log.h"
+#include "server/ss_server_config.h"
 
 #if SS_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>

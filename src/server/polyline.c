@@ -1,4 +1,4 @@
-#include "polyline.h"
+#include "server/polyline.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-#include "query.h"
+#include "server/query.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
-#include "error.h"
+#include "engine/engine.h"
+#include "core/error.h"
 
 enum ss_endpoint {
         SS_EP_ROUTE = 0,

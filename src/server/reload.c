@@ -7,13 +7,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cancel.h"
-#include "gpu_workers.h"
-#include "landmarks.h"
-#include "load.h"
-#include "log.h"
-#include "notify.h"
-#include "server.h"
+#include "core/cancel.h"
+#include "server/gpu_workers.h"
+#include "cpu/landmarks.h"
+#include "io/load.h"
+#include "core/log.h"
+#include "server/notify.h"
+#include "server/server.h"
 
 static bool ss__initial;
 
@@ -31,6 +31,10 @@ static void ss__load_work(uv_work_t *w)
          * reload keeps the old graph serving meanwhile. A graph that cannot
          * have them (not strongly connected) still serves, with A* on the
          * coordinates alone. */
+        if (srv->load_result && ss_astar_prepare(srv->load_result, &srv->load_err) != SS_OK) {
+                ss_graph_unref(srv->load_result);
+                srv->load_result = NULL;
+        }
         if (srv->load_result && srv->cfg.landmarks > 0) {
                 struct ss_err lerr;
                 struct ss_engine_stats st;
@@ -39,10 +43,10 @@ static void ss__load_work(uv_work_t *w)
                 if (ss_landmarks_build(srv->load_result, (unsigned)srv->cfg.landmarks,
                                        st.cpu_workers, &lerr) == SS_OK)
                         ss_log_info("graph", "%u landmarks in %.0f ms (%.0f MiB)",
-                                    srv->load_result->landmarks->k,
+                                    ss_astar_of(srv->load_result)->lm->k,
                                     (double)(ss_now_ns() - t1) / 1e6,
-                                    8.0 * srv->load_result->n * srv->load_result->landmarks->k /
-                                        1048576.0);
+                                    8.0 * srv->load_result->n *
+                                        ss_astar_of(srv->load_result)->lm->k / 1048576.0);
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
@@ -87,7 +91,7 @@ static void ss__load_done(uv_work_t *w, int status)
         srv->graph_checksum = g->checksum;
         srv->graph_bytes = ss_graph_bytes(g);
         srv->has_coords = g->x != NULL;
-        srv->landmarks = g->landmarks ? g->landmarks->k : 0;
+        srv->landmarks = ss_astar_of(g) && ss_astar_of(g)->lm ? ss_astar_of(g)->lm->k : 0;
         srv->load_ms = srv->load_result_ms;
         time_t now = time(NULL);
         struct tm tm;

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cancel.h"
-#include "gpu_workers.h"
-#include "http_error.h"
-#include "log.h"
-#include "server.h"
+#include "core/cancel.h"
+#include "server/gpu_workers.h"
+#include "server/http_error.h"
+#include "core/log.h"
+#include "server/server.h"
 #include "ss_config.h"
 
 /* ------------------------------------------------------------------------

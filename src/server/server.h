@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
-#include "engine.h"
-#include "json_out.h"
-#include "metrics.h"
-#include "query.h"
+#include "server/config.h"
+#include "engine/engine.h"
+#include "server/json_out.h"
+#include "server/metrics.h"
+#include "server/query.h"
 
 enum ss_state { SS_STATE_LOADING = 0, SS_STATE_SERVING, SS_STATE_STOPPING };
 

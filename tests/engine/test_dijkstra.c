@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dijkstra.h"
-#include "graph.h"
-#include "landmarks.h"
+#include "cpu/astar.h"
+#include "cpu/dijkstra.h"
+#include "core/graph.h"
+#include "cpu/landmarks.h"
 #include "../check_run.h"
 
 /* Builds a graph from triples (1-based ids, as in a .gr file). */
@@ -285,10 +286,11 @@ START_TEST(test_astar)
                 }
                 struct ss_graph *g = ss_graph_from_arcs(&a, cx, cy, &err);
                 ck_assert_ptr_nonnull(g);
+                ck_assert_int_eq(ss_astar_prepare(g, &err), SS_OK);
                 if (round == 19)
-                        ck_assert(g->astar_factor == 0);
+                        ck_assert(ss_astar_of(g)->factor == 0);
                 else
-                        ck_assert(g->astar_factor > 0.5);
+                        ck_assert(ss_astar_of(g)->factor > 0.5);
                 struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
                 ss_dist *ref = malloc(n * sizeof(ss_dist));
                 uint32_t *path = malloc(n * sizeof(uint32_t));
@@ -337,10 +339,12 @@ START_TEST(test_astar_extreme_coordinates)
                                  SS_OK);
         struct ss_graph *g = ss_graph_from_arcs(&a, cx, cy, &err);
         ck_assert_ptr_nonnull(g);
-        ck_assert(g->astar_factor > 0);
-        double sx = g->astar_kx * 5.0, sy = 2147000000.0 + 2000000000.0;
-        ck_assert_msg(g->astar_factor * sqrt(sx * sx + sy * sy) <= 0x1p62, "bound %g exceeds 2^62",
-                      g->astar_factor * sqrt(sx * sx + sy * sy));
+        ck_assert_int_eq(ss_astar_prepare(g, &err), SS_OK);
+        const struct ss_astar *as = ss_astar_of(g);
+        ck_assert(as->factor > 0);
+        double sx = as->kx * 5.0, sy = 2147000000.0 + 2000000000.0;
+        ck_assert_msg(as->factor * sqrt(sx * sx + sy * sy) <= 0x1p62, "bound %g exceeds 2^62",
+                      as->factor * sqrt(sx * sx + sy * sy));
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(N);
         ss_dist ref[N];
         for (uint32_t s = 0; s < N; s++) {
@@ -391,8 +395,8 @@ START_TEST(test_landmarks)
                 ck_assert_ptr_nonnull(g);
                 unsigned k = 1 + round % 9;
                 ck_assert_int_eq(ss_landmarks_build(g, k, 1 + round % 3, &err), SS_OK);
-                ck_assert_ptr_nonnull(g->landmarks);
-                ck_assert_uint_eq(g->landmarks->k, k < n ? k : n);
+                ck_assert_ptr_nonnull(ss_astar_of(g)->lm);
+                ck_assert_uint_eq(ss_astar_of(g)->lm->k, k < n ? k : n);
                 struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
                 ss_dist *ref = malloc(n * sizeof(ss_dist));
                 for (uint32_t s = 0; s < n; s++) {
@@ -401,9 +405,9 @@ START_TEST(test_landmarks)
                                 ck_assert_int_eq(ss_astar_run(g, ws, s, t, NULL), SS_OK);
                                 ck_assert_uint_eq(ss_dijkstra_dist(ws, t), ref[t]);
                                 /* the tables hold exact distances */
-                                if (t == g->landmarks->node[0])
+                                if (t == ss_astar_of(g)->lm->node[0])
                                         ck_assert_uint_eq(
-                                            g->landmarks->to[(size_t)s * g->landmarks->k], ref[t]);
+                                            ss_astar_of(g)->lm->to[(size_t)s * ss_astar_of(g)->lm->k], ref[t]);
                         }
                 }
                 free(ref);
@@ -416,7 +420,7 @@ START_TEST(test_landmarks)
         struct ss_graph *g = make(2, one, 1);
         struct ss_err err;
         ck_assert_int_eq(ss_landmarks_build(g, 2, 1, &err), SS_EINVAL);
-        ck_assert_ptr_null(g->landmarks);
+        ck_assert(!ss_astar_of(g) || !ss_astar_of(g)->lm);
         ck_assert_ptr_nonnull(strstr(err.msg, "not strongly connected"));
         ck_assert_int_eq(ss_landmarks_build(g, 0, 1, &err), SS_EINVAL);
         ss_graph_unref(g);

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gen.h"
-#include "load.h"
+#include "gen/gen.h"
+#include "io/load.h"
 #include "util.h"
 #include "../check_run.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph.h"
+#include "core/graph.h"
 
 /* An assertion for tight loops: Check's ck_assert reports every passing
  * check to the parent process, which costs a system call each time. */

@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dijkstra.h"
-#include "gpu.h"
-#include "load.h"
+#include "cpu/dijkstra.h"
+#include "gpu/gpu.h"
+#include "io/load.h"
 
 struct run {
         const struct ss_graph *g;

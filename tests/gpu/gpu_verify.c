@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dijkstra.h"
-#include "gpu.h"
-#include "load.h"
+#include "cpu/dijkstra.h"
+#include "gpu/gpu.h"
+#include "io/load.h"
 
 static void usage(FILE *f)
 {

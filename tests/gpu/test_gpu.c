@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dijkstra.h"
-#include "gpu.h"
-#include "load.h"
+#include "cpu/dijkstra.h"
+#include "gpu/gpu.h"
+#include "io/load.h"
 #include "../check_run.h"
 
 static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};

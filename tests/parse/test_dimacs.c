@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "dimacs.h"
-#include "graph.h"
-#include "load.h"
+#include "io/dimacs.h"
+#include "core/graph.h"
+#include "io/load.h"
 #include "tmpdir_run.h"
 
 /* ---- fixtures ----------------------------------------------------------- */

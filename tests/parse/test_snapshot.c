@@ -9,10 +9,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "dimacs.h"
-#include "graph.h"
-#include "load.h"
-#include "snapshot.h"
+#include "io/dimacs.h"
+#include "core/graph.h"
+#include "io/load.h"
+#include "io/snapshot.h"
 #include "tmpdir_run.h"
 
 /* Header fields the damage tests touch (see the layout in snapshot.c). */

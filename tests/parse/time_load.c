@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "graph.h"
-#include "load.h"
-#include "snapshot.h"
+#include "core/graph.h"
+#include "io/load.h"
+#include "io/snapshot.h"
 
 static double clock_s(clockid_t id)
 {

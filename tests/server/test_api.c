@@ -11,9 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dijkstra.h"
+#include "cpu/dijkstra.h"
+#include "cpu/astar.h"
 #include "harness.h"
-#include "load.h"
+#include "io/load.h"
 
 /* ------------------------------------------------------------------------
  * Reference answers
@@ -28,6 +29,8 @@ static void ref_open(struct ref *r, const char *gr, const char *co)
 {
         struct ss_err err;
         r->g = ss_graph_load(gr, co, NULL, &err);
+        if (r->g)
+                ck_assert_int_eq(ss_astar_prepare(r->g, &err), SS_OK);
         ck_assert_msg(r->g != NULL, "%s", err.msg);
         r->ws = ss_dijkstra_ws_new(r->g->n);
         ck_assert_ptr_nonnull(r->ws);
@@ -106,7 +109,7 @@ static void check_route(struct ref *ref, const struct daemon *d, uint64_t s, uin
         ck_assert_str_eq(json_string_value(json_object_get(j, "engine")), "cpu");
         /* on the CPU, /route runs A* when the graph has a coordinate bound */
         ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")),
-                         ref->g->astar_factor > 0 ? "astar" : "dijkstra");
+                         ss_astar_useful(ref->g) ? "astar" : "dijkstra");
         json_decref(j);
         h_resp_free(&r);
 }

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
+#include "server/config.h"
+#include "core/log.h"
 #include "../check_run.h"
 
 static char *write_tmp(const char *text)

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cancel.h"
-#include "engine.h"
-#include "landmarks.h"
+#include "core/cancel.h"
+#include "engine/engine.h"
+#include "cpu/landmarks.h"
 #include "../check_run.h"
 
 /* A path 0 -> 1 -> ... -> n-1 with unit weights, plus a cycle arc back. */

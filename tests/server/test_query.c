@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
+#include "server/query.h"
 #include "../check_run.h"
 
 static const struct ss_limits lim = {

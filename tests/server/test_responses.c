@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_error.h"
-#include "json_out.h"
-#include "metrics.h"
-#include "polyline.h"
+#include "server/http_error.h"
+#include "server/json_out.h"
+#include "server/metrics.h"
+#include "server/polyline.h"
 #include "../check_run.h"
 
 /* A 3-node graph 1 -> 2 -> 3 with coordinates, for geometry. */

@@ -21,9 +21,9 @@
 
 #include <stdbool.h>
 
-#include "dimacs.h"
-#include "error.h"
-#include "graph.h"
+#include "io/dimacs.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -18,9 +18,9 @@
  * that relaxing an arc touches one cache line; predecessors and target marks
  * live in their own arrays because they are touched less often.
  */
-#include "dijkstra.h"
+#include "cpu/dijkstra.h"
 
-#include "landmarks.h"
+#include "cpu/astar.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -177,7 +177,7 @@ static inline int ss__pop(struct ss_dijkstra_ws *ws, struct ss__entry *out)
 /* ---- the search --------------------------------------------------------- */
 
 /* The A* bound towards one target: the larger of the coordinate bound
- * (graph.h; factor 0 turns it off) and the landmark bound (landmarks.h;
+ * (astar.h; factor 0 turns it off) and the landmark bound (landmarks.h;
  * alt NULL turns it off). Each is consistent, so their maximum is too. */
 struct ss__bound {
         double factor, kx, tx, ty;
@@ -290,10 +290,11 @@ int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t s
         if (g->n > ws->cap || source >= g->n || target >= g->n)
                 return SS_ERANGE;
         ss__new_run(ws);
-        const struct ss_landmarks *alt = g->landmarks;
-        if (!(g->astar_factor > 0) && !alt)
+        const struct ss_astar *a = ss_astar_of(g);
+        if (!a || (!(a->factor > 0) && !a->lm))
                 return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
-        struct ss__bound b = {.factor = g->astar_factor, .kx = g->astar_kx, .x = g->x, .y = g->y};
+        const struct ss_landmarks *alt = a->lm;
+        struct ss__bound b = {.factor = a->factor, .kx = a->kx, .x = g->x, .y = g->y};
         if (b.factor > 0) {
                 b.tx = g->x[target];
                 b.ty = g->y[target];

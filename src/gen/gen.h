@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
-#include "graph.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 /* ------------------------------------------------------------------------ */
 /* Parameters                                                                */

@@ -21,7 +21,7 @@
  * file with a valid CRC can still be crafted, and a bad row offset or head
  * would send a query out of bounds).
  */
-#include "snapshot.h"
+#include "io/snapshot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -515,7 +515,6 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         atomic_init(&g->refs, 1u);
         close(fd);
         snap_progress(progress, path, size, size, &last);
-        ss_graph_prepare_astar(g);
         return g;
 
 fail:

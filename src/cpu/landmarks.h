@@ -18,32 +18,22 @@
 
 #include <stdint.h>
 
-#include "error.h"
-#include "graph.h"
+#include "core/error.h"
+#include "core/graph.h"
+#include "cpu/astar.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SS_LANDMARKS_MAX 64
-
-struct ss_landmarks {
-        unsigned k;
-        uint32_t node[SS_LANDMARKS_MAX]; /* the landmarks (0-based ids) */
-        uint32_t *from; /* d(L_i, v) at from[v * k + i] */
-        uint32_t *to;   /* d(v, L_i) at to[v * k + i] */
-};
-
 /* Chooses k landmarks (1..SS_LANDMARKS_MAX; spread around the centre when g
  * has coordinates, else spread by id), computes their tables with up to
- * `threads` threads and attaches them to g (g->landmarks). Call it before g
- * is shared with other threads. Returns SS_OK; SS_EINVAL (g->landmarks left
- * NULL, err says why: a node a landmark cannot reach or be reached from, or
+ * `threads` threads and attaches them to g's A* bounds (ss_astar_of(g)->lm,
+ * preparing the bounds first when needed). Call it before g is shared with
+ * other threads. Returns SS_OK; SS_EINVAL (no landmarks attached, err says why: a node a landmark cannot reach or be reached from, or
  * a distance of 2^32 or more); SS_ENOMEM. */
 int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err);
 
-/* Frees landmark tables (NULL is ignored). */
-void ss_landmarks_free(struct ss_landmarks *lm);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,8 @@
 #ifndef SS_LOAD_H
 #define SS_LOAD_H
 
-#include "dimacs.h"
-#include "graph.h"
+#include "io/dimacs.h"
+#include "core/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,14 +24,14 @@
  * be produced on its own: chunks run in parallel and need no memory beyond
  * the two spacing profiles (rows + cols doubles).
  */
-#include "gen.h"
+#include "gen/gen.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "snapshot.h"
+#include "io/snapshot.h"
 
 /* ------------------------------------------------------------------------ */
 /* Model constants (tuned against USA-road-d.NY, see tests/gen)              */

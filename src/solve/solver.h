@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "graph.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 struct ss_solver;
 

@@ -2,7 +2,7 @@
  * workspaces, running a query, health. Plain C against the CUDA runtime's C
  * API; the kernels live in the .cu files behind kernels.h.
  */
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels.h"
-#include "log.h"
+#include "kernels/kernels.h"
+#include "core/log.h"
 
 #define SS__MIB (1024.0 * 1024.0)
 /* Device memory left to the driver, other processes and kernels' stacks. */

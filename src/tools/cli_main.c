@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "load.h"
-#include "snapshot.h"
-#include "solver.h"
+#include "cpu/astar.h"
+#include "io/load.h"
+#include "io/snapshot.h"
+#include "solve/solver.h"
 
 static const char *const usage_main =
         "usage: ssspd-cli COMMAND [OPTIONS] ARGS...\n"
@@ -70,6 +71,10 @@ static struct ss_graph *load(const struct cli *c, const char *path)
         int last = -1;
         struct ss_progress p = {ss_progress_stderr, &last};
         struct ss_graph *g = ss_graph_load(path, c->coords, c->quiet ? NULL : &p, &err);
+        if (g && ss_astar_prepare(g, &err) != SS_OK) {
+                ss_graph_unref(g);
+                g = NULL;
+        }
         if (!g)
                 fprintf(stderr, "ssspd-cli: %s\n", err.msg);
         return g;

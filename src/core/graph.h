@@ -18,14 +18,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "atomic_compat.h"
-#include "error.h"
+#include "core/atomic_compat.h"
+#include "core/error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct ss_landmarks;
+/* Slots of struct ss_graph.ext, one per kind of derived data. */
+enum ss_graph_ext_slot { SS_GRAPH_EXT_ASTAR = 0, SS_GRAPH_EXT_COUNT = 4 };
 
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX
@@ -46,19 +47,14 @@ struct ss_graph {
         uint32_t max_out_degree;
         uint64_t checksum; /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
 
-        /* A* lower bound from coordinates: h(v) = floor(astar_factor *
-         * |(astar_kx * dx, dy)|) towards the target. astar_factor is the
-         * smallest weight per coordinate unit over all arcs, shrunk enough
-         * to absorb floating-point rounding (graph.c) and capped so that h
-         * stays below 2^62, so h never overestimates and is consistent.
-         * 0 when there are no coordinates or some arc has weight 0 between
-         * distinct points (then A* is plain Dijkstra). */
-        double astar_factor;
-        double astar_kx;
-
-        /* Landmark distance tables for A* (landmarks.h), or NULL. Built
-         * once after loading, before the graph is shared. */
-        struct ss_landmarks *landmarks;
+        /* Data other layers derive from the graph and hang on it (the A*
+         * bounds of cpu/astar.h, ...): the graph frees each with its own
+         * free function when it is freed, and knows nothing else of it.
+         * Attached before the graph is shared, read-only afterwards. */
+        struct ss_graph_ext {
+                void *data;
+                void (*free)(void *data);
+        } ext[SS_GRAPH_EXT_COUNT];
 
         /* Where the arrays live: either one block (a snapshot read whole) or
          * separate allocations. Only ss_graph_unref() looks at these. */
@@ -114,12 +110,13 @@ void ss_arcs_free(struct ss_arcs *a);
  * over. Returns the graph with one reference, or NULL with err set (SS_ENOMEM). */
 struct ss_graph *ss_graph_from_arcs(struct ss_arcs *a, int32_t *x, int32_t *y, struct ss_err *err);
 
-/* Computes min_w, max_w, max_out_degree, checksum and the A* bound from the
- * arrays. */
+/* Computes min_w, max_w, max_out_degree and checksum from the arrays. */
 void ss_graph_finish(struct ss_graph *g);
 
-/* Computes astar_factor and astar_kx from the coordinates (0 without them). */
-void ss_graph_prepare_astar(struct ss_graph *g);
+/* Attaches derived data to slot (freeing what was there). Only before the
+ * graph is shared. */
+void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data,
+                     void (*free_fn)(void *data));
 
 /* Takes another reference; returns g. */
 struct ss_graph *ss_graph_ref(struct ss_graph *g);

@@ -1,5 +1,5 @@
 /* ssspd-gen: the command line of the graph generators (gen.h). */
-#include "gen.h"
+#include "gen/gen.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,13 +1,13 @@
-#include "solver.h"
+#include "solve/solver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dijkstra.h"
+#include "cpu/dijkstra.h"
 #include "ss_config.h"
 #if SS_HAVE_CUDA
-#include "gpu.h"
+#include "gpu/gpu.h"
 #endif
 
 /* ---- CPU Dijkstra ------------------------------------------------------- */

@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cancel.h"
-#include "error.h"
-#include "graph.h"
+#include "core/cancel.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

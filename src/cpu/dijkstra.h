@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cancel.h"
-#include "error.h"
-#include "graph.h"
+#include "core/cancel.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,8 +40,8 @@ int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_
                     uint32_t target, const struct ss_cancel *cancel);
 
 /* Point-to-point A*: like ss_dijkstra_run(g, ws, source, target, cancel) but
- * guided towards target by the larger of the coordinate bound (graph.h) and
- * the landmark bound (landmarks.h) of g. Distances and paths are exact; it
+ * guided towards target by the bounds attached to g (cpu/astar.h: the larger
+ * of the coordinate bound and the landmark bound). Distances and paths are exact; it
  * settles fewer nodes, and only the distances of settled nodes (among them
  * target) are meaningful afterwards. Without a bound it is plain Dijkstra.
  * Same return codes. */

@@ -11,7 +11,7 @@
  * in one gzip header and trailer, combining the chunks' CRC-32s. The result
  * is a single ordinary gzip member that every reader accepts.
  */
-#include "gen.h"
+#include "gen/gen.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
  * no input can make a reader run past it; a comment line longer than the
  * buffer is skipped piece by piece, any other over-long line is an error.
  */
-#include "dimacs.h"
+#include "io/dimacs.h"
 
 #include <errno.h>
 #include <inttypes.h>

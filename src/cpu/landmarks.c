@@ -1,4 +1,4 @@
-#include "landmarks.h"
+#include "cpu/landmarks.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dijkstra.h"
+#include "cpu/astar.h"
+#include "cpu/dijkstra.h"
 
 /* ---- choosing landmarks ------------------------------------------------- */
 
@@ -14,11 +15,11 @@
  * sectors and take the node farthest from the centre in each, so that the
  * landmarks sit on the rim, "behind" any target from most sources. Sectors
  * without nodes are filled with the farthest unused nodes overall. */
-static void ss__choose_planar(const struct ss_graph *g, unsigned k, uint32_t *out)
+static void ss__choose_planar(const struct ss_graph *g, double kx, unsigned k, uint32_t *out)
 {
         double cx = 0, cy = 0;
         for (uint32_t v = 0; v < g->n; v++) {
-                cx += g->x[v] * g->astar_kx;
+                cx += g->x[v] * kx;
                 cy += g->y[v];
         }
         cx /= g->n;
@@ -29,7 +30,7 @@ static void ss__choose_planar(const struct ss_graph *g, unsigned k, uint32_t *ou
                 out[i] = SS_NO_NODE;
         }
         for (uint32_t v = 0; v < g->n; v++) {
-                double dx = g->x[v] * g->astar_kx - cx, dy = g->y[v] - cy;
+                double dx = g->x[v] * kx - cx, dy = g->y[v] - cy;
                 unsigned s = (unsigned)((atan2(dy, dx) + M_PI) / (2 * M_PI) * k);
                 if (s >= k)
                         s = k - 1;
@@ -151,15 +152,6 @@ static void *ss__worker(void *arg)
         return NULL;
 }
 
-void ss_landmarks_free(struct ss_landmarks *lm)
-{
-        if (!lm)
-                return;
-        free(lm->from);
-        free(lm->to);
-        free(lm);
-}
-
 int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err)
 {
         struct ss_landmarks *lm = NULL;
@@ -182,8 +174,10 @@ int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct 
                 goto out;
         }
         lm->k = k;
+        if (!ss_astar_of(g) && (rc = ss_astar_prepare(g, err)) != SS_OK)
+                goto out;
         if (g->x && g->y)
-                ss__choose_planar(g, k, lm->node);
+                ss__choose_planar(g, ss_astar_of(g)->kx, k, lm->node);
         else
                 ss__choose_by_id(g, k, lm->node);
 
@@ -209,8 +203,10 @@ int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct 
 out:
         ss_graph_unref(rev);
         if (rc == SS_OK) {
-                ss_landmarks_free(g->landmarks);
-                g->landmarks = lm;
+                /* The slot exists (prepared above) and g is not shared yet. */
+                struct ss_astar *a = g->ext[SS_GRAPH_EXT_ASTAR].data;
+                ss_landmarks_free(a->lm);
+                a->lm = lm;
         } else {
                 ss_landmarks_free(lm);
         }

@@ -14,13 +14,13 @@
  * weight; self-loops and parallel edges are kept, as DIMACS allows (Graph500
  * keeps them too). Weights are uniform integers in 1..max_weight.
  */
-#include "gen.h"
+#include "gen/gen.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "snapshot.h"
+#include "io/snapshot.h"
 
 #define CHUNK_EDGES 32768u
 #define GR_LINE     36u /* "a " + two ids and a weight of up to 10 digits each */

@@ -1,9 +1,9 @@
-#include "load.h"
+#include "io/load.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "snapshot.h"
+#include "io/snapshot.h"
 
 struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
                                const struct ss_progress *progress, struct ss_err *err)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "atomic_compat.h"
+#include "core/atomic_compat.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "graph.h"
+#include "core/error.h"
+#include "core/graph.h"
 
 #ifdef __cplusplus
 extern "C" {
