@@ -149,6 +149,42 @@ void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data
         x->free = free_fn;
 }
 
+struct ss_graph *ss_graph_reverse(const struct ss_graph *g)
+{
+        struct ss_graph *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        r->n = g->n;
+        r->m = g->m;
+        r->row = calloc((size_t)g->n + 1, sizeof(uint64_t));
+        r->col = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
+        r->w = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
+        if (!r->row || !r->col || !r->w) {
+                free(r->row);
+                free(r->col);
+                free(r->w);
+                free(r);
+                return NULL;
+        }
+        for (uint64_t e = 0; e < g->m; e++)
+                r->row[g->col[e] + 1]++;
+        for (uint32_t v = 0; v < g->n; v++)
+                r->row[v + 1] += r->row[v];
+        /* fill by advancing row[v] and shift back afterwards: no extra array */
+        for (uint32_t u = 0; u < g->n; u++) {
+                for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
+                        uint64_t at = r->row[g->col[e]]++;
+                        r->col[at] = u;
+                        r->w[at] = g->w[e];
+                }
+        }
+        for (uint32_t v = g->n; v > 0; v--)
+                r->row[v] = r->row[v - 1];
+        r->row[0] = 0;
+        atomic_init(&r->refs, 1u);
+        return r;
+}
+
 struct ss_graph *ss_graph_ref(struct ss_graph *g)
 {
         atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);

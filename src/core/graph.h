@@ -118,6 +118,11 @@ void ss_graph_finish(struct ss_graph *g);
 void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data,
                      void (*free_fn)(void *data));
 
+/* The reverse graph: every arc turned around (no coordinates, no derived
+ * data), with one reference; NULL when out of memory. Used for distances
+ * towards a node (landmarks) and for walking paths back (GPU). */
+struct ss_graph *ss_graph_reverse(const struct ss_graph *g);
+
 /* Takes another reference; returns g. */
 struct ss_graph *ss_graph_ref(struct ss_graph *g);
 /* Drops a reference and frees the graph with the last one (NULL is ignored). */

@@ -63,43 +63,6 @@ static void ss__choose_by_id(const struct ss_graph *g, unsigned k, uint32_t *out
 
 /* ---- tables ------------------------------------------------------------- */
 
-/* The reverse graph (every arc turned around), for distances towards a node. */
-static struct ss_graph *ss__reverse(const struct ss_graph *g)
-{
-        struct ss_graph *r = calloc(1, sizeof(*r));
-        if (!r)
-                return NULL;
-        r->n = g->n;
-        r->m = g->m;
-        r->row = calloc((size_t)g->n + 1, sizeof(uint64_t));
-        r->col = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
-        r->w = malloc((g->m ? g->m : 1) * sizeof(uint32_t));
-        if (!r->row || !r->col || !r->w) {
-                free(r->row);
-                free(r->col);
-                free(r->w);
-                free(r);
-                return NULL;
-        }
-        for (uint64_t e = 0; e < g->m; e++)
-                r->row[g->col[e] + 1]++;
-        for (uint32_t v = 0; v < g->n; v++)
-                r->row[v + 1] += r->row[v];
-        /* fill by advancing row[v] and shift back afterwards: no extra array */
-        for (uint32_t u = 0; u < g->n; u++) {
-                for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
-                        uint64_t at = r->row[g->col[e]]++;
-                        r->col[at] = u;
-                        r->w[at] = g->w[e];
-                }
-        }
-        for (uint32_t v = g->n; v > 0; v--)
-                r->row[v] = r->row[v - 1];
-        r->row[0] = 0;
-        atomic_init(&r->refs, 1u);
-        return r;
-}
-
 struct ss__job {
         const struct ss_graph *fwd, *rev;
         struct ss_landmarks *lm;
@@ -154,6 +117,12 @@ static void *ss__worker(void *arg)
 
 int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err)
 {
+        return ss_landmarks_build_with(g, k, threads, NULL, NULL, err);
+}
+
+int ss_landmarks_build_with(struct ss_graph *g, unsigned k, unsigned threads,
+                            ss_landmark_tables_fn fn, void *arg, struct ss_err *err)
+{
         struct ss_landmarks *lm = NULL;
         struct ss_graph *rev = NULL;
         pthread_t tid[64];
@@ -168,7 +137,7 @@ int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct 
         threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
         lm = calloc(1, sizeof(*lm));
         if (!lm || !(lm->from = malloc((size_t)g->n * k * sizeof(uint32_t))) ||
-            !(lm->to = malloc((size_t)g->n * k * sizeof(uint32_t))) || !(rev = ss__reverse(g))) {
+            !(lm->to = malloc((size_t)g->n * k * sizeof(uint32_t)))) {
                 rc = ss_err_set(err, SS_ENOMEM, "landmarks: no memory for %u tables of %u nodes",
                                 2 * k, g->n);
                 goto out;
@@ -181,6 +150,26 @@ int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct 
         else
                 ss__choose_by_id(g, k, lm->node);
 
+        if (fn) {
+                uint32_t bad = SS_NO_NODE;
+                struct ss_err ferr = {0};
+                rc = fn(arg, g, lm->node, k, lm->from, lm->to, &bad, &ferr);
+                if (rc == SS_OK)
+                        goto out;
+                if (rc == SS_EINVAL && bad != SS_NO_NODE) {
+                        ss_err_set(err, rc,
+                                   "landmarks: node %u is not connected both ways with every "
+                                   "landmark within 2^32 (the graph is not strongly connected); "
+                                   "A* uses the coordinates only",
+                                   bad + 1);
+                        goto out;
+                }
+                /* Any other failure: the CPU computes them below. */
+        }
+        if (!(rev = ss_graph_reverse(g))) {
+                rc = ss_err_set(err, SS_ENOMEM, "landmarks: no memory for the reverse graph");
+                goto out;
+        }
         struct ss__job job = {.fwd = g, .rev = rev, .lm = lm};
         atomic_init(&job.next, 0u);
         atomic_init(&job.rc, SS_OK);

@@ -34,6 +34,20 @@ extern "C" {
  * a distance of 2^32 or more); SS_ENOMEM. */
 int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err);
 
+/* Fills the tables of k landmarks (layout as struct ss_landmarks) some other
+ * way, e.g. batched on a GPU. Returns SS_OK; SS_EINVAL with *bad_node set
+ * when a node is unreachable from or to a landmark or 2^32 away (the
+ * builder then gives up as it would itself); any other error makes the
+ * builder compute the tables on the CPU instead. */
+typedef int (*ss_landmark_tables_fn)(void *arg, const struct ss_graph *g, const uint32_t *nodes,
+                                     unsigned k, uint32_t *from, uint32_t *to, uint32_t *bad_node,
+                                     struct ss_err *err);
+
+/* ss_landmarks_build() with the tables from fn(arg, ...) when fn is not
+ * NULL. */
+int ss_landmarks_build_with(struct ss_graph *g, unsigned k, unsigned threads,
+                            ss_landmark_tables_fn fn, void *arg, struct ss_err *err);
+
 
 #ifdef __cplusplus
 }

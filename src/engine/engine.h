@@ -1,16 +1,20 @@
 /* The query engine: one bounded queue in front of the workers that answer
- * shortest-path queries (CPU Dijkstra threads now, GPU streams later).
+ * shortest-path queries (CPU threads, and a stream each of every GPU in
+ * the device pool), and the scheduler that decides who takes what.
  *
  * Flow: a client (the HTTP server, a benchmark) takes a reference to the
  * current graph with ss_engine_graph(), validates its node ids against that
  * graph, fills a struct ss_job bound to it and calls ss_engine_submit(). A
- * worker runs the job and calls job->done(job) exactly once, from the
+ * worker runs the job (alone, as pieces spread over CPU workers, or in a
+ * batch with other jobs) and calls job->done(job) exactly once, from a
  * worker's thread; the client then reads the outputs and calls
  * ss_job_release(). Binding each job to a graph makes reload simple: a new
  * graph is swapped in for new jobs while old jobs finish on the old one,
  * which is freed with its last reference.
  *
- * The engine has no notion of HTTP; the server maps its status codes.
+ * Every algorithm is a row of the solver table (solve/solver.h); the engine
+ * knows rows only by their capabilities and devices. The engine has no
+ * notion of HTTP; the server maps its status codes.
  */
 #ifndef SS_ENGINE_H
 #define SS_ENGINE_H
@@ -22,23 +26,24 @@
 #include "core/atomic_compat.h"
 #include "core/error.h"
 #include "core/graph.h"
+#include "solve/solver.h"
 
-/* Algorithms. AUTO lets the engine pick (Δ-stepping on a GPU, Dijkstra on the CPU). */
-enum ss_algo {
-        SS_ALGO_AUTO = 0,
-        SS_ALGO_DIJKSTRA,
-        SS_ALGO_DELTA,
-        SS_ALGO_BF,
-        SS_ALGO_ASTAR, /* CPU point-to-point A* over the coordinate bound */
-        SS_ALGO_COUNT
-};
+/* Algorithms by name: 0 is "auto" (the engine picks), then every distinct
+ * name of the solver table in table order ("dijkstra", "astar", "delta",
+ * "bf", ...). A name may have a CPU and a GPU row; the engine kind picks. */
+#define SS_ALGO_AUTO 0
+#define SS_ALGO_MAX  32
+/* Number of names (auto included). */
+int ss_algo_count(void);
+/* "auto", "dijkstra", ...; "?" out of range. */
+const char *ss_algo_name(int a);
+/* The number of a name, or -1. */
+int ss_algo_parse(const char *name);
+/* The names, comma-separated ("auto, dijkstra, astar, delta, bf"). */
+const char *ss_algo_list(void);
+
 /* Where a job may run. AUTO prefers a GPU and falls back to the CPU. */
 enum ss_engine_kind { SS_ENGINE_AUTO = 0, SS_ENGINE_CPU, SS_ENGINE_GPU, SS_ENGINE_COUNT };
-
-/* Name <-> value ("auto", "dijkstra", "delta", "bf"; "auto", "cpu", "gpu").
- * The parsers return -1 for an unknown name. */
-const char *ss_algo_name(enum ss_algo a);
-int ss_algo_parse(const char *name);
 const char *ss_engine_kind_name(enum ss_engine_kind e);
 int ss_engine_kind_parse(const char *name);
 
@@ -52,7 +57,7 @@ struct ss_job {
         /* Inputs, set by the submitter. Node ids are 0-based and must be
          * valid for `graph`. The arrays stay owned by the submitter. */
         enum ss_job_kind kind;
-        enum ss_algo algo;
+        int algo; /* SS_ALGO_AUTO or a name's number */
         enum ss_engine_kind engine;
         struct ss_graph *graph; /* a reference owned by the job; dropped by ss_job_release() */
         const uint32_t *sources;
@@ -75,17 +80,19 @@ struct ss_job {
         uint32_t *path;    /* ROUTE: nodes source..target (0-based), NULL when unreachable */
         size_t path_len;
         enum ss_engine_kind ran_engine; /* CPU or GPU */
-        enum ss_algo ran_algo;
-        bool fell_back;     /* asked for (or auto-routed to) the GPU but answered by the CPU */
+        int ran_algo;                   /* the name that answered */
+        unsigned batch;     /* sources in the search that answered (1: alone) */
+        bool fell_back;     /* meant for a GPU but answered by the CPU */
         uint64_t submit_ns; /* when submitted */
-        uint64_t start_ns;  /* when a worker took it */
+        uint64_t start_ns;  /* when a worker took it (its first piece) */
         uint64_t end_ns;    /* when it finished */
         uint64_t gpu_ns;    /* GPU time spent, 0 on the CPU */
 
-        /* Engine-private: queue link and the CPU-only mark set when a GPU
-         * worker hands a failed job back. Submitters leave them alone. */
+        /* Engine-private: queue link and piece accounting. */
         struct ss_job *q_next;
         bool cpu_only;
+        bool queued;
+        size_t next_row, rows_done, rows_out;
 };
 
 /* Frees a job's outputs and drops its graph reference; the job struct itself
@@ -95,21 +102,24 @@ void ss_job_release(struct ss_job *job);
 /* ---------------------------------------------------------------------------
  * The engine object
  *
- * Workers are threads that pull jobs from the one bounded queue. Each worker
- * has a kind (CPU or GPU) and an execute() function; the engine starts the
- * CPU Dijkstra workers itself, and the GPU code adds one worker per CUDA
- * stream with ss_engine_add_worker(). Who takes what:
- *   - engine=cpu jobs, algorithm=dijkstra jobs (no GPU version), and jobs a
- *     GPU worker handed back, go to CPU workers;
- *   - engine=gpu and engine=auto jobs go to GPU workers when any exist;
- *     with no GPU worker, CPU workers take them (a gpu request is then
- *     marked fell_back, an auto one is not: auto means "either");
- *   - while every GPU worker is busy, CPU workers take engine=auto jobs as
- *     well, so that under load both engines serve (auto prefers the GPU
- *     but does not wait for it).
- * A GPU worker whose execute() returns SS_EGPU or SS_ENOGPU has its job put
- * back at the head of the queue for the CPU, marked fell_back, so the client
- * still gets an answer.
+ * Workers are threads that pull work from the one bounded queue: one per
+ * CPU lane, and one per stream of every GPU in the device pool. Who takes
+ * what (the scheduler, engine.c):
+ *   - a job's algorithm and engine kind decide the devices it may run on:
+ *     engine=cpu, a name with only a CPU row, and jobs a GPU handed back go
+ *     to the CPU; engine=gpu and auto jobs go to a GPU when one serves
+ *     (auto jobs spill to idle CPU workers while every GPU stream is busy);
+ *     with no GPU the CPU answers them all (engine=gpu ones marked
+ *     fell_back when the name has a GPU row);
+ *   - on a graph with landmarks, auto routes go to idle CPU workers first
+ *     (A* settles a few thousand nodes), and to GPU streams otherwise;
+ *   - a GPU stream that takes a route takes every queued route it can
+ *     batch with it, up to its batch size, and waits up to batch_wait_us
+ *     for more while every other stream is busy; matrices go to a GPU as
+ *     one batch of all their rows, and are split into rows over all CPU
+ *     workers on the CPU;
+ *   - a GPU that fails (SS_EGPU, SS_ENOGPU) hands each job back to the
+ *     head of the queue for the CPU, marked fell_back.
  *
  * The workers are plain pthreads, not libuv's pool: they are long-lived,
  * each owns a large workspace (a Dijkstra workspace, a CUDA stream), and the
@@ -118,26 +128,40 @@ void ss_job_release(struct ss_job *job);
 
 struct ss_engine;
 
+/* Opens a GPU backend for g on CUDA device `device` (tests pass their own to
+ * stand in a GPU). */
+typedef int (*ss_gpu_open_fn)(void *arg, int device, const struct ss_graph *g, unsigned streams,
+                              struct ss_backend **out, struct ss_err *err);
+
 struct ss_engine_config {
-        unsigned cpu_workers; /* CPU Dijkstra threads; 0 means one per online core */
+        unsigned cpu_workers; /* CPU threads; 0 means one per online core */
         size_t queue_max;     /* jobs waiting (not running) at most; 0 means 1024 */
+        /* The device pool. */
+        unsigned ngpus;          /* entries of gpu_devices; 0 with gpu: every usable GPU */
+        const int *gpu_devices;  /* CUDA device ids */
+        bool gpu;                /* use GPUs at all */
+        unsigned gpu_streams;    /* per device (0: 4) */
+        uint64_t gpu_memory;     /* bytes the engine may use per device (0: what is free) */
+        const char *gpu_delta;   /* Δ rule (NULL: tuned) */
+        unsigned gpu_batch;      /* sources per batch (0: no batches; SS_ENGINE_BATCH_AUTO) */
+        unsigned gpu_batch_streams; /* streams with a batch workspace (0: all) */
+        unsigned batch_wait_us;  /* a stream waits this long for a fuller batch */
+        ss_gpu_open_fn gpu_open; /* NULL: the real GPU backend */
+        void *gpu_open_arg;
+        unsigned landmarks;      /* landmarks built by ss_engine_prepare (0: none) */
 };
 
-/* A worker's behaviour. execute() runs one job on the worker's thread and
- * fills its outputs (status, dist, path, ran_*, gpu_ns); it returns the job's
- * status. state is the worker's own (workspace, stream). */
-struct ss_worker_ops {
-        enum ss_engine_kind kind; /* SS_ENGINE_CPU or SS_ENGINE_GPU */
-        const char *name;         /* for logs: "cpu", "gpu0/stream3" */
-        int (*execute)(void *state, struct ss_job *job);
-        void (*destroy)(void *state); /* called after the thread is joined; may be NULL */
-};
+#define SS_ENGINE_BATCH_AUTO 0xffffffffu
+
+/* Batch sizes are counted in these buckets (upper bounds; the last is
+ * "more"): 1, 2, 4, ..., 256, more. */
+#define SS_ENGINE_BATCH_BUCKETS 10
 
 struct ss_engine_stats {
         size_t queue_depth; /* jobs waiting */
         size_t queue_max;
         unsigned cpu_workers, gpu_workers;
-        unsigned busy;             /* workers running a job now */
+        unsigned busy;             /* workers running work now */
         uint64_t submitted;        /* accepted by ss_engine_submit() */
         uint64_t rejected;         /* refused: queue full */
         uint64_t completed;        /* done() called, any status */
@@ -148,40 +172,65 @@ struct ss_engine_stats {
         uint64_t gpu_ns;           /* GPU time of all jobs */
         uint64_t busy_ns;          /* worker time of all jobs */
         /* Queries answered, by ran_engine and ran_algo. */
-        uint64_t queries[SS_ENGINE_COUNT][SS_ALGO_COUNT];
+        uint64_t queries[SS_ENGINE_COUNT][SS_ALGO_MAX];
         uint64_t graph_swaps;
+        /* GPU searches, by how many sources they took (bucket i: up to 2^i). */
+        uint64_t batches[SS_ENGINE_BATCH_BUCKETS];
+        uint64_t batched_sources; /* sources over all GPU searches */
         bool stopping;
 };
 
-/* Creates an engine serving graph g (the engine takes its own reference; g
- * may be NULL until the first ss_engine_swap_graph()) and starts the CPU
- * workers. Returns SS_OK, SS_EINVAL or SS_ENOMEM (err set); *out is NULL on
- * failure. */
+/* One device of the pool, for /status. */
+struct ss_engine_device {
+        enum ss_device device;
+        int id;                     /* CUDA device id; -1 for the CPU */
+        bool serving;               /* holds the current graph and is healthy */
+        unsigned lanes;             /* threads or streams */
+        unsigned batch;             /* sources per batched search (1: none) */
+        uint64_t bytes;             /* device memory in use */
+        unsigned faults;
+        char what[SS_ERRMSG_MAX];   /* description, or why it does not serve */
+};
+
+/* Creates an engine and starts the CPU workers; with g (may be NULL until
+ * the first swap) it prepares g as ss_engine_prepare() would and serves it.
+ * Returns SS_OK, SS_EINVAL or SS_ENOMEM (err set); *out is NULL on failure.
+ * A GPU that cannot take the graph is not a failure: the CPU serves. */
 int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct ss_engine **out,
                   struct ss_err *err);
 
-/* Adds a worker thread with the given behaviour and state. Returns SS_OK, or
- * SS_ENOMEM / SS_ESHUTDOWN (err set); on failure the caller keeps state. */
-int ss_engine_add_worker(struct ss_engine *e, const struct ss_worker_ops *ops, void *state,
-                         struct ss_err *err);
+/* Makes g ready to serve, off the caller's hot path: A* bounds, the copies
+ * on every GPU of the pool (the old graph's copies are closed first: two
+ * rarely fit side by side, and jobs of the old graph then run on the CPU),
+ * and the landmarks (batched on a GPU when one holds g, else on every CPU
+ * worker's thread). g must not be shared yet. Progress goes to the log.
+ * Returns SS_OK, or SS_ENOMEM with err set; a device or landmarks that fail
+ * are logged, not errors. */
+int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *err);
 
 /* Returns a new reference to the current graph, or NULL when none is loaded.
  * Drop it with ss_graph_unref() (or let a job own it). */
 struct ss_graph *ss_engine_graph(struct ss_engine *e);
 
-/* Makes g (the engine takes its own reference) the graph for new jobs. Jobs
- * already bound to the old graph finish on it; the old graph is freed with
- * its last reference. Never fails. */
+/* Makes g (prepared, or not: then it serves from the CPU) the graph for new
+ * jobs; the engine takes its own reference. Jobs already bound to the old
+ * graph finish on it; the old graph is freed with its last reference. Never
+ * fails. */
 void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g);
 
 /* Queues job. On success job->done(job) will be called exactly once, from a
  * worker thread. Returns SS_OK, SS_EINVAL (no graph, a node id out of range,
- * an empty list, no done callback), SS_EOVERLOAD (queue full) or SS_ESHUTDOWN;
- * on failure done() is not called and job->status holds the code. */
+ * an empty list, no done callback, an unknown algorithm), SS_EOVERLOAD
+ * (queue full) or SS_ESHUTDOWN; on failure done() is not called and
+ * job->status holds the code. */
 int ss_engine_submit(struct ss_engine *e, struct ss_job *job);
 
 /* Copies the counters into *st. Never fails. */
 void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st);
+
+/* Describes the pool: the CPU first, then each GPU; returns how many entries
+ * were written (at most cap). */
+unsigned ss_engine_devices(struct ss_engine *e, struct ss_engine_device *out, unsigned cap);
 
 /* Stops taking jobs (submit returns SS_ESHUTDOWN), lets the workers finish
  * every queued and running job, and joins them. Idempotent. */

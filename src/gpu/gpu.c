@@ -14,39 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/kernels.h"
 #include "core/log.h"
-
-#define SS__MIB (1024.0 * 1024.0)
-/* Device memory left to the driver, other processes and kernels' stacks. */
-#define SS__RESERVE ((uint64_t)256 << 20)
-/* Δ = this many mean weights for the tuned rule: the best of 16-512 on NY-d
- * and on a generated 24M-node road graph (docs/gpu.md). */
-#define SS__TUNED_MEAN_FACTOR 128
-/* Default size up to which one block relaxes a frontier alone: 512 beat 256,
- * 1,024 and 2,048 on NY-d and matched 256 on the 24M-node graph. */
-#define SS__LOCAL_MAX 512
-
-struct ss_gpu {
-        int device;
-        char name[256];
-        struct ss__dgraph g;
-        uint32_t *d_row;
-        uint2 *d_arcs;
-        uint32_t *d_split;
-        uint32_t max_w;
-        struct ss__ws *ws;
-        uint32_t **d_targets; /* per stream, SS__TCHUNK entries */
-        unsigned nstreams;
-        uint64_t mem_used, graph_bytes;
-        enum ss_gpu_bf_variant bf_variant;
-        unsigned inject_fault, unhealthy_after;
-        atomic_uint faults;
-        atomic_bool healthy;
-        atomic_uint_fast64_t runs;
-        unsigned dflags; /* SS__DF_*: SS_GPU_DELTA_FLAGS, for tuning */
-        int clock_khz;   /* SM clock, to turn SS__DF_PROFILE cycles into time */
-};
+#include "gpu/gpu_internal.h"
 
 static _Thread_local cudaError_t ss__last_error = cudaSuccess;
 
@@ -61,6 +30,11 @@ int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const cha
 cudaError_t ss__last_cuda_error(void)
 {
         return ss__last_error;
+}
+
+void ss__clear_last_error(void)
+{
+        ss__last_error = cudaSuccess;
 }
 
 int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
@@ -123,6 +97,9 @@ void ss_gpu_config_default(struct ss_gpu_config *cfg)
         cfg->blocks = 0;
         cfg->inject_fault = 0;
         cfg->unhealthy_after = 3;
+        cfg->batch = 0;
+        cfg->batch_streams = 0;
+        cfg->batch_memory = 0;
 }
 
 int ss_gpu_delta_parse(const char *s, struct ss_gpu_config *cfg, struct ss_err *err)
@@ -403,13 +380,24 @@ void ss_gpu_close(struct ss_gpu *gpu)
         if (!gpu)
                 return;
         cudaSetDevice(gpu->device);
-        for (unsigned i = 0; i < gpu->nstreams; i++)
+        for (unsigned i = 0; i < gpu->nstreams; i++) {
                 ss__ws_free(&gpu->ws[i], gpu->d_targets[i]);
+                if (gpu->bws)
+                        ss__bws_free(gpu->bws[i]);
+        }
         cudaFree(gpu->d_row);
         cudaFree(gpu->d_arcs);
         cudaFree(gpu->d_split);
+        cudaFree(gpu->d_rrow);
+        cudaFree(gpu->d_rarcs);
+        cudaFree(gpu->d_rsplit);
         free(gpu->ws);
+        free(gpu->bws);
         free(gpu->d_targets);
+        if (gpu->resident) {
+                pthread_cond_destroy(&gpu->blk_cond);
+                pthread_mutex_destroy(&gpu->blk_lock);
+        }
         free(gpu);
 }
 
@@ -417,8 +405,8 @@ void ss_gpu_close(struct ss_gpu *gpu)
  * each vertex, sorted on the device (sort.cu) or, when the sort's temporary
  * buffers pass sort_budget or do not fit, or SS_GPU_HOST_SORT is set, on the
  * host. */
-static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sort_budget,
-                      struct ss_err *err)
+static int ss__upload(const struct ss_graph *g, uint32_t **d_row, uint2 **d_arcs,
+                      uint32_t **d_split, uint64_t sort_budget, struct ss_err *err)
 {
         int rc = SS_OK;
         uint2 *arcs = NULL;
@@ -428,14 +416,13 @@ static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sor
         for (uint64_t v = 0; v <= g->n; v++)
                 row32[v] = (uint32_t)g->row[v];
         cudaError_t e;
-        if ((e = cudaMalloc((void **)&gpu->d_row, ((size_t)g->n + 1) * 4)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&gpu->d_arcs, (g->m ? g->m : 1) * sizeof(uint2))) !=
-                cudaSuccess ||
-            (e = cudaMalloc((void **)&gpu->d_split, (size_t)g->n * 4)) != cudaSuccess) {
+        if ((e = cudaMalloc((void **)d_row, ((size_t)g->n + 1) * 4)) != cudaSuccess ||
+            (e = cudaMalloc((void **)d_arcs, (g->m ? g->m : 1) * sizeof(uint2))) != cudaSuccess ||
+            (e = cudaMalloc((void **)d_split, (size_t)g->n * 4)) != cudaSuccess) {
                 rc = ss__cuda_fail(err, "cudaMalloc (graph)", e, __FILE__, __LINE__);
                 goto out;
         }
-        if ((e = cudaMemcpy(gpu->d_row, row32, ((size_t)g->n + 1) * 4, cudaMemcpyHostToDevice)) !=
+        if ((e = cudaMemcpy(*d_row, row32, ((size_t)g->n + 1) * 4, cudaMemcpyHostToDevice)) !=
             cudaSuccess) {
                 rc = ss__cuda_fail(err, "cudaMemcpy (row offsets)", e, __FILE__, __LINE__);
                 goto out;
@@ -443,8 +430,7 @@ static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sor
         const char *hs = getenv("SS_GPU_HOST_SORT");
         if (!(hs && *hs && strcmp(hs, "0") != 0)) {
                 struct ss_err serr = {0};
-                rc = ss__sort_arcs(g->n, g->m, gpu->d_row, g->col, g->w, gpu->d_arcs, sort_budget,
-                                   &serr);
+                rc = ss__sort_arcs(g->n, g->m, *d_row, g->col, g->w, *d_arcs, sort_budget, &serr);
                 if (rc != SS_ENOMEM) {
                         if (rc)
                                 *err = serr;
@@ -457,7 +443,7 @@ static int ss__upload(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sor
                 rc = ss_err_set(err, SS_ENOMEM, "no host memory to pack %" PRIu64 " arcs", g->m);
                 goto out;
         }
-        if ((e = cudaMemcpy(gpu->d_arcs, arcs, g->m * sizeof(uint2), cudaMemcpyHostToDevice)) !=
+        if ((e = cudaMemcpy(*d_arcs, arcs, g->m * sizeof(uint2), cudaMemcpyHostToDevice)) !=
             cudaSuccess)
                 rc = ss__cuda_fail(err, "cudaMemcpy (arcs)", e, __FILE__, __LINE__);
 out:
@@ -476,6 +462,12 @@ int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err)
         int rc = ss__launch_split(&gpu->g, 0, err);
         if (rc)
                 return rc;
+        if (gpu->has_rev) {
+                gpu->rg.delta = delta;
+                gpu->rg.has_heavy = gpu->g.has_heavy;
+                if ((rc = ss__launch_split(&gpu->rg, 0, err)))
+                        return rc;
+        }
         SS__CUDA(cudaDeviceSynchronize());
         return SS_OK;
 }
@@ -537,10 +529,12 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 streams = (unsigned)fit;
         }
 
-        int bps_d = 0, bps_b = 0;
-        if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) || (rc = ss__bf_blocks_per_sm(&bps_b, err)))
+        int bps_d = 0, bps_b = 0, bps_k = 0;
+        if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) || (rc = ss__bf_blocks_per_sm(&bps_b, err)) ||
+            (rc = ss__batch_blocks_per_sm(&bps_k, err)))
                 return rc;
         int bps = bps_d < bps_b ? bps_d : bps_b;
+        bps = bps_k < bps ? bps_k : bps;
         if (bps < 1)
                 return ss_err_set(err, SS_ENOGPU, "the search kernels do not fit on %s", di->name);
         /* Two resident blocks per SM are plenty for graph traversal; fewer
@@ -605,13 +599,18 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         atomic_init(&gpu->faults, 0);
         atomic_init(&gpu->healthy, true);
         atomic_init(&gpu->runs, 0);
+        pthread_mutex_init(&gpu->blk_lock, NULL);
+        pthread_cond_init(&gpu->blk_cond, NULL);
+        gpu->resident = gpu->blk_free = resident;
         gpu->ws = calloc(streams, sizeof(*gpu->ws));
+        gpu->bws = calloc(streams, sizeof(*gpu->bws));
         gpu->d_targets = calloc(streams, sizeof(*gpu->d_targets));
-        if (!gpu->ws || !gpu->d_targets) {
+        if (!gpu->ws || !gpu->bws || !gpu->d_targets) {
                 ss_gpu_close(gpu);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
         }
-        if ((rc = ss__upload(gpu, g, limit - graph_bytes, err))) {
+        if ((rc = ss__upload(g, &gpu->d_row, &gpu->d_arcs, &gpu->d_split, limit - graph_bytes,
+                             err))) {
                 ss_gpu_close(gpu);
                 return rc;
         }
@@ -621,6 +620,34 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->g.arcs = gpu->d_arcs;
         gpu->g.split = gpu->d_split;
         gpu->max_w = g->max_w;
+        uint64_t used = graph_bytes;
+        /* The reverse graph, when it fits beside the single-search
+         * workspaces: batched routes walk their paths back over it, and
+         * landmarks search it for distances towards a node. */
+        if (used + graph_bytes + streams * ws_bytes <= limit) {
+                struct ss_graph *rev = ss_graph_reverse(g);
+                if (!rev) {
+                        ss_gpu_close(gpu);
+                        return ss_err_set(err, SS_ENOMEM, "no host memory for the reverse graph");
+                }
+                rc = ss__upload(rev, &gpu->d_rrow, &gpu->d_rarcs, &gpu->d_rsplit,
+                                limit - used - graph_bytes, err);
+                ss_graph_unref(rev);
+                if (rc) {
+                        ss_gpu_close(gpu);
+                        return rc;
+                }
+                gpu->rg = gpu->g;
+                gpu->rg.row = gpu->d_rrow;
+                gpu->rg.arcs = gpu->d_rarcs;
+                gpu->rg.split = gpu->d_rsplit;
+                gpu->has_rev = true;
+                used += graph_bytes;
+        } else {
+                ss_log_warn("gpu", "the reverse graph does not fit in %.1f MiB: batched routes "
+                            "return no paths and landmarks are built on the CPU",
+                            limit / SS__MIB);
+        }
         for (unsigned i = 0; i < streams; i++) {
                 rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, local_max, err);
                 gpu->ws[i].dflags = dflags;
@@ -630,21 +657,122 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                         return rc;
                 }
         }
+        used += streams * ws_bytes;
+        /* Batch workspaces: as many sources per batch as the memory left
+         * allows (up to the configured number), the same on every batch
+         * stream, each batch kernel with its share of the resident blocks. */
+        const unsigned bstreams =
+            cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
+        unsigned kcap = 0;
+        if (cfg.batch) {
+                const unsigned want = cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
+                uint64_t budget = limit > used ? (limit - used) / 10 * 9 : 0;
+                if (cfg.batch_memory && cfg.batch_memory < budget)
+                        budget = cfg.batch_memory;
+                const uint64_t per = budget / bstreams;
+                const uint64_t idmax = (UINT32_MAX - 1) / g->n; /* pair ids fit 32 bits */
+                kcap = want < idmax ? want : (unsigned)idmax;
+                while (kcap > 0 && ss__bws_bytes(g->n, kcap) > per)
+                        kcap = kcap > 64 ? kcap - kcap / 16 : kcap - 1;
+                if (kcap == 0)
+                        ss_log_warn("gpu", "no room for batched searches (%.1f MiB left)",
+                                    budget / SS__MIB);
+        }
+        if (kcap > 0) {
+                unsigned bblocks = resident / bstreams;
+                if (bblocks > (unsigned)di->sm_count)
+                        bblocks = (unsigned)di->sm_count;
+                if (bblocks < 1)
+                        bblocks = 1;
+                for (unsigned i = 0; i < bstreams; i++) {
+                        if ((rc = ss__bws_alloc(&gpu->bws[i], g->n, kcap, bblocks, err))) {
+                                ss_gpu_close(gpu);
+                                return rc;
+                        }
+                        used += ss__bws_bytes(g->n, kcap);
+                }
+                gpu->kcap = kcap;
+        }
         if ((rc = ss_gpu_set_delta(gpu, ss__choose_delta(g, &cfg), err))) {
                 ss_gpu_close(gpu);
                 return rc;
         }
-        gpu->graph_bytes = graph_bytes;
-        gpu->mem_used = graph_bytes + streams * ws_bytes;
+        gpu->graph_bytes = gpu->has_rev ? 2 * graph_bytes : graph_bytes;
+        gpu->mem_used = used;
         *out = gpu;
         return SS_OK;
 }
+
 
 /* ------------------------------------------------------------------ */
 /* Running a query                                                     */
 /* ------------------------------------------------------------------ */
 
-static bool ss__sticky(cudaError_t e)
+/* The block budget. A persistent kernel's blocks must all be resident at
+ * once (its grid barriers wait for every block), and kernels of different
+ * streams share the SMs: two grids that each got part of the device while
+ * waiting for the rest would wait for ever. So every cooperative launch
+ * first takes its blocks from a budget of what can be resident, and gives
+ * them back when its work has finished, in arrival order so that a wide
+ * batch is not starved by narrow single searches. */
+void ss__blocks_take(struct ss_gpu *gpu, unsigned blocks)
+{
+        pthread_mutex_lock(&gpu->blk_lock);
+        const uint64_t ticket = gpu->blk_next++;
+        while (ticket != gpu->blk_serving || gpu->blk_free < blocks)
+                pthread_cond_wait(&gpu->blk_cond, &gpu->blk_lock);
+        gpu->blk_free -= blocks;
+        gpu->blk_serving++;
+        pthread_cond_broadcast(&gpu->blk_cond);
+        pthread_mutex_unlock(&gpu->blk_lock);
+}
+
+void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks)
+{
+        pthread_mutex_lock(&gpu->blk_lock);
+        gpu->blk_free += blocks;
+        pthread_cond_broadcast(&gpu->blk_cond);
+        pthread_mutex_unlock(&gpu->blk_lock);
+}
+
+int ss__run_begin(struct ss_gpu *gpu, unsigned stream, struct ss_err *err)
+{
+        if (!atomic_load(&gpu->healthy))
+                return ss_err_set(err, SS_ENOGPU, "%s was marked unhealthy after %u faults",
+                                  gpu->name, atomic_load(&gpu->faults));
+        if (stream >= gpu->nstreams)
+                return ss_err_set(err, SS_EINVAL, "stream %u does not exist (%u opened)", stream,
+                                  gpu->nstreams);
+        uint64_t run = atomic_fetch_add(&gpu->runs, 1) + 1;
+        if (gpu->inject_fault && run % gpu->inject_fault == 0) {
+                ss_err_set(err, SS_EGPU, "injected fault (run %" PRIu64 ", every %u)", run,
+                           gpu->inject_fault);
+                ss__fault(gpu, false, err);
+                return SS_EGPU;
+        }
+        cudaError_t e = cudaSetDevice(gpu->device);
+        if (e != cudaSuccess) {
+                int rc = ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
+                ss__fault(gpu, ss__sticky(e), err);
+                return rc;
+        }
+        ss__last_error = cudaSuccess;
+        return SS_OK;
+}
+
+void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_err *err)
+{
+        struct ss__ws *w = &gpu->ws[stream];
+        w->runs++;
+        if (rc == SS_EGPU) {
+                ss__fault(gpu, ss__sticky(ss__last_error), err);
+                /* Leave the stream idle for the next query whatever happened. */
+                cudaStreamSynchronize(w->stream);
+                cudaGetLastError();
+        }
+}
+
+bool ss__sticky(cudaError_t e)
 {
         switch (e) {
         case cudaErrorIllegalAddress:
@@ -663,7 +791,7 @@ static bool ss__sticky(cudaError_t e)
         }
 }
 
-static void ss__fault(struct ss_gpu *gpu, bool sticky, const struct ss_err *err)
+void ss__fault(struct ss_gpu *gpu, bool sticky, const struct ss_err *err)
 {
         unsigned f = atomic_fetch_add(&gpu->faults, 1) + 1;
         ss_log_warn("gpu", "fault %u on %s: %s", f, gpu->name, err ? err->msg : "");
@@ -680,8 +808,8 @@ static void ss__nap(uint64_t ns)
 
 /* Waits for ev while polling the query's deadline; raises the device's
  * cancel flag when it passes. Returns SS_OK or SS_EGPU. */
-static int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
-                    struct ss_err *err)
+int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
+             struct ss_err *err)
 {
         uint64_t start = ss_now_ns(), cancel_at = 0;
         for (;;) {
@@ -835,9 +963,6 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
         r->dist = SS_DIST_INF;
         r->algo = q->algo;
         r->stream = stream;
-        if (!atomic_load(&gpu->healthy))
-                return ss_err_set(err, SS_ENOGPU, "%s was marked unhealthy after %u faults",
-                                  gpu->name, atomic_load(&gpu->faults));
         if (stream >= gpu->nstreams)
                 return ss_err_set(err, SS_EINVAL, "stream %u does not exist (%u opened)", stream,
                                   gpu->nstreams);
@@ -855,29 +980,14 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
                 if (q->targets[i] >= n)
                         return ss_err_set(err, SS_EINVAL, "target %u (index %zu) is outside 0..%u",
                                           q->targets[i], i, n - 1);
-        uint64_t run = atomic_fetch_add(&gpu->runs, 1) + 1;
-        if (gpu->inject_fault && run % gpu->inject_fault == 0) {
-                ss_err_set(err, SS_EGPU, "injected fault (run %" PRIu64 ", every %u)", run,
-                           gpu->inject_fault);
-                ss__fault(gpu, false, err);
-                return SS_EGPU;
-        }
-        cudaError_t e = cudaSetDevice(gpu->device);
-        if (e != cudaSuccess) {
-                int rc = ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
-                ss__fault(gpu, ss__sticky(e), err);
+        int rc = ss__run_begin(gpu, stream, err);
+        if (rc != SS_OK)
                 return rc;
-        }
-        ss__last_error = cudaSuccess;
         struct ss__ws *w = &gpu->ws[stream];
-        int rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
-        w->runs++;
-        if (rc == SS_EGPU) {
-                ss__fault(gpu, ss__sticky(ss__last_error), err);
-                /* Leave the stream idle for the next query whatever happened. */
-                cudaStreamSynchronize(w->stream);
-                cudaGetLastError();
-        }
+        ss__blocks_take(gpu, w->blocks);
+        rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
+        ss__blocks_give(gpu, w->blocks);
+        ss__run_end(gpu, stream, rc, err);
         return rc;
 }
 
@@ -935,7 +1045,10 @@ unsigned ss_gpu_faults(const struct ss_gpu *gpu)
 
 void ss_gpu_describe(const struct ss_gpu *gpu, char *buf, size_t len)
 {
-        snprintf(buf, len, "%s (device %d), %u stream%s, %.0f MiB, delta %" PRIu64 "%s", gpu->name,
-                 gpu->device, gpu->nstreams, gpu->nstreams == 1 ? "" : "s", gpu->mem_used / SS__MIB,
-                 gpu->g.delta, ss_gpu_healthy(gpu) ? "" : ", unhealthy");
+        char batch[64] = "";
+        if (gpu->kcap)
+                snprintf(batch, sizeof(batch), ", batches of %u", gpu->kcap);
+        snprintf(buf, len, "%s (device %d), %u stream%s%s, %.0f MiB, delta %" PRIu64 "%s",
+                 gpu->name, gpu->device, gpu->nstreams, gpu->nstreams == 1 ? "" : "s", batch,
+                 gpu->mem_used / SS__MIB, gpu->g.delta, ss_gpu_healthy(gpu) ? "" : ", unhealthy");
 }

@@ -125,7 +125,18 @@ struct ss_gpu_config {
         unsigned inject_fault;    /* test hook: every Nth run fails with SS_EGPU (0 = off);
                                    * the environment variable SS_GPU_INJECT_FAULT sets it too */
         unsigned unhealthy_after; /* faults after which the device is left alone (default 3) */
+        /* Batched searches: sources per batch at most (0: none, no batch
+         * workspaces; SS_GPU_BATCH_AUTO: as many as fit, up to 256) and
+         * streams that get a batch workspace (0: all). */
+        unsigned batch;
+        unsigned batch_streams;
+        /* Bytes the batch workspaces may take together (0: what is left
+         * under memory_limit after the graph and the single-search
+         * workspaces, less a reserve). */
+        uint64_t batch_memory;
 };
+
+#define SS_GPU_BATCH_AUTO 0xffffffffu
 
 /* Fills cfg with the defaults above. */
 void ss_gpu_config_default(struct ss_gpu_config *cfg);
@@ -207,6 +218,71 @@ struct ss_gpu_result {
  * distance is SS_DIST_INF. */
 int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q,
                struct ss_gpu_result *r, struct ss_err *err);
+
+/* ------------------------------------------------------------------ */
+/* Batched queries                                                     */
+/* ------------------------------------------------------------------ */
+
+/* k sources searched together by the batched Δ-stepping (batch.cu): the
+ * phases and barriers of one search are shared by all k, so the device is
+ * busy instead of waiting on phase latency. */
+enum ss_gpu_batch_kind {
+        SS_GPU_BATCH_ROUTES,  /* source i to target i (distance, and the path when asked) */
+        SS_GPU_BATCH_TARGETS, /* every source to every node of a shared target list */
+        SS_GPU_BATCH_ALL,     /* every source to every node */
+};
+
+struct ss_gpu_batch {
+        enum ss_gpu_batch_kind kind;
+        const uint32_t *sources;
+        unsigned k;              /* 1 .. any; more than ss_gpu_batch_max() run in turns */
+        const uint32_t *targets; /* ROUTES: k entries; TARGETS: ntargets */
+        size_t ntargets;
+        bool want_paths;         /* ROUTES: also the paths */
+        /* Host memory for the distances: ROUTES k; TARGETS k x ntargets,
+         * row-major; ALL k x n. */
+        ss_dist *dist;
+        const struct ss_cancel *cancel;
+};
+
+struct ss_gpu_batch_result {
+        /* ROUTES with want_paths: k malloc'd paths source..target (the caller
+         * frees them and the arrays), NULL / 0 when unreachable; and k flags
+         * set where the device could not walk a path (a zero-weight cycle
+         * on it, or longer than the walk's room): answer those on the CPU. */
+        uint32_t **path;
+        size_t *path_len;
+        bool *path_needs_cpu;
+        uint64_t kernel_ns; /* device time of the searches */
+        uint64_t total_ns;  /* device time of everything: searches, walks, copies */
+        uint32_t phases, buckets;
+        unsigned searches;  /* kernel runs: more than one when k was split */
+        unsigned splits;    /* runs redone in halves because a queue filled up */
+};
+
+/* Sources one batched search on this device takes at most (0: no batch
+ * workspace). */
+unsigned ss_gpu_batch_max(const struct ss_gpu *gpu);
+/* Whether stream has a batch workspace. */
+bool ss_gpu_stream_batches(const struct ss_gpu *gpu, unsigned stream);
+/* Whether the reverse graph is on the device (batched routes can return
+ * paths; landmarks can be computed). */
+bool ss_gpu_has_reverse(const struct ss_gpu *gpu);
+
+/* Runs a batch on stream (which must have a batch workspace). r->path,
+ * r->path_len and r->path_needs_cpu must point to k entries each when paths
+ * are wanted. Same returns as ss_gpu_run(); SS_EINVAL also for paths without
+ * the reverse graph. */
+int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
+                     struct ss_gpu_batch_result *r, struct ss_err *err);
+
+/* Landmark tables for A* (cpu/astar.h layout: from[v * k + i] = d(L_i, v),
+ * to[v * k + i] = d(v, L_i)) from batched searches on the forward and the
+ * reverse graph. Returns SS_OK, SS_EINVAL with *bad_node set when some node
+ * is unreachable or 2^32 away from a landmark (the CPU builder's rule), or
+ * the errors of ss_gpu_run_batch(). */
+int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes, unsigned k,
+                     uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
 /* One-shot helper for tools (the CLI): opens g with cfg (or the defaults when
  * cfg is NULL) on one stream, answers q, closes. Same returns as

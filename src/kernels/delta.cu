@@ -98,7 +98,9 @@ static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
                 uint32_t head[SS__BATCH];
                 unsigned long long nd[SS__BATCH], old[SS__BATCH];
                 bool ok[SS__BATCH];
-                ss__warp_arcs<SS__BATCH>(arcs, begin, end, d, incl, total, base, head, nd, ok);
+                int owner[SS__BATCH]; /* unused here: the compiler drops it */
+                ss__warp_arcs<SS__BATCH>(arcs, begin, end, d, incl, total, base, head, nd, ok,
+                                         owner);
 #pragma unroll
                 for (int j = 0; j < SS__BATCH; j++)
                         old[j] = ok[j] ? atomicMin(&s.dist[head[j]], nd[j]) : 0;

@@ -59,12 +59,14 @@ static __device__ __forceinline__ uint32_t ss__warp_scan(uint32_t x)
  * [begin, end), its distance d and incl = ss__warp_scan(end - begin); the
  * warp's arcs, concatenated, number total (lane 31's incl). Loads arcs
  * base + 32*j + lane for j < B: head[j] and nd[j] = d(owner) + weight, ok[j]
- * false past the end. The B loads are issued together. Every lane calls it
- * with the same base and total (uniform control flow). */
+ * false past the end, and owner[j] the lane that brought the arc's vertex.
+ * The B loads are issued together. Every lane calls it with the same base
+ * and total (uniform control flow). */
 template <int B>
 static __device__ __forceinline__ void
 ss__warp_arcs(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long long d, uint32_t incl,
-              uint32_t total, uint32_t base, uint32_t *head, unsigned long long *nd, bool *ok)
+              uint32_t total, uint32_t base, uint32_t *head, unsigned long long *nd, bool *ok,
+              int *owner)
 {
         const int lane = threadIdx.x & 31;
         const uint32_t deg = end - begin;
@@ -73,6 +75,7 @@ ss__warp_arcs(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long lon
                 ok[j] = false;
                 head[j] = 0;
                 nd[j] = 0;
+                owner[j] = 0;
                 if (base + 32 * j >= total) /* the same for every lane */
                         continue;
                 const uint32_t e = base + 32 * j + lane;
@@ -84,6 +87,7 @@ ss__warp_arcs(const uint2 *arcs, uint32_t begin, uint32_t end, unsigned long lon
                         if (sum <= e)
                                 lo += step;
                 }
+                owner[j] = lo;
                 const uint32_t o_incl = __shfl_sync(SS__FULL, incl, lo);
                 const uint32_t o_deg = __shfl_sync(SS__FULL, deg, lo);
                 const uint32_t o_begin = __shfl_sync(SS__FULL, begin, lo);

@@ -107,6 +107,90 @@ struct ss__ws {
 
 #define SS__TCHUNK 65536
 
+/* ------------------------------------------------------------------ */
+/* Batched Δ-stepping (batch.cu)                                       */
+/* ------------------------------------------------------------------ */
+
+/* What a batch answers, as in enum ss_gpu_batch_kind (gpu.h). */
+#define SS__BK_ROUTES  0 /* source i to its own target i */
+#define SS__BK_TARGETS 1 /* every source to a shared target list */
+#define SS__BK_ALL     2 /* every source to every node */
+
+/* Control block of a batched search, device memory. */
+struct ss__bctl {
+        unsigned int qcnt[3];         /* near-queue sizes, indexed by phase % 3 */
+        unsigned int fcnt[2];         /* far-pile sizes, indexed by side */
+        unsigned int scnt;            /* pairs settled in the current bucket */
+        unsigned int flags[6];        /* overflow and cancel, three rotating slots each */
+        unsigned int overflow;        /* a queue was full: the search stopped */
+        unsigned int live;            /* sources not done yet */
+        unsigned long long farmin[2]; /* smallest bucket in each far pile */
+        /* Statistics, copied back after the run. */
+        unsigned int phases, buckets, cancelled, max_q, max_f, max_s;
+};
+
+/* One stream's workspace for batched searches: up to kcap sources at once.
+ * A search works on (source slot, vertex) pairs, numbered p = s * n + v
+ * (kcap * n < 2^32); each pair has a distance and three kinds of bits
+ * (bitmaps of kcap * n bits): "queued for the next light phase" (two,
+ * alternating by phase), "in the far pile" (two, alternating by bucket) and
+ * "settled in this bucket". A bit is set when its pair is pushed and cleared
+ * when it is taken, so every bitmap is empty between searches. */
+struct ss__bws {
+        unsigned kcap;               /* sources at most */
+        uint64_t qcap, fcap, scap;   /* entries of each near queue, far pile, settled list */
+        unsigned long long *dist;    /* kcap * n */
+        uint32_t *q[2], *far[2], *set;
+        uint32_t *bits;              /* 5 bitmaps of bwords words each, one allocation */
+        uint64_t bwords;
+        uint32_t *src, *tgt;         /* kcap: each slot's source and (routes) target */
+        uint32_t *done;              /* kcap: the slot's answer is final */
+        uint32_t *open;              /* kcap: targets of the slot not final yet */
+        uint32_t *plen;              /* kcap: path lengths (routes) */
+        uint32_t *poff;              /* kcap: where each path goes in the compact copy */
+        struct ss__bctl *ctl;        /* device */
+        struct ss__bctl *hctl;       /* pinned host mirror */
+        unsigned blocks;
+};
+
+/* The reverse graph on the device, for path walks (in-arcs of a vertex) and
+ * for distances towards the sources (landmarks). Same layout as the forward
+ * graph: arcs (tail, weight) by head, sorted by weight, with a split. */
+
+struct ss__blaunch {
+        unsigned k;                /* sources in this run (<= kcap) */
+        int kind;                  /* SS__BK_* */
+        const uint32_t *targets;   /* TARGETS: device list */
+        uint32_t ntargets;
+};
+
+/* Runs a batched search on g (forward, or the reverse graph for distances
+ * towards the sources) from the k slots whose sources (and route targets)
+ * are in ws->src / ws->tgt. */
+int ss__launch_batch(const struct ss__dgraph *g, struct ss__bws *ws, struct ss__ws *sws,
+                     const struct ss__blaunch *l, struct ss_err *err);
+int ss__batch_blocks_per_sm(int *out, struct ss_err *err);
+/* Routes: walks each slot's path back from its target over the reverse graph
+ * into region s * per of out (at most per nodes, target first); plen[s] gets
+ * its length, 0 when unreachable, or a status above 0xfffffff0 (SS__WALK_*). */
+#define SS__WALK_LONG   0xfffffffdu /* longer than the region */
+#define SS__WALK_BROKEN 0xfffffffeu /* no tight in-arc (cannot happen after an exact search) */
+int ss__launch_batch_walk(const struct ss__dgraph *rev, struct ss__bws *ws, cudaStream_t stream,
+                          unsigned k, uint32_t *out, uint32_t per, struct ss_err *err);
+/* Copies the walked paths into one compact list: path s goes to
+ * dst[poff[s] .. poff[s] + plen[s]), poff computed by the host. */
+int ss__launch_batch_compact(struct ss__bws *ws, cudaStream_t stream, unsigned k,
+                             const uint32_t *src, uint32_t per, uint32_t *dst, struct ss_err *err);
+/* Gathers answers: ROUTES out[s] = dist(s, tgt[s]); TARGETS out[s * nt + j] =
+ * dist(s, targets[j]). */
+int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
+                            int kind, const uint32_t *targets, uint32_t nt,
+                            unsigned long long *out, struct ss_err *err);
+/* Landmark tables: out[v * k + s] = dist(s, v) as 32 bits; *bad (device)
+ * gets 1 + v of some v with a distance of 2^32 or more, or unreachable. */
+int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
+                               uint32_t *out, uint32_t *bad, struct ss_err *err);
+
 /* What a launcher needs to know about the query. */
 struct ss__launch {
         uint32_t source;

@@ -49,6 +49,19 @@ static int ss__check_delta(const char *v, struct ss_err *err)
                           v);
 }
 
+/* "all" or comma-separated CUDA ids (0..63). */
+static int ss__check_devices(const char *v, struct ss_err *err)
+{
+        int ids[16];
+        return ss_config_gpu_devices(v, ids, 16, NULL, err);
+}
+
+static int ss__check_batch(const char *v, struct ss_err *err)
+{
+        unsigned k;
+        return ss_config_gpu_batch(v, &k, err);
+}
+
 #define SS__OFF(f)  offsetof(struct ss_config, f)
 #define SS__STRF(f) SS__OFF(f), sizeof(((struct ss_config *)0)->f)
 
@@ -92,9 +105,15 @@ static const struct ss__key ss__keys[] = {
      "at SIGTERM, wait deadline_ms plus this for queries in flight"},
     {"gpu", SS__BOOL, SS__OFF(gpu), 0, "yes", 0, 0, NULL,
      "yes or no: serve from a GPU when one is usable (builds with CUDA)"},
-    {"gpu_device", SS__INT, SS__OFF(gpu_device), 0, "0", 0, 63, NULL, "CUDA device id"},
-    {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "16", 1, 64, NULL,
-     "GPU queries at once, one CUDA stream and workspace each"},
+    {"gpu_devices", SS__STR, SS__STRF(gpu_devices), "all", 0, 0, ss__check_devices,
+     "CUDA devices to serve from: all (every usable one) or a list of ids, e.g. 0,1"},
+    {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "4", 1, 64, NULL,
+     "CUDA streams per GPU, each with its workspaces: GPU searches at once"},
+    {"gpu_batch", SS__STR, SS__STRF(gpu_batch), "auto", 0, 0, ss__check_batch,
+     "sources one GPU search takes at most: auto (as many as memory allows, up to 256), "
+     "a number, or 0 for no batches"},
+    {"batch_wait_us", SS__INT, SS__OFF(batch_wait_us), 0, "500", 0, 100000, NULL,
+     "while every other stream is busy, a GPU stream waits this long for a fuller batch"},
     {"gpu_memory_limit_mb", SS__INT, SS__OFF(gpu_memory_limit_mb), 0, "0", 0, 16777216, NULL,
      "device memory the GPU engine may use, in MiB; 0 means all that is free"},
     {"gpu_delta", SS__STR, SS__STRF(gpu_delta), "tuned", 0, 0, ss__check_delta,
@@ -285,5 +304,58 @@ int ss_config_split_listen(const char *s, char *host, size_t cap, uint16_t *port
         memcpy(host, h, hl);
         host[hl] = '\0';
         *port = (uint16_t)p;
+        return SS_OK;
+}
+
+int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count,
+                          struct ss_err *err)
+{
+        unsigned n = 0;
+        if (!strcmp(v, "all")) {
+                if (count)
+                        *count = 0;
+                return SS_OK;
+        }
+        const char *p = v;
+        for (;;) {
+                char *end;
+                errno = 0;
+                long x = strtol(p, &end, 10);
+                if (!isdigit((unsigned char)*p) || errno || x > 63 || end == p ||
+                    (*end && *end != ','))
+                        return ss_err_set(err, SS_EINVAL,
+                                          "gpu_devices: '%s' is not 'all' or a list of device "
+                                          "ids 0..63 like 0,1",
+                                          v);
+                if (n == cap)
+                        return ss_err_set(err, SS_EINVAL, "gpu_devices: more than %u devices",
+                                          cap);
+                for (unsigned i = 0; i < n; i++)
+                        if (ids[i] == (int)x)
+                                return ss_err_set(err, SS_EINVAL,
+                                                  "gpu_devices: device %ld is listed twice", x);
+                ids[n++] = (int)x;
+                if (!*end)
+                        break;
+                p = end + 1;
+        }
+        if (count)
+                *count = n;
+        return SS_OK;
+}
+
+int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err)
+{
+        if (!strcmp(v, "auto")) {
+                *out = 0xffffffffu;
+                return SS_OK;
+        }
+        char *end;
+        errno = 0;
+        unsigned long x = strtoul(v, &end, 10);
+        if (!isdigit((unsigned char)v[0]) || *end || errno || x > 4096)
+                return ss_err_set(err, SS_EINVAL,
+                                  "gpu_batch: '%s' is not auto or a number of sources 0..4096", v);
+        *out = (unsigned)x;
         return SS_OK;
 }

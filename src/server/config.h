@@ -31,8 +31,10 @@ struct ss_config {
         int64_t retry_after_s;           /* Retry-After on 503 */
         int64_t shutdown_grace_ms;       /* extra wait for in-flight queries at exit */
         bool gpu;                        /* serve from a GPU when one is usable */
-        int64_t gpu_device;              /* CUDA device id */
-        int64_t gpu_streams;             /* concurrent GPU queries */
+        char gpu_devices[128];           /* "all" or a list of CUDA ids */
+        int64_t gpu_streams;             /* CUDA streams per GPU */
+        char gpu_batch[16];              /* "auto" or sources per GPU search */
+        int64_t batch_wait_us;           /* a stream's wait for a fuller batch */
         int64_t gpu_memory_limit_mb;     /* device memory the engine may use; 0 = all free */
         char gpu_delta[32];              /* delta-stepping rule or a number */
         int64_t log_level;               /* enum ss_log_level */
@@ -56,6 +58,13 @@ bool ss_config_has(const char *key);
 
 /* Writes one line per key (flag form, default, description) to out. */
 void ss_config_usage(FILE *out);
+
+/* Parses gpu_devices: "all" (*count 0) or a comma list of ids 0..63 into
+ * ids (at most cap; count may be NULL). Returns SS_OK or SS_EINVAL. */
+int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count,
+                          struct ss_err *err);
+/* Parses gpu_batch: "auto" (0xffffffff) or 0..4096. Returns SS_OK or SS_EINVAL. */
+int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err);
 
 /* Splits "HOST:PORT" or "[V6]:PORT" into host (cap bytes) and port. Returns
  * SS_OK or SS_EINVAL with err naming the problem. */

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "core/cancel.h"
-#include "server/gpu_workers.h"
 #include "core/log.h"
 #include "server/notify.h"
 #include "server/server.h"
@@ -179,15 +178,31 @@ int main(int argc, char **argv)
         if (rc)
                 return rc < 0 ? 0 : rc;
         ss_log_set_level((int)srv.cfg.log_level);
-        ss_gpu_workers_init(); /* sets CUDA's environment: before any thread */
+        ss_solve_init(); /* sets CUDA's environment: before any thread */
         /* Seed jansson's hash before worker threads build JSON concurrently. */
         json_object_seed(0);
         signal(SIGPIPE, SIG_IGN);
 
         srv.start_ns = ss_now_ns();
         srv.loop = uv_default_loop();
-        struct ss_engine_config ec = {.cpu_workers = (unsigned)srv.cfg.workers,
-                                      .queue_max = (size_t)srv.cfg.queue_max};
+        int gpu_ids[16];
+        unsigned ngpus = 0, batch = 0;
+        /* Both were checked when the settings were read. */
+        ss_config_gpu_devices(srv.cfg.gpu_devices, gpu_ids, 16, &ngpus, &err);
+        ss_config_gpu_batch(srv.cfg.gpu_batch, &batch, &err);
+        struct ss_engine_config ec = {
+            .cpu_workers = (unsigned)srv.cfg.workers,
+            .queue_max = (size_t)srv.cfg.queue_max,
+            .gpu = srv.cfg.gpu,
+            .ngpus = ngpus,
+            .gpu_devices = gpu_ids,
+            .gpu_streams = (unsigned)srv.cfg.gpu_streams,
+            .gpu_memory = (uint64_t)srv.cfg.gpu_memory_limit_mb << 20,
+            .gpu_delta = srv.cfg.gpu_delta,
+            .gpu_batch = batch == 0xffffffffu ? SS_ENGINE_BATCH_AUTO : batch,
+            .batch_wait_us = (unsigned)srv.cfg.batch_wait_us,
+            .landmarks = (unsigned)srv.cfg.landmarks,
+        };
         if (ss_engine_new(&ec, NULL, &srv.engine, &err) != SS_OK) {
                 ss_log_error("server", "cannot start the engine: %s", err.msg);
                 return 1;
@@ -213,7 +228,6 @@ int main(int argc, char **argv)
         uv_run(srv.loop, UV_RUN_DEFAULT);
 
         ss_engine_free(srv.engine);
-        ss_gpu_workers_close();
         uv_loop_close(srv.loop);
         return srv.exit_code;
 }

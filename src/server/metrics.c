@@ -85,10 +85,27 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
         ss__head(f, "ssspd_queries_total", "counter",
                  "Queries answered, by the engine and algorithm that ran them.");
         for (int e = SS_ENGINE_CPU; e < SS_ENGINE_COUNT; e++)
-                for (int a = SS_ALGO_DIJKSTRA; a < SS_ALGO_COUNT; a++)
+                for (int a = SS_ALGO_AUTO + 1; a < ss_algo_count(); a++)
                         fprintf(f, "ssspd_queries_total{engine=\"%s\",algorithm=\"%s\"} %llu\n",
                                 ss_engine_kind_name(e), ss_algo_name(a),
                                 (unsigned long long)st->queries[e][a]);
+
+        /* GPU searches by the sources they took: a histogram with the batch
+         * sizes 1, 2, 4, ..., 256 as bucket bounds. */
+        ss__head(f, "ssspd_gpu_batch_sources", "histogram",
+                 "Sources per GPU search: how full the batches are.");
+        uint64_t bcum = 0, bcount = 0;
+        for (int i = 0; i < SS_ENGINE_BATCH_BUCKETS; i++) {
+                bcum += st->batches[i];
+                bcount += st->batches[i];
+                if (i + 1 < SS_ENGINE_BATCH_BUCKETS)
+                        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"%u\"} %llu\n", 1u << i,
+                                (unsigned long long)bcum);
+        }
+        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)bcum);
+        fprintf(f, "ssspd_gpu_batch_sources_sum %llu\n", (unsigned long long)st->batched_sources);
+        fprintf(f, "ssspd_gpu_batch_sources_count %llu\n", (unsigned long long)bcount);
 
 #define SS__ONE(name, type, help, fmt, val)                                                        \
         do {                                                                                       \

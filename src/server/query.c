@@ -142,9 +142,8 @@ static int ss__apply(struct ss_query *q, int idx, const char *v, struct ss_err *
                 q->has_to = true;
                 return ss_parse_id_list("to", v, &q->to, &q->nto, err);
         case SS__P_ALGO:
-                rc = ss__name("algorithm", v, ss_algo_parse(v), "auto, dijkstra, astar, delta, bf",
-                              &x, err);
-                q->algo = (enum ss_algo)x;
+                rc = ss__name("algorithm", v, ss_algo_parse(v), ss_algo_list(), &x, err);
+                q->algo = x;
                 return rc;
         case SS__P_ENGINE:
                 rc = ss__name("engine", v, ss_engine_kind_parse(v), "auto, cpu, gpu", &x, err);

@@ -40,7 +40,7 @@ struct ss_query {
         uint64_t *to;
         size_t nto;
         bool has_to;
-        enum ss_algo algo;
+        int algo; /* SS_ALGO_AUTO or a name of engine.h */
         enum ss_engine_kind engine;
         enum ss_geometry geometry;
         enum ss_format format;

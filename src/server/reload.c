@@ -8,8 +8,7 @@
 #include <time.h>
 
 #include "core/cancel.h"
-#include "server/gpu_workers.h"
-#include "cpu/landmarks.h"
+#include "cpu/astar.h"
 #include "io/load.h"
 #include "core/log.h"
 #include "server/notify.h"
@@ -27,34 +26,18 @@ static void ss__load_work(uv_work_t *w)
         ss_err_clear(&srv->load_err);
         srv->load_result = ss_graph_load(
             srv->cfg.graph, srv->cfg.coords[0] ? srv->cfg.coords : NULL, &progress, &srv->load_err);
-        /* Landmarks are part of loading: the graph is not shared yet, and a
-         * reload keeps the old graph serving meanwhile. A graph that cannot
-         * have them (not strongly connected) still serves, with A* on the
-         * coordinates alone. */
-        if (srv->load_result && ss_astar_prepare(srv->load_result, &srv->load_err) != SS_OK) {
+        /* Everything derived from the graph is made here too, off the loop
+         * and before the graph is shared: A* bounds, the copy on every GPU
+         * of the pool and the landmarks. A reload keeps the old graph
+         * serving meanwhile (from the CPU once the GPUs hold the new one).
+         * A GPU that cannot take the graph leaves the CPU serving, which is
+         * not a load failure. */
+        if (srv->load_result &&
+            ss_engine_prepare(srv->engine, srv->load_result, &srv->load_err) != SS_OK) {
                 ss_graph_unref(srv->load_result);
                 srv->load_result = NULL;
         }
-        if (srv->load_result && srv->cfg.landmarks > 0) {
-                struct ss_err lerr;
-                struct ss_engine_stats st;
-                ss_engine_stats(srv->engine, &st); /* as many threads as CPU workers */
-                uint64_t t1 = ss_now_ns();
-                if (ss_landmarks_build(srv->load_result, (unsigned)srv->cfg.landmarks,
-                                       st.cpu_workers, &lerr) == SS_OK)
-                        ss_log_info("graph", "%u landmarks in %.0f ms (%.0f MiB)",
-                                    ss_astar_of(srv->load_result)->lm->k,
-                                    (double)(ss_now_ns() - t1) / 1e6,
-                                    8.0 * srv->load_result->n *
-                                        ss_astar_of(srv->load_result)->lm->k / 1048576.0);
-                else
-                        ss_log_warn("graph", "%s", lerr.msg);
-        }
         srv->load_result_ms = (double)(ss_now_ns() - t0) / 1e6;
-        /* The device copy is made here too, off the loop; a GPU that cannot
-         * take the graph leaves the CPU serving, which is not a load failure. */
-        if (srv->load_result)
-                ss_gpu_workers_load(&srv->cfg, srv->load_result);
 }
 
 static void ss__load_done(uv_work_t *w, int status)
@@ -83,7 +66,6 @@ static void ss__load_done(uv_work_t *w, int status)
         }
 
         ss_engine_swap_graph(srv->engine, g);
-        ss_gpu_workers_attach(srv->engine);
         snprintf(srv->graph_path, sizeof(srv->graph_path), "%s", srv->cfg.graph);
         snprintf(srv->coords_path, sizeof(srv->coords_path), "%s", srv->cfg.coords);
         srv->nodes = g->n;

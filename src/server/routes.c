@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/cancel.h"
-#include "server/gpu_workers.h"
 #include "server/http_error.h"
 #include "core/log.h"
 #include "server/server.h"
@@ -62,14 +61,33 @@ static void ss__status(struct ss_server *srv, struct ss_request *r)
                     "coordinates", srv->has_coords, "landmarks", (int)srv->landmarks, "bytes",
                     (json_int_t)srv->graph_bytes,
                     "load_ms", srv->load_ms, "loaded_at", srv->loaded_at);
-        char why[SS_ERRMSG_MAX];
-        unsigned streams, faults;
-        uint64_t gpu_mem;
-        bool gpu = ss_gpu_workers_describe(why, sizeof(why), &streams, &gpu_mem, &faults) &&
-                   st.gpu_workers > 0;
+        struct ss_engine_device dev[17];
+        const unsigned ndev = ss_engine_devices(srv->engine, dev, 17);
         json_t *devices = json_array();
-        if (gpu)
-                json_array_append_new(devices, json_string(why));
+        unsigned streams = 0, faults = 0, gpus_serving = 0;
+        uint64_t gpu_mem = 0;
+        const char *why = ndev > 1 ? dev[1].what : "built without CUDA, or gpu no: the CPU "
+                                                     "serves every query";
+        for (unsigned i = 0; i < ndev; i++) {
+                json_array_append_new(
+                    devices, json_pack("{s:s, s:i, s:b, s:i, s:i, s:I, s:i, s:s}", "kind",
+                                       ss_device_name(dev[i].device), "id", dev[i].id, "serving",
+                                       dev[i].serving, "lanes", (int)dev[i].lanes, "batch",
+                                       (int)dev[i].batch, "memory_bytes",
+                                       (json_int_t)dev[i].bytes, "faults", (int)dev[i].faults,
+                                       "what", dev[i].what));
+                if (dev[i].device != SS_DEVICE_GPU)
+                        continue;
+                streams += dev[i].lanes;
+                gpu_mem += dev[i].bytes;
+                faults += dev[i].faults;
+                if (dev[i].serving) {
+                        if (!gpus_serving)
+                                why = dev[i].what;
+                        gpus_serving++;
+                }
+        }
+        const bool gpu = gpus_serving > 0 && st.gpu_workers > 0;
         json_t *engine = json_pack(
             "{s:s, s:s, s:i, s:i, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
             "serving", gpu ? "gpu" : "cpu", "reason", why, "cpu_workers", (int)st.cpu_workers,

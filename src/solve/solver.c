@@ -1,235 +1,284 @@
+/* The solver table and the calls that dispatch to a row's backend. */
 #include "solve/solver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/dijkstra.h"
+#include "solve/backend.h"
 #include "ss_config.h"
 #if SS_HAVE_CUDA
 #include "gpu/gpu.h"
+_Static_assert(SS_GPU_DELTA == 0 && SS_GPU_BF == 1, "GPU rows name kernels by number");
 #endif
 
-/* ---- CPU Dijkstra ------------------------------------------------------- */
-
-static int dij_open(struct ss_solver *s, struct ss_err *err)
-{
-        if (!(s->impl = ss_dijkstra_ws_new(s->g->n)))
-                return ss_err_set(err, SS_ENOMEM, "out of memory for a Dijkstra workspace");
-        return SS_OK;
-}
-
-static void dij_close(struct ss_solver *s)
-{
-        ss_dijkstra_ws_free(s->impl);
-}
-
-static int dij_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
-{
-        struct ss_dijkstra_ws *ws = s->impl;
-        int rc = ss_dijkstra_run(s->g, ws, source, SS_NO_NODE, NULL);
-        if (rc)
-                return ss_err_set(err, rc, "dijkstra: %s", ss_strerror(rc));
-        for (uint32_t v = 0; v < s->g->n; v++)
-                dist[v] = SS_DIST_INF;
-        const uint32_t *set = ss_dijkstra_settled(ws);
-        for (size_t i = 0, k = ss_dijkstra_settled_count(ws); i < k; i++)
-                dist[set[i]] = ss_dijkstra_dist(ws, set[i]);
-        return SS_OK;
-}
-
-static int cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
-                     uint32_t target, ss_dist *d, uint32_t **path, size_t *len, int astar,
-                     struct ss_err *err)
-{
-        int rc = astar ? ss_astar_run(g, ws, source, target, NULL)
-                       : ss_dijkstra_run(g, ws, source, target, NULL);
-        if (rc)
-                return ss_err_set(err, rc, "%s: %s", astar ? "astar" : "dijkstra", ss_strerror(rc));
-        *d = ss_dijkstra_dist(ws, target);
-        if (path) {
-                *path = NULL;
-                *len = 0;
-                if (*d != SS_DIST_INF) {
-                        size_t n = ss_dijkstra_path(ws, target, NULL, 0);
-                        if (!(*path = malloc(n * sizeof(uint32_t))))
-                                return ss_err_set(err, SS_ENOMEM, "out of memory for a path");
-                        *len = ss_dijkstra_path(ws, target, *path, n);
-                }
-        }
-        return SS_OK;
-}
-
-static int dij_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                     uint32_t **path, size_t *len, struct ss_err *err)
-{
-        return cpu_route(s->g, s->impl, source, target, d, path, len, 0, err);
-}
-
-/* A* needs a target; its one-to-all is Dijkstra's. */
-static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                       uint32_t **path, size_t *len, struct ss_err *err)
-{
-        return cpu_route(s->g, s->impl, source, target, d, path, len, 1, err);
-}
-
-#if SS_HAVE_CUDA
-/* ---- GPU algorithms ----------------------------------------------------- */
-
-/* One device, one stream; a Dijkstra workspace only for paths the device
- * cannot walk (zero-weight cycles, see gpu.h). */
-struct gpu_solver {
-        struct ss_gpu *gpu;
-        enum ss_gpu_algo algo;
-        struct ss_dijkstra_ws *ws;
+/* Every algorithm, CPU rows first. A new algorithm is one row here (and on
+ * the GPU a launcher row in gpu/gpu.c and its kernel file). */
+static const struct ss_solver ss__rows[] = {
+    {"dijkstra", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 0,
+     "Dijkstra with a radix heap; the reference every other row is checked against"},
+    {"astar", SS_DEVICE_CPU, SS_CAN_ROUTE, 1,
+     "A* over the coordinate and landmark bounds (routes; Dijkstra for the rest)"},
+    /* GPU rows: impl is the kernel's enum ss_gpu_algo (gpu/gpu.h). */
+    {"delta", SS_DEVICE_GPU,
+     SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH, 0,
+     "Δ-stepping, one persistent kernel; batched: many sources per search"},
+    {"bf", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 1,
+     "frontier Bellman-Ford over CSR (scalar or vector)"},
 };
 
-static int gpu_open(struct ss_solver *s, enum ss_gpu_algo algo, struct ss_err *err)
+#define SS__NROWS (sizeof(ss__rows) / sizeof(ss__rows[0]))
+
+const struct ss_solver *ss_solvers(size_t *count)
 {
-        struct ss_gpu_config cfg;
-        struct gpu_solver *gs = calloc(1, sizeof(*gs));
-        if (!gs)
-                return ss_err_set(err, SS_ENOMEM, "out of memory opening the GPU solver");
-        ss_gpu_config_default(&cfg);
-        cfg.streams = 1;
-        int rc = ss_gpu_open(s->g, &cfg, &gs->gpu, err);
-        if (rc) {
-                free(gs);
-                return rc;
-        }
-        gs->algo = algo;
-        s->impl = gs;
-        return SS_OK;
+        *count = SS__NROWS;
+        return ss__rows;
 }
 
-static int delta_open(struct ss_solver *s, struct ss_err *err)
+const struct ss_solver *ss_solver_find(const char *name, enum ss_device device)
 {
-        return gpu_open(s, SS_GPU_DELTA, err);
-}
-
-static int bf_open(struct ss_solver *s, struct ss_err *err)
-{
-        return gpu_open(s, SS_GPU_BF, err);
-}
-
-static void gpu_close(struct ss_solver *s)
-{
-        struct gpu_solver *gs = s->impl;
-        ss_gpu_close(gs->gpu);
-        ss_dijkstra_ws_free(gs->ws);
-        free(gs);
-}
-
-static int gpu_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
-{
-        struct gpu_solver *gs = s->impl;
-        struct ss_gpu_query q = {.algo = gs->algo, .source = source, .target = SS_NO_NODE, .all = dist};
-        struct ss_gpu_result r = {0};
-        return ss_gpu_run(gs->gpu, 0, &q, &r, err);
-}
-
-static int gpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                     uint32_t **path, size_t *len, struct ss_err *err)
-{
-        struct gpu_solver *gs = s->impl;
-        struct ss_gpu_query q = {
-            .algo = gs->algo, .source = source, .target = target, .want_path = path != NULL};
-        struct ss_gpu_result r = {0};
-        int rc = ss_gpu_run(gs->gpu, 0, &q, &r, err);
-        if (rc)
-                return rc;
-        *d = r.dist;
-        if (!path)
-                return SS_OK;
-        if (!r.path_needs_cpu) {
-                *path = r.path;
-                *len = r.path_len;
-                return SS_OK;
-        }
-        /* The device found a zero-weight cycle on its predecessor walk: the
-         * distance is right, the path comes from the CPU. */
-        if (!gs->ws && !(gs->ws = ss_dijkstra_ws_new(s->g->n)))
-                return ss_err_set(err, SS_ENOMEM, "out of memory for a Dijkstra workspace");
-        return cpu_route(s->g, gs->ws, source, target, d, path, len, 0, err);
-}
-#endif
-
-static const struct ss_solver_type solvers[] = {
-        {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
-        {"astar", dij_open, dij_close, dij_one_to_all, astar_route},
-#if SS_HAVE_CUDA
-        {"delta", delta_open, gpu_close, gpu_one_to_all, gpu_route},
-        {"bf", bf_open, gpu_close, gpu_one_to_all, gpu_route},
-#endif
-};
-
-/* ---- table and wrappers ------------------------------------------------- */
-
-const struct ss_solver_type *ss_solver_find(const char *name)
-{
-        for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]); i++)
-                if (!strcmp(solvers[i].name, name))
-                        return &solvers[i];
+        for (size_t i = 0; name && i < SS__NROWS; i++)
+                if (ss__rows[i].device == device && !strcmp(ss__rows[i].name, name))
+                        return &ss__rows[i];
         return NULL;
 }
 
-void ss_solver_names(char *buf, size_t len)
+size_t ss_solver_index(const struct ss_solver *r)
 {
-        size_t at = 0;
-        buf[0] = '\0';
-        for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]) && at < len; i++)
-                at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", solvers[i].name);
+        return (size_t)(r - ss__rows);
 }
 
-int ss_solver_open(const struct ss_solver_type *t, const struct ss_graph *g, struct ss_solver **out,
-                   struct ss_err *err)
+const char *ss_device_name(enum ss_device d)
 {
-        struct ss_solver *s = calloc(1, sizeof(*s));
-        if (!s)
-                return ss_err_set(err, SS_ENOMEM, "out of memory opening a solver");
-        s->type = t;
-        s->g = g;
-        int rc = t->open(s, err);
-        if (rc) {
-                free(s);
+        return d == SS_DEVICE_GPU ? "gpu" : d == SS_DEVICE_CPU ? "cpu" : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Backends                                                            */
+/* ------------------------------------------------------------------ */
+
+int ss_backend_open(enum ss_device device, const struct ss_graph *g,
+                    const struct ss_backend_config *cfg, struct ss_backend **out,
+                    struct ss_err *err)
+{
+        static const struct ss_backend_config none = {0};
+        const struct ss_backend_ops *ops = NULL;
+        *out = NULL;
+        if (!cfg)
+                cfg = &none;
+        if (device == SS_DEVICE_CPU)
+                ops = &ss__cpu_backend;
+#if SS_HAVE_CUDA
+        else if (device == SS_DEVICE_GPU)
+                ops = &ss__gpu_backend;
+#endif
+        if (!ops)
+                return ss_err_set(err, SS_ENOGPU, "this build has no GPU engine (built without "
+                                                  "CUDA)");
+        if (!g || g->n == 0)
+                return ss_err_set(err, SS_EINVAL, "the graph is empty");
+        struct ss_backend *b = calloc(1, sizeof(*b));
+        if (!b)
+                return ss_err_set(err, SS_ENOMEM, "no memory for a backend");
+        b->device = device;
+        b->g = g;
+        b->lanes = cfg->lanes ? cfg->lanes : 1;
+        b->ops = ops;
+        int rc = ops->open(b, cfg, err);
+        if (rc != SS_OK) {
+                free(b);
                 return rc;
         }
-        *out = s;
+        *out = b;
         return SS_OK;
 }
 
-void ss_solver_close(struct ss_solver *s)
+int ss_backend_wrap(enum ss_device device, const struct ss_graph *g, unsigned lanes,
+                    const struct ss_backend_ops *ops, void *impl, struct ss_backend **out,
+                    struct ss_err *err)
 {
-        if (!s)
+        struct ss_backend *b = calloc(1, sizeof(*b));
+        if (!b)
+                return ss_err_set(err, SS_ENOMEM, "no memory for a backend");
+        b->device = device;
+        b->g = g;
+        b->lanes = lanes ? lanes : 1;
+        b->ops = ops;
+        b->impl = impl;
+        *out = b;
+        return SS_OK;
+}
+
+void *ss_backend_impl(const struct ss_backend *b)
+{
+        return b->impl;
+}
+
+void ss_backend_close(struct ss_backend *b)
+{
+        if (!b)
                 return;
-        s->type->close(s);
-        free(s->scratch);
-        free(s);
+        if (b->ops->close)
+                b->ops->close(b);
+        free(b);
 }
 
-int ss_solver_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
-                    uint32_t **path, size_t *len, struct ss_err *err)
+static int ss__check(const struct ss_backend *b, unsigned lane, const struct ss_solver *r,
+                     const struct ss_task *t, struct ss_err *err)
 {
-        return s->type->route(s, source, target, d, path, len, err);
+        const uint32_t n = b->g->n;
+        if (!r || r->device != b->device)
+                return ss_err_set(err, SS_EINVAL, "solver '%s' does not run on the %s",
+                                  r ? r->name : "?", ss_device_name(b->device));
+        if (lane >= b->lanes)
+                return ss_err_set(err, SS_EINVAL, "lane %u does not exist (%u opened)", lane,
+                                  b->lanes);
+        if (t->nsources == 0 || !t->sources || !t->dist)
+                return ss_err_set(err, SS_EINVAL, "a task needs sources and room for distances");
+        if (t->kind == SS_TASK_ROUTE && (!t->targets || t->ntargets != t->nsources))
+                return ss_err_set(err, SS_EINVAL, "routes need one target per source");
+        if (t->kind == SS_TASK_TARGETS && (!t->targets || t->ntargets == 0))
+                return ss_err_set(err, SS_EINVAL, "a target list is empty");
+        if (t->path && (t->kind != SS_TASK_ROUTE || !t->path_len))
+                return ss_err_set(err, SS_EINVAL, "paths are for routes");
+        for (size_t i = 0; i < t->nsources; i++)
+                if (t->sources[i] >= n)
+                        return ss_err_set(err, SS_EINVAL, "source %u is outside 0..%u",
+                                          t->sources[i], n - 1);
+        for (size_t i = 0; t->kind != SS_TASK_ONE_TO_ALL && i < t->ntargets; i++)
+                if (t->targets[i] >= n)
+                        return ss_err_set(err, SS_EINVAL, "target %u is outside 0..%u",
+                                          t->targets[i], n - 1);
+        return SS_OK;
 }
 
-int ss_solver_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
+int ss_backend_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
+                   struct ss_task *t, struct ss_err *err)
 {
-        return s->type->one_to_all(s, source, dist, err);
+        t->device_ns = 0;
+        t->searches = 0;
+        t->ran = r;
+        if (t->path)
+                for (size_t i = 0; i < t->nsources; i++) {
+                        t->path[i] = NULL;
+                        t->path_len[i] = 0;
+                }
+        int rc = ss__check(b, lane, r, t, err);
+        if (rc != SS_OK)
+                return rc;
+        return b->ops->run(b, lane, r, t, err);
 }
 
-int ss_solver_checksum(struct ss_solver *s, uint32_t source, uint64_t *sum, struct ss_err *err)
+enum ss_device ss_backend_device(const struct ss_backend *b)
+{
+        return b->device;
+}
+
+const struct ss_graph *ss_backend_graph(const struct ss_backend *b)
+{
+        return b->g;
+}
+
+unsigned ss_backend_lanes(const struct ss_backend *b)
+{
+        return b->lanes;
+}
+
+unsigned ss_backend_batch(const struct ss_backend *b, const struct ss_solver *r,
+                          enum ss_task_kind kind)
+{
+        if (!(r->caps & SS_CAN_BATCH) || !b->ops->batch)
+                return 1;
+        return b->ops->batch(b, r, kind);
+}
+
+bool ss_backend_healthy(const struct ss_backend *b)
+{
+        return b->ops->healthy ? b->ops->healthy(b) : true;
+}
+
+unsigned ss_backend_faults(const struct ss_backend *b)
+{
+        return b->ops->faults ? b->ops->faults(b) : 0;
+}
+
+uint64_t ss_backend_device_bytes(const struct ss_backend *b)
+{
+        return b->ops->device_bytes ? b->ops->device_bytes(b) : 0;
+}
+
+void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len)
+{
+        if (b->ops->describe)
+                b->ops->describe(b, buf, len);
+        else
+                snprintf(buf, len, "%s, %u lane%s", ss_device_name(b->device), b->lanes,
+                         b->lanes == 1 ? "" : "s");
+}
+
+int ss_backend_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
+                         uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
+{
+        if (!b->ops->landmarks)
+                return ss_err_set(err, SS_ENOGPU, "the %s cannot build landmark tables",
+                                  ss_device_name(b->device));
+        if (lane >= b->lanes)
+                return ss_err_set(err, SS_EINVAL, "lane %u does not exist", lane);
+        return b->ops->landmarks(b, lane, nodes, k, from, to, bad_node, err);
+}
+
+#if !SS_HAVE_CUDA
+void *ss_backend_gpu(struct ss_backend *b)
+{
+        (void)b;
+        return NULL;
+}
+
+void ss_solve_init(void)
+{
+}
+
+unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)
+{
+        (void)ids;
+        (void)cap;
+        snprintf(why, len, "built without CUDA");
+        return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* One source at a time                                                */
+/* ------------------------------------------------------------------ */
+
+int ss_solve_one_to_all(struct ss_backend *b, const struct ss_solver *r, uint32_t source,
+                        ss_dist *dist, struct ss_err *err)
+{
+        struct ss_task t = {
+            .kind = SS_TASK_ONE_TO_ALL, .sources = &source, .nsources = 1, .dist = dist};
+        return ss_backend_run(b, 0, r, &t, err);
+}
+
+int ss_solve_route(struct ss_backend *b, const struct ss_solver *r, uint32_t source,
+                   uint32_t target, ss_dist *d, uint32_t **path, size_t *len, struct ss_err *err)
+{
+        struct ss_task t = {.kind = SS_TASK_ROUTE,
+                            .sources = &source,
+                            .nsources = 1,
+                            .targets = &target,
+                            .ntargets = 1,
+                            .dist = d,
+                            .path = path,
+                            .path_len = len};
+        return ss_backend_run(b, 0, r, &t, err);
+}
+
+uint64_t ss_dist_checksum(const ss_dist *dist, uint32_t n)
 {
         const uint64_t mask = (UINT64_C(1) << 62) - 1;
-        if (!s->scratch && !(s->scratch = malloc((size_t)s->g->n * sizeof(ss_dist))))
-                return ss_err_set(err, SS_ENOMEM, "out of memory for %u distances", s->g->n);
-        int rc = s->type->one_to_all(s, source, s->scratch, err);
-        if (rc)
-                return rc;
         uint64_t acc = 0;
-        for (uint32_t v = 0; v < s->g->n; v++)
-                if (s->scratch[v] != SS_DIST_INF)
-                        acc = (acc + (s->scratch[v] & mask)) & mask;
-        *sum = acc;
-        return SS_OK;
+        for (uint32_t v = 0; v < n; v++)
+                if (dist[v] != SS_DIST_INF)
+                        acc = (acc + (dist[v] & mask)) & mask;
+        return acc;
 }

@@ -1,12 +1,13 @@
-/* ssspd-cli: the engine from the command line.
+/* ssspd-cli: the solvers from the command line.
  *
  *   ssspd-cli route    GRAPH FROM TO          distance and path
  *   ssspd-cli ss       GRAPH FILE.ss          one "d CHECKSUM" line per source
  *   ssspd-cli p2p      GRAPH FILE.p2p         one "d DIST" line per query
  *   ssspd-cli snapshot GRAPH.gr [GRAPH.co] OUT
  *
- * GRAPH is a .gr, .gr.gz or snapshot file. --algorithm picks the solver from
- * the table in solver.c, so GPU algorithms appear here when they are built.
+ * GRAPH is a .gr, .gr.gz or snapshot file. --algorithm and --engine pick a
+ * row of the solver table (solve/solver.h), so every algorithm appears here
+ * as soon as it has a row. Options may come before or after the command.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,9 +20,10 @@
 #include "io/load.h"
 #include "io/snapshot.h"
 #include "solve/solver.h"
+#include "ss_config.h"
 
 static const char *const usage_main =
-        "usage: ssspd-cli COMMAND [OPTIONS] ARGS...\n"
+        "usage: ssspd-cli [OPTIONS] COMMAND ARGS...\n"
         "\n"
         "commands:\n"
         "  route    GRAPH FROM TO        print the distance and the path (1-based ids)\n"
@@ -30,25 +32,51 @@ static const char *const usage_main =
         "  snapshot GRAPH [COORDS] OUT   write a binary snapshot of GRAPH (and coordinates)\n"
         "\n"
         "GRAPH may be a DIMACS .gr file, a .gr.gz file or a snapshot.\n"
-        "Run 'ssspd-cli COMMAND --help' for the options of a command.\n";
+        "Run 'ssspd-cli COMMAND --help' for the options.\n";
 
 static const char *const usage_options =
-        "options:\n"
-        "  -a, --algorithm NAME   solver: %s (default: dijkstra)\n"
+        "options (before or after the command):\n"
+        "  -a, --algorithm NAME   %s (default: dijkstra)\n"
+        "  -e, --engine KIND      cpu, gpu or auto: which device's row of the algorithm\n"
+        "                         (auto: the GPU's when there is one that works)\n"
+        "  -b, --batch K          ss: search K sources at once (GPU rows that batch)\n"
+        "  -t, --threads N        CPU threads for rows that use several (default: all)\n"
         "  -c, --coords FILE      coordinates (.co or .co.gz) to load with a text graph\n"
         "  -q, --quiet            no load progress on stderr\n"
+        "  -V, --version          print the version\n"
         "  -h, --help             this text\n";
 
+enum engine { ENGINE_AUTO, ENGINE_CPU, ENGINE_GPU };
+
 struct cli {
-        const struct ss_solver_type *solver;
+        const char *algorithm;
+        enum engine engine;
+        unsigned batch;
+        unsigned threads;
         const char *coords;
         int quiet;
 };
 
+/* The algorithm names of the table, each once. */
+static void algorithm_names(char *buf, size_t len)
+{
+        size_t n, at = 0;
+        const struct ss_solver *rows = ss_solvers(&n);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && at < len; i++) {
+                bool seen = false;
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = !strcmp(rows[j].name, rows[i].name);
+                if (!seen)
+                        at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+                                               rows[i].name);
+        }
+}
+
 static void print_usage(FILE *to, const char *cmd_usage)
 {
         char names[256];
-        ss_solver_names(names, sizeof(names));
+        algorithm_names(names, sizeof(names));
         fputs(cmd_usage, to);
         fprintf(to, usage_options, names);
 }
@@ -58,7 +86,8 @@ static int parse_id(const char *s, const struct ss_graph *g, uint32_t *out)
         char *end;
         errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
-        if (errno || end == s || *end || s[0] == '-' || (*out = ss_node_from_dimacs(g, v)) == SS_NO_NODE) {
+        if (errno || end == s || *end || s[0] == '-' ||
+            (*out = ss_node_from_dimacs(g, v)) == SS_NO_NODE) {
                 fprintf(stderr, "ssspd-cli: node '%s' is not an id in 1..%" PRIu32 "\n", s, g->n);
                 return -1;
         }
@@ -80,12 +109,48 @@ static struct ss_graph *load(const struct cli *c, const char *path)
         return g;
 }
 
+/* Opens the row the options name on its device. With --engine auto a GPU
+ * row that cannot open (no GPU) gives way to the CPU row of the name. */
+static int open_row(const struct cli *c, const struct ss_graph *g, const struct ss_solver **row,
+                    struct ss_backend **b, struct ss_err *err)
+{
+        const struct ss_solver *gpu = ss_solver_find(c->algorithm, SS_DEVICE_GPU);
+        const struct ss_solver *cpu = ss_solver_find(c->algorithm, SS_DEVICE_CPU);
+        struct ss_backend_config cfg = {.lanes = 1, .batch = c->batch > 1 ? c->batch : 0};
+        int rc = SS_EINVAL;
+        if (c->engine != ENGINE_CPU && gpu) {
+                rc = ss_backend_open(SS_DEVICE_GPU, g, &cfg, b, err);
+                if (rc == SS_OK) {
+                        *row = gpu;
+                        return SS_OK;
+                }
+                if (c->engine == ENGINE_GPU || !cpu)
+                        return rc;
+                if (!c->quiet)
+                        fprintf(stderr, "ssspd-cli: %s; using the CPU\n", err->msg);
+        }
+        if (!cpu)
+                return ss_err_set(err, SS_EINVAL, "'%s' has no %s row", c->algorithm,
+                                  c->engine == ENGINE_CPU ? "CPU" : "GPU");
+        cfg = (struct ss_backend_config){.lanes = 1};
+        if ((rc = ss_backend_open(SS_DEVICE_CPU, g, &cfg, b, err)) == SS_OK)
+                *row = cpu;
+        return rc;
+}
+
+static int fail(const struct ss_err *err)
+{
+        fprintf(stderr, "ssspd-cli: %s\n", err->msg[0] ? err->msg : ss_strerror(err->code));
+        return 1;
+}
+
 static int cmd_route(struct cli *c, int argc, char **argv)
 {
         uint32_t s, t;
         int rc = 1;
-        struct ss_err err;
-        struct ss_solver *sv = NULL;
+        struct ss_err err = {0};
+        struct ss_backend *b = NULL;
+        const struct ss_solver *row;
         uint32_t *path = NULL;
         struct ss_graph *g;
 
@@ -97,12 +162,13 @@ static int cmd_route(struct cli *c, int argc, char **argv)
                 return 1;
         if (parse_id(argv[1], g, &s) || parse_id(argv[2], g, &t))
                 goto out;
-        if (ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
-                goto fail;
         ss_dist d;
         size_t len = 0;
-        if (ss_solver_route(sv, s, t, &d, &path, &len, &err) != SS_OK)
-                goto fail;
+        if (open_row(c, g, &row, &b, &err) != SS_OK ||
+            ss_solve_route(b, row, s, t, &d, &path, &len, &err) != SS_OK) {
+                rc = fail(&err);
+                goto out;
+        }
         if (d == SS_DIST_INF) {
                 printf("distance -\npath -\n");
         } else {
@@ -112,22 +178,21 @@ static int cmd_route(struct cli *c, int argc, char **argv)
                 printf("\n");
         }
         rc = 0;
-        goto out;
-fail:
-        fprintf(stderr, "ssspd-cli: %s\n", err.msg[0] ? err.msg : ss_strerror(err.code));
 out:
         free(path);
-        ss_solver_close(sv);
+        ss_backend_close(b);
         ss_graph_unref(g);
         return rc;
 }
 
 static int cmd_ss(struct cli *c, int argc, char **argv)
 {
-        struct ss_err err;
+        struct ss_err err = {0};
         uint32_t *src = NULL;
         size_t count = 0;
-        struct ss_solver *sv = NULL;
+        struct ss_backend *b = NULL;
+        const struct ss_solver *row;
+        ss_dist *dist = NULL;
         struct ss_graph *g;
         int rc = 1;
 
@@ -137,32 +202,45 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
         }
         if (!(g = load(c, argv[0])))
                 return 1;
+        const size_t k = c->batch > 1 ? c->batch : 1;
         if (ss_dimacs_read_ss(argv[1], g->n, &src, &count, &err) != SS_OK ||
-            ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
-                goto fail;
-        for (size_t i = 0; i < count; i++) {
-                uint64_t sum;
-                if (ss_solver_checksum(sv, src[i], &sum, &err) != SS_OK)
-                        goto fail;
-                printf("d %" PRIu64 "\n", sum);
+            open_row(c, g, &row, &b, &err) != SS_OK) {
+                rc = fail(&err);
+                goto out;
+        }
+        if (!(dist = malloc(k * g->n * sizeof(ss_dist)))) {
+                ss_err_set(&err, SS_ENOMEM, "no memory for %zu x %u distances", k, g->n);
+                rc = fail(&err);
+                goto out;
+        }
+        for (size_t i = 0; i < count; i += k) {
+                struct ss_task t = {.kind = SS_TASK_ONE_TO_ALL,
+                                    .sources = src + i,
+                                    .nsources = count - i < k ? count - i : k,
+                                    .dist = dist};
+                if (ss_backend_run(b, 0, row, &t, &err) != SS_OK) {
+                        rc = fail(&err);
+                        goto out;
+                }
+                for (size_t j = 0; j < t.nsources; j++)
+                        printf("d %" PRIu64 "\n", ss_dist_checksum(dist + j * g->n, g->n));
         }
         rc = 0;
-        goto out;
-fail:
-        fprintf(stderr, "ssspd-cli: %s\n", err.msg[0] ? err.msg : ss_strerror(err.code));
 out:
+        free(dist);
         free(src);
-        ss_solver_close(sv);
+        ss_backend_close(b);
         ss_graph_unref(g);
         return rc;
 }
 
 static int cmd_p2p(struct cli *c, int argc, char **argv)
 {
-        struct ss_err err;
+        struct ss_err err = {0};
         uint32_t *pairs = NULL;
         size_t count = 0;
-        struct ss_solver *sv = NULL;
+        struct ss_backend *b = NULL;
+        const struct ss_solver *row;
         struct ss_graph *g;
         int rc = 1;
 
@@ -173,24 +251,25 @@ static int cmd_p2p(struct cli *c, int argc, char **argv)
         if (!(g = load(c, argv[0])))
                 return 1;
         if (ss_dimacs_read_p2p(argv[1], g->n, &pairs, &count, &err) != SS_OK ||
-            ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
-                goto fail;
+            open_row(c, g, &row, &b, &err) != SS_OK) {
+                rc = fail(&err);
+                goto out;
+        }
         for (size_t i = 0; i < count; i++) {
                 ss_dist d;
-                if (ss_solver_route(sv, pairs[2 * i], pairs[2 * i + 1], &d, NULL, NULL, &err))
-                        goto fail;
+                if (ss_solve_route(b, row, pairs[2 * i], pairs[2 * i + 1], &d, NULL, NULL, &err)) {
+                        rc = fail(&err);
+                        goto out;
+                }
                 if (d == SS_DIST_INF)
                         printf("d -\n");
                 else
                         printf("d %" PRIu64 "\n", d);
         }
         rc = 0;
-        goto out;
-fail:
-        fprintf(stderr, "ssspd-cli: %s\n", err.msg[0] ? err.msg : ss_strerror(err.code));
 out:
         free(pairs);
-        ss_solver_close(sv);
+        ss_backend_close(b);
         ss_graph_unref(g);
         return rc;
 }
@@ -247,38 +326,73 @@ static const struct {
          "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
 };
 
+#define NCOMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
+
+static int parse_count(const char *opt, const char *v, unsigned max, unsigned *out)
+{
+        char *end;
+        errno = 0;
+        unsigned long x = strtoul(v, &end, 10);
+        if (errno || end == v || *end || v[0] == '-' || x < 1 || x > max) {
+                fprintf(stderr, "ssspd-cli: %s: '%s' is not a number in 1..%u\n", opt, v, max);
+                return -1;
+        }
+        *out = (unsigned)x;
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {{"algorithm", required_argument, NULL, 'a'},
+                                             {"engine", required_argument, NULL, 'e'},
+                                             {"batch", required_argument, NULL, 'b'},
+                                             {"threads", required_argument, NULL, 't'},
                                              {"coords", required_argument, NULL, 'c'},
                                              {"quiet", no_argument, NULL, 'q'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-        struct cli c = {.solver = ss_solver_find("dijkstra")};
-        int i, o;
+        struct cli c = {.algorithm = "dijkstra"};
+        int o;
+        bool help = false;
 
-        if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-                fputs(usage_main, argc < 2 ? stderr : stdout);
-                return argc < 2 ? 2 : 0;
-        }
-        for (i = 0; i < (int)(sizeof(commands) / sizeof(commands[0])); i++)
-                if (!strcmp(argv[1], commands[i].name))
-                        break;
-        if (i == (int)(sizeof(commands) / sizeof(commands[0]))) {
-                fprintf(stderr, "ssspd-cli: unknown command '%s'\n\n%s", argv[1], usage_main);
-                return 2;
-        }
-        optind = 2;
-        while ((o = getopt_long(argc, argv, "a:c:qh", opts, NULL)) != -1) {
+        ss_solve_init();
+        /* GNU getopt moves the options of the whole command line to the
+         * front, so they may come before or after the command. */
+        while ((o = getopt_long(argc, argv, "a:e:b:t:c:qVh", opts, NULL)) != -1) {
                 switch (o) {
                 case 'a':
-                        if (!(c.solver = ss_solver_find(optarg))) {
+                        if (!ss_solver_find(optarg, SS_DEVICE_CPU) &&
+                            !ss_solver_find(optarg, SS_DEVICE_GPU)) {
                                 char names[256];
-                                ss_solver_names(names, sizeof(names));
-                                fprintf(stderr, "ssspd-cli: unknown algorithm '%s' (built: %s)\n",
+                                algorithm_names(names, sizeof(names));
+                                fprintf(stderr, "ssspd-cli: unknown algorithm '%s' (known: %s)\n",
                                         optarg, names);
                                 return 2;
                         }
+                        c.algorithm = optarg;
+                        break;
+                case 'e':
+                        if (!strcmp(optarg, "cpu"))
+                                c.engine = ENGINE_CPU;
+                        else if (!strcmp(optarg, "gpu"))
+                                c.engine = ENGINE_GPU;
+                        else if (!strcmp(optarg, "auto"))
+                                c.engine = ENGINE_AUTO;
+                        else {
+                                fprintf(stderr, "ssspd-cli: --engine: '%s' is not cpu, gpu or "
+                                                "auto\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'b':
+                        if (parse_count("--batch", optarg, 4096, &c.batch))
+                                return 2;
+                        break;
+                case 't':
+                        if (parse_count("--threads", optarg, 1024, &c.threads))
+                                return 2;
                         break;
                 case 'c':
                         c.coords = optarg;
@@ -286,13 +400,32 @@ int main(int argc, char **argv)
                 case 'q':
                         c.quiet = 1;
                         break;
-                case 'h':
-                        print_usage(stdout, commands[i].usage);
+                case 'V':
+                        printf("ssspd-cli %s\n", SS_VERSION);
                         return 0;
+                case 'h':
+                        help = true;
+                        break;
                 default:
-                        print_usage(stderr, commands[i].usage);
+                        fputs(usage_main, stderr);
                         return 2;
                 }
         }
-        return commands[i].run(&c, argc - optind, argv + optind);
+        if (optind >= argc) {
+                fputs(usage_main, help ? stdout : stderr);
+                return help ? 0 : 2;
+        }
+        int i;
+        for (i = 0; i < NCOMMANDS; i++)
+                if (!strcmp(argv[optind], commands[i].name))
+                        break;
+        if (i == NCOMMANDS) {
+                fprintf(stderr, "ssspd-cli: unknown command '%s'\n\n%s", argv[optind], usage_main);
+                return 2;
+        }
+        if (help) {
+                print_usage(stdout, commands[i].usage);
+                return 0;
+        }
+        return commands[i].run(&c, argc - optind - 1, argv + optind + 1);
 }

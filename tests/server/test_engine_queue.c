@@ -1,6 +1,7 @@
 /* The engine object without HTTP: the queue bound, deadlines in the queue,
- * graph swaps, shutdown draining the queue, and the worker kinds (a stand-in
- * GPU worker shows how jobs are routed and handed back to the CPU). */
+ * graph swaps, shutdown draining the queue, and the scheduler (a stand-in
+ * GPU backend, with the CPU's answers, shows how jobs are routed, batched
+ * and handed back to the CPU). */
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,7 +12,15 @@
 #include "core/cancel.h"
 #include "engine/engine.h"
 #include "cpu/landmarks.h"
+#include "solve/solver.h"
 #include "../check_run.h"
+
+static int algo(const char *name)
+{
+        int a = ss_algo_parse(name);
+        ck_assert_int_gt(a, SS_ALGO_AUTO);
+        return a;
+}
 
 /* A path 0 -> 1 -> ... -> n-1 with unit weights, plus a cycle arc back. */
 static struct ss_graph *chain(uint32_t n)
@@ -90,7 +99,7 @@ START_TEST(runs_every_kind)
         ck_assert_uint_eq(route.path[0], 10);
         ck_assert_uint_eq(route.path[10], 20);
         ck_assert_int_eq(route.ran_engine, SS_ENGINE_CPU);
-        ck_assert_int_eq(route.ran_algo, SS_ALGO_DIJKSTRA);
+        ck_assert_int_eq(route.ran_algo, algo("dijkstra"));
         ck_assert(!route.fell_back);
 
         ck_assert_int_eq(noroute.status, SS_ENOROUTE);
@@ -109,7 +118,7 @@ START_TEST(runs_every_kind)
         struct ss_engine_stats st;
         ss_engine_stats(e, &st);
         ck_assert_uint_eq(st.completed, 4);
-        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA], 4);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][algo("dijkstra")], 4);
         ck_assert_uint_eq(st.cpu_workers, 2);
         ck_assert_uint_eq(st.gpu_workers, 0);
 
@@ -142,22 +151,86 @@ START_TEST(rejects_bad_jobs)
 }
 END_TEST
 
-/* A worker that blocks until released, to fill the queue deterministically. */
+/* A stand-in GPU: a backend on the "GPU" that answers with the CPU's
+ * Dijkstra (so answers are checkable), can be held shut by a gate or made to
+ * fail, takes batches of up to fake.batch sources, and records them. */
 static atomic_int gate;
+static struct {
+        int fail;       /* every run returns SS_EGPU */
+        unsigned batch; /* sources per search it takes */
+        atomic_int calls;
+        atomic_uint max_k, sources;
+} fake;
 
-static int blocking_execute(void *state, struct ss_job *job)
+static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
+                    struct ss_task *t, struct ss_err *err)
 {
-        (void)state;
+        (void)lane;
+        atomic_fetch_add(&fake.calls, 1);
+        if (fake.fail)
+                return ss_err_set(err, SS_EGPU, "simulated device fault");
         while (!atomic_load(&gate))
                 usleep(1000);
-        job->ran_engine = SS_ENGINE_GPU;
-        job->ran_algo = SS_ALGO_DELTA;
-        job->dist = calloc(1, sizeof(ss_dist));
-        return SS_OK;
+        unsigned k = (unsigned)t->nsources;
+        atomic_fetch_add(&fake.sources, k);
+        unsigned m = atomic_load(&fake.max_k);
+        while (k > m && !atomic_compare_exchange_weak(&fake.max_k, &m, k))
+                ;
+        struct ss_backend *cpu = ss_backend_impl(b);
+        int rc = ss_backend_run(cpu, 0, ss_solver_find("dijkstra", SS_DEVICE_CPU), t, err);
+        t->ran = r;
+        return rc;
 }
 
-static const struct ss_worker_ops blocking_gpu = {
-    .kind = SS_ENGINE_GPU, .name = "test-gpu", .execute = blocking_execute};
+static unsigned fake_batch(const struct ss_backend *b, const struct ss_solver *r,
+                           enum ss_task_kind kind)
+{
+        (void)b;
+        (void)r;
+        (void)kind;
+        return fake.batch;
+}
+
+static void fake_close(struct ss_backend *b)
+{
+        ss_backend_close(ss_backend_impl(b));
+}
+
+static const struct ss_backend_ops fake_ops = {
+    .close = fake_close, .run = fake_run, .batch = fake_batch};
+
+static int fake_open(void *arg, int device, const struct ss_graph *g, unsigned streams,
+                     struct ss_backend **out, struct ss_err *err)
+{
+        (void)arg;
+        (void)device;
+        struct ss_backend *cpu;
+        struct ss_backend_config one = {.lanes = 1};
+        int rc = ss_backend_open(SS_DEVICE_CPU, g, &one, &cpu, err);
+        if (rc == SS_OK)
+                rc = ss_backend_wrap(SS_DEVICE_GPU, g, streams, &fake_ops, cpu, out, err);
+        return rc;
+}
+
+/* An engine with cpu CPU workers and one stand-in GPU of one stream. */
+static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_t queue,
+                                         unsigned batch, int fail)
+{
+        struct ss_engine *e;
+        struct ss_err err;
+        fake.fail = fail;
+        fake.batch = batch;
+        atomic_store(&fake.calls, 0);
+        atomic_store(&fake.max_k, 0u);
+        atomic_store(&fake.sources, 0u);
+        struct ss_engine_config cfg = {.cpu_workers = cpu,
+                                       .queue_max = queue,
+                                       .gpu = true,
+                                       .gpu_streams = 1,
+                                       .gpu_open = fake_open};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        return e;
+}
 
 /* A job whose cancel flag is up when a worker reaches it is dropped without
  * running, and counted as cancelled, not as a timeout. */
@@ -188,7 +261,7 @@ START_TEST(cancelled_job_is_dropped)
         ss_engine_stats(e, &st);
         ck_assert_uint_eq(st.cancelled, 1);
         ck_assert_uint_eq(st.timed_out, 0);
-        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA], 1);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][algo("dijkstra")], 1);
         ss_job_release(&gone);
         ss_job_release(&kept);
         ss_engine_free(e);
@@ -200,11 +273,8 @@ START_TEST(bound_and_deadline_in_queue)
 {
         struct ss_graph *g = chain(10);
         struct ss_engine *e;
-        struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 2};
-        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
-        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
         atomic_store(&gate, 0);
+        e = engine_with_gpu(g, 1, 2, 1, 0);
         w.done = 0;
         uint32_t s = 0, t = 9;
         struct ss_job j[4];
@@ -231,13 +301,14 @@ START_TEST(bound_and_deadline_in_queue)
         atomic_store(&gate, 1);
         wait_done(3);
         ck_assert_int_eq(j[0].status, SS_OK);
+        ck_assert_uint_eq(j[0].dist[0], 9);
         ck_assert_int_eq(j[0].ran_engine, SS_ENGINE_GPU);
         ck_assert_int_eq(j[1].status, SS_ETIMEDOUT);
         ck_assert_ptr_nonnull(strstr(j[1].err.msg, "queue"));
         ck_assert_int_eq(j[2].status, SS_OK);
         ss_engine_stats(e, &st);
         ck_assert_uint_eq(st.expired_in_queue, 1);
-        ck_assert_uint_eq(st.queries[SS_ENGINE_GPU][SS_ALGO_DELTA], 2);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_GPU][algo("delta")], 2);
         for (int i = 0; i < 4; i++)
                 ss_job_release(&j[i]);
         ss_engine_free(e);
@@ -251,11 +322,8 @@ START_TEST(auto_spills_to_cpu_when_gpu_busy)
 {
         struct ss_graph *g = chain(100);
         struct ss_engine *e;
-        struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 1};
-        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
-        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
         atomic_store(&gate, 0);
+        e = engine_with_gpu(g, 1, 0, 1, 0);
         w.done = 0;
         uint32_t s = 0, t = 60;
         struct ss_job hold, gpu, any;
@@ -302,11 +370,8 @@ START_TEST(auto_routes_prefer_cpu_with_landmarks)
         struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
         ck_assert_ptr_nonnull(g);
         ck_assert_int_eq(ss_landmarks_build(g, 4, 1, &err), SS_OK);
-        struct ss_engine *e;
-        struct ss_engine_config cfg = {.cpu_workers = 1};
-        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
-        ck_assert_int_eq(ss_engine_add_worker(e, &blocking_gpu, NULL, &err), SS_OK);
         atomic_store(&gate, 0);
+        struct ss_engine *e = engine_with_gpu(g, 1, 0, 1, 0);
         w.done = 0;
         uint32_t s = 0, t = 60;
         struct ss_job route, all;
@@ -316,7 +381,7 @@ START_TEST(auto_routes_prefer_cpu_with_landmarks)
         wait_done(1); /* the GPU's gate is shut: only the CPU can have answered */
         ck_assert_int_eq(route.status, SS_OK);
         ck_assert_int_eq(route.ran_engine, SS_ENGINE_CPU);
-        ck_assert_int_eq(route.ran_algo, SS_ALGO_ASTAR);
+        ck_assert_int_eq(route.ran_algo, algo("astar"));
         ck_assert(!route.fell_back);
         ck_assert_uint_eq(route.dist[0], 60);
         ck_assert_int_eq(ss_engine_submit(e, &all), SS_OK);
@@ -335,29 +400,14 @@ START_TEST(auto_routes_prefer_cpu_with_landmarks)
 }
 END_TEST
 
-/* A GPU worker that always fails: its jobs go to the CPU, marked fell_back;
+/* A GPU that always fails: its jobs go to the CPU, marked fell_back;
  * engine=cpu jobs never reach it. */
-static atomic_int gpu_calls;
-
-static int failing_execute(void *state, struct ss_job *job)
-{
-        (void)state;
-        atomic_fetch_add(&gpu_calls, 1);
-        return ss_err_set(&job->err, SS_EGPU, "simulated device fault");
-}
-
-static const struct ss_worker_ops failing_gpu = {
-    .kind = SS_ENGINE_GPU, .name = "broken-gpu", .execute = failing_execute};
-
 START_TEST(gpu_failure_falls_back_to_cpu)
 {
         struct ss_graph *g = chain(100);
         struct ss_engine *e;
-        struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 1};
-        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
-        ck_assert_int_eq(ss_engine_add_worker(e, &failing_gpu, NULL, &err), SS_OK);
-        atomic_store(&gpu_calls, 0);
+        atomic_store(&gate, 1);
+        e = engine_with_gpu(g, 1, 0, 1, 1);
         w.done = 0;
         uint32_t s = 0, t = 50;
         struct ss_job a, c;
@@ -373,12 +423,109 @@ START_TEST(gpu_failure_falls_back_to_cpu)
         ck_assert(a.fell_back);
         ck_assert_int_eq(c.status, SS_OK);
         ck_assert(!c.fell_back);
-        ck_assert_int_eq(atomic_load(&gpu_calls), 1); /* only the auto job tried the GPU */
+        ck_assert_int_eq(atomic_load(&fake.calls), 1); /* only the auto job tried the GPU */
         struct ss_engine_stats st;
         ss_engine_stats(e, &st);
         ck_assert_uint_eq(st.fallbacks, 1);
         ss_job_release(&a);
         ss_job_release(&c);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Routes queued while the GPU is busy are taken as batches: one search for
+ * up to the backend's batch size, every answer still its own, and /metrics'
+ * histogram counts them. */
+START_TEST(gpu_takes_queued_routes_as_batches)
+{
+        struct ss_graph *g = chain(300);
+        atomic_store(&gate, 0);
+        struct ss_engine *e = engine_with_gpu(g, 1, 64, 8, 0);
+        w.done = 0;
+        enum { N = 21 };
+        uint32_t s[N], t[N];
+        struct ss_job j[N];
+        for (int i = 0; i < N; i++) {
+                s[i] = (uint32_t)i;
+                t[i] = (uint32_t)(i * 7 + (i % 3 == 0 ? 0 : 5)); /* some unreachable (t < s) */
+                job_init(&j[i], e, SS_JOB_ROUTE, &s[i], &t[i], 1);
+                j[i].engine = SS_ENGINE_GPU;
+        }
+        ck_assert_int_eq(ss_engine_submit(e, &j[0]), SS_OK);
+        struct ss_engine_stats st;
+        do { /* the GPU holds j[0] at its gate */
+                usleep(1000);
+                ss_engine_stats(e, &st);
+        } while (st.busy == 0);
+        for (int i = 1; i < N; i++)
+                ck_assert_int_eq(ss_engine_submit(e, &j[i]), SS_OK);
+        atomic_store(&gate, 1);
+        wait_done(N);
+        for (int i = 0; i < N; i++) {
+                if (t[i] < s[i]) {
+                        ck_assert_int_eq(j[i].status, SS_ENOROUTE);
+                        continue;
+                }
+                ck_assert_int_eq(j[i].status, SS_OK);
+                ck_assert_uint_eq(j[i].dist[0], t[i] - s[i]);
+                ck_assert_uint_eq(j[i].path_len, t[i] - s[i] + 1);
+                ck_assert_uint_eq(j[i].path[0], s[i]);
+                ck_assert_uint_eq(j[i].path[j[i].path_len - 1], t[i]);
+                ck_assert_int_eq(j[i].ran_engine, SS_ENGINE_GPU);
+                ck_assert_int_eq(j[i].ran_algo, algo("delta"));
+        }
+        ck_assert_uint_eq(atomic_load(&fake.max_k), 8);
+        ck_assert_uint_eq(atomic_load(&fake.sources), N);
+        ck_assert_uint_eq(j[N - 1].batch, 4); /* 1 + 8 + 8 + 4 */
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.batched_sources, N);
+        ck_assert_uint_eq(st.batches[0], 1); /* j[0] alone */
+        ck_assert_uint_eq(st.batches[2], 1); /* 4 */
+        ck_assert_uint_eq(st.batches[3], 2); /* 8, 8 */
+        for (int i = 0; i < N; i++)
+                ss_job_release(&j[i]);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A matrix on the CPU is cut into rows for every CPU worker; the answer is
+ * the same as one worker's, and a matrix whose deadline passes fails whole. */
+START_TEST(matrix_rows_spread_over_cpu_workers)
+{
+        struct ss_graph *g = chain(500);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 3, .queue_max = 8};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        w.done = 0;
+        enum { S = 40, T = 5 };
+        uint32_t src[S], tgt[T] = {0, 100, 250, 499, 7};
+        for (int i = 0; i < S; i++)
+                src[i] = (uint32_t)(i * 12);
+        struct ss_job m, late;
+        job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
+        m.nsources = S;
+        job_init(&late, e, SS_JOB_MATRIX, src, tgt, T);
+        late.nsources = S;
+        late.deadline_ns = ss_now_ns() - 1; /* already past */
+        ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &late), SS_OK);
+        wait_done(2);
+        ck_assert_int_eq(m.status, SS_OK);
+        for (int i = 0; i < S; i++)
+                for (int k = 0; k < T; k++) {
+                        ss_dist want = tgt[k] >= src[i] ? tgt[k] - src[i] : SS_DIST_INF;
+                        ck_assert_uint_eq(m.dist[i * T + k], want);
+                }
+        ck_assert_int_eq(late.status, SS_ETIMEDOUT);
+        struct ss_engine_stats st;
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.completed, 2);
+        ck_assert_uint_eq(st.timed_out, 1);
+        ss_job_release(&m);
+        ss_job_release(&late);
         ss_engine_free(e);
         ss_graph_unref(g);
 }
@@ -444,9 +591,18 @@ END_TEST
 
 START_TEST(names)
 {
-        ck_assert_int_eq(ss_algo_parse("delta"), SS_ALGO_DELTA);
+        ck_assert_int_eq(ss_algo_parse("auto"), SS_ALGO_AUTO);
         ck_assert_int_eq(ss_algo_parse("Delta"), -1);
-        ck_assert_str_eq(ss_algo_name(SS_ALGO_BF), "bf");
+        ck_assert_str_eq(ss_algo_name(algo("bf")), "bf");
+        ck_assert_str_eq(ss_algo_name(algo("dijkstra")), "dijkstra");
+        ck_assert_str_eq(ss_algo_name(-1), "?");
+        /* Every row of the solver table has a name, and the list shows it. */
+        size_t n;
+        const struct ss_solver *rows = ss_solvers(&n);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_int_gt(ss_algo_parse(rows[i].name), SS_ALGO_AUTO);
+                ck_assert_ptr_nonnull(strstr(ss_algo_list(), rows[i].name));
+        }
         ck_assert_int_eq(ss_engine_kind_parse("gpu"), SS_ENGINE_GPU);
         ck_assert_int_eq(ss_engine_kind_parse(""), -1);
         ck_assert_str_eq(ss_engine_kind_name(SS_ENGINE_AUTO), "auto");
@@ -464,6 +620,8 @@ int main(void)
         tcase_add_test(tc, gpu_failure_falls_back_to_cpu);
         tcase_add_test(tc, auto_spills_to_cpu_when_gpu_busy);
         tcase_add_test(tc, auto_routes_prefer_cpu_with_landmarks);
+        tcase_add_test(tc, gpu_takes_queued_routes_as_batches);
+        tcase_add_test(tc, matrix_rows_spread_over_cpu_workers);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);

@@ -116,7 +116,8 @@ START_TEST(parsed_values)
         ck_assert_uint_eq(q.from[0], 4);
         ck_assert_uint_eq(q.to[0], 9);
         ck_assert_int_eq(q.geometry, SS_GEOM_GEOJSON);
-        ck_assert_int_eq(q.algo, SS_ALGO_BF);
+        ck_assert_int_eq(q.algo, ss_algo_parse("bf"));
+        ck_assert_int_gt(q.algo, SS_ALGO_AUTO);
         ss_query_free(&q);
 }
 END_TEST

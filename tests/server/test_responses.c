@@ -49,7 +49,7 @@ static void route_job(struct ss_job *job, struct ss_graph *g)
         job->path = path;
         job->path_len = 3;
         job->ran_engine = SS_ENGINE_CPU;
-        job->ran_algo = SS_ALGO_DIJKSTRA;
+        job->ran_algo = ss_algo_parse("dijkstra");
         job->start_ns = 1000000;
         job->end_ns = 3500000;
 }
@@ -162,7 +162,7 @@ START_TEST(distances_text_matches_jansson)
                              .ntargets = 3,
                              .dist = dist,
                              .ran_engine = SS_ENGINE_CPU,
-                             .ran_algo = SS_ALGO_DIJKSTRA,
+                             .ran_algo = ss_algo_parse("dijkstra"),
                              .start_ns = 1000,
                              .end_ns = 1000 + 1234567};
         struct ss_query q;
@@ -320,7 +320,7 @@ START_TEST(metrics_text)
         struct ss_metrics m = {0};
         struct ss_engine_stats st = {0};
         struct ss_metrics_gauges g = {.nodes = 42, .serving = 1, .reloads_failed = 2};
-        st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA] = 7;
+        st.queries[SS_ENGINE_CPU][ss_algo_parse("dijkstra")] = 7;
         st.queue_depth = 3;
         st.fallbacks = 1;
         ss_metrics_observe(&m, SS_EP_ROUTE, 200, 0.0007);

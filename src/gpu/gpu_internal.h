@@ -1,0 +1,95 @@
+/* What the GPU engine's host files share: the device handle and the helpers
+ * around a run (waiting with a deadline, counting faults). Not for use
+ * outside src/gpu/. */
+#ifndef SS_GPU_INTERNAL_H
+#define SS_GPU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/cancel.h"
+#include "gpu/gpu.h"
+#include "kernels/kernels.h"
+
+#define SS__MIB (1024.0 * 1024.0)
+/* Device memory left to the driver, other processes and kernels' stacks. */
+#define SS__RESERVE ((uint64_t)256 << 20)
+/* Δ = this many mean weights for the tuned rule: the best of 16-512 on NY-d
+ * and on a generated 24M-node road graph (docs/gpu.md). */
+#define SS__TUNED_MEAN_FACTOR 128
+/* Default size up to which one block relaxes a frontier alone: 512 beat 256,
+ * 1,024 and 2,048 on NY-d and matched 256 on the 24M-node graph. */
+#define SS__LOCAL_MAX 512
+/* Batches take at most this many sources by default. */
+#define SS__BATCH_DEFAULT 256
+/* Device and pinned entries for gathering a batch's target distances. */
+#define SS__GATHER (1u << 20)
+
+/* Host side of one stream's batch workspace. */
+struct ss__bhost {
+        struct ss__bws w;            /* device arrays */
+        uint32_t *hsrc, *htgt;       /* pinned, kcap each */
+        uint32_t *hplen, *hpoff;     /* pinned, kcap each */
+        unsigned long long *dgather; /* device, SS__GATHER */
+        unsigned long long *hgather; /* pinned, SS__GATHER */
+        uint32_t *dbad;              /* device, one word (landmark check) */
+};
+
+struct ss_gpu {
+        int device;
+        char name[256];
+        struct ss__dgraph g;  /* forward graph */
+        struct ss__dgraph rg; /* reverse graph (in-arcs), when has_rev */
+        bool has_rev;
+        uint32_t *d_row, *d_rrow;
+        uint2 *d_arcs, *d_rarcs;
+        uint32_t *d_split, *d_rsplit;
+        uint32_t max_w;
+        struct ss__ws *ws;
+        uint32_t **d_targets;   /* per stream, SS__TCHUNK entries */
+        struct ss__bhost **bws; /* per stream: a batch workspace or NULL */
+        unsigned kcap;          /* sources per batch (0: none) */
+        unsigned nstreams;
+        uint64_t mem_used, graph_bytes;
+        enum ss_gpu_bf_variant bf_variant;
+        unsigned inject_fault, unhealthy_after;
+        atomic_uint faults;
+        atomic_bool healthy;
+        atomic_uint_fast64_t runs;
+        unsigned dflags; /* SS__DF_*: SS_GPU_DELTA_FLAGS, for tuning */
+        int clock_khz;   /* SM clock, to turn SS__DF_PROFILE cycles into time */
+        /* The budget of resident blocks (ss__blocks_take). */
+        pthread_mutex_t blk_lock;
+        pthread_cond_t blk_cond;
+        unsigned blk_free;
+        uint64_t blk_next, blk_serving;
+        unsigned resident; /* blocks that can be resident at once */
+};
+
+/* Waits for ev on w's stream while polling cancel (raising the device's
+ * cancel flag when it fires). Returns SS_OK or SS_EGPU. */
+int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
+             struct ss_err *err);
+/* Counts a fault; marks the device unhealthy when it is sticky or one too many. */
+void ss__fault(struct ss_gpu *gpu, bool sticky, const struct ss_err *err);
+/* Whether a CUDA error leaves the context unusable. */
+bool ss__sticky(cudaError_t e);
+/* Resets this thread's last CUDA error (ss__last_cuda_error). */
+void ss__clear_last_error(void);
+/* Common checks and the fault injection of a run; SS_OK to go on. */
+int ss__run_begin(struct ss_gpu *gpu, unsigned stream, struct ss_err *err);
+/* After a run: counts a device failure, leaves the stream idle. */
+void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_err *err);
+/* Takes / gives back blocks of the device's budget for a cooperative launch. */
+void ss__blocks_take(struct ss_gpu *gpu, unsigned blocks);
+void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks);
+
+/* Batch workspaces (batch.c). */
+uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);
+int ss__bws_alloc(struct ss__bhost **out, uint32_t n, unsigned kcap, unsigned blocks,
+                  struct ss_err *err);
+void ss__bws_free(struct ss__bhost *b);
+
+#endif

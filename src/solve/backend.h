@@ -1,0 +1,31 @@
+/* What a backend (one device kind) provides to the solver layer. Private to
+ * src/solve/. */
+#ifndef SS_SOLVE_BACKEND_H
+#define SS_SOLVE_BACKEND_H
+
+#include "solve/solver.h"
+#include "ss_config.h"
+
+struct ss_backend {
+        enum ss_device device;
+        const struct ss_graph *g;
+        unsigned lanes;
+        const struct ss_backend_ops *ops;
+        void *impl;
+};
+
+extern const struct ss_backend_ops ss__cpu_backend;
+#if SS_HAVE_CUDA
+extern const struct ss_backend_ops ss__gpu_backend;
+#endif
+
+/* Runs task t on the CPU with the Dijkstra workspace ws: the CPU rows' work,
+ * and the GPU backend's answer for paths the device could not walk. */
+struct ss_dijkstra_ws;
+int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
+                 struct ss_task *t, struct ss_err *err);
+/* One route on the CPU into t's slot i (distance and, when t wants paths, the path). */
+int ss__cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
+                  struct ss_task *t, size_t i, struct ss_err *err);
+
+#endif

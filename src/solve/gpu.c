@@ -1,0 +1,256 @@
+/* The GPU backend: the graph on one CUDA device, one stream per lane. Rows
+ * that batch take a task's sources together (batch.cu); the others, and
+ * tasks of one source, run source by source on the single-search kernels.
+ * Paths the device cannot walk (a zero-weight cycle on them) come from a
+ * CPU Dijkstra on the same lane. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/dijkstra.h"
+#include "gpu/gpu.h"
+#include "solve/backend.h"
+
+struct ss__gpu {
+        struct ss_gpu *gpu;
+        struct ss_dijkstra_ws **cpu; /* per lane, made when first needed */
+};
+
+static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cfg,
+                        struct ss_err *err)
+{
+        struct ss_gpu_config gc;
+        ss_gpu_config_default(&gc);
+        gc.device = cfg->gpu_device;
+        gc.streams = b->lanes;
+        gc.memory_limit = cfg->memory_limit;
+        gc.blocks = cfg->blocks;
+        gc.batch = cfg->batch;
+        gc.batch_streams = cfg->batch_streams;
+        int rc = SS_OK;
+        if (cfg->delta && (rc = ss_gpu_delta_parse(cfg->delta, &gc, err)) != SS_OK)
+                return rc;
+        if (cfg->bf_variant && (rc = ss_gpu_bf_variant_parse(cfg->bf_variant, &gc, err)) != SS_OK)
+                return rc;
+        struct ss__gpu *x = calloc(1, sizeof(*x));
+        if (!x)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
+        if ((rc = ss_gpu_open(b->g, &gc, &x->gpu, err)) != SS_OK) {
+                free(x);
+                return rc;
+        }
+        /* The device may have opened fewer streams than asked (memory). */
+        b->lanes = ss_gpu_streams(x->gpu);
+        if (!(x->cpu = calloc(b->lanes, sizeof(*x->cpu)))) {
+                ss_gpu_close(x->gpu);
+                free(x);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
+        }
+        b->impl = x;
+        return SS_OK;
+}
+
+static void ss__gpu_close(struct ss_backend *b)
+{
+        struct ss__gpu *x = b->impl;
+        if (!x)
+                return;
+        ss_gpu_close(x->gpu);
+        for (unsigned i = 0; i < b->lanes; i++)
+                ss_dijkstra_ws_free(x->cpu[i]);
+        free(x->cpu);
+        free(x);
+}
+
+static struct ss_dijkstra_ws *ss__lane_cpu(struct ss_backend *b, unsigned lane)
+{
+        struct ss__gpu *x = b->impl;
+        if (!x->cpu[lane])
+                x->cpu[lane] = ss_dijkstra_ws_new(b->g->n);
+        return x->cpu[lane];
+}
+
+/* Route i's path from the CPU: the device found a zero-weight cycle on its
+ * way back, or had no room to walk it. The distance stays the device's. */
+static int ss__cpu_path(struct ss_backend *b, unsigned lane, struct ss_task *t, size_t i,
+                        struct ss_err *err)
+{
+        struct ss_dijkstra_ws *ws = ss__lane_cpu(b, lane);
+        if (!ws)
+                return ss_err_set(err, SS_ENOMEM, "no memory for a Dijkstra workspace");
+        const ss_dist d = t->dist[i];
+        int rc = ss__cpu_route(b->g, ws, false, t, i, err);
+        if (rc == SS_OK && t->dist[i] != d)
+                return ss_err_set(err, SS_EINTERNAL,
+                                  "the GPU and the CPU disagree on a route's distance");
+        return rc;
+}
+
+static enum ss_gpu_batch_kind ss__kind(enum ss_task_kind k)
+{
+        return k == SS_TASK_ROUTE     ? SS_GPU_BATCH_ROUTES
+               : k == SS_TASK_TARGETS ? SS_GPU_BATCH_TARGETS
+                                      : SS_GPU_BATCH_ALL;
+}
+
+static int ss__batched(struct ss_backend *b, unsigned lane, struct ss_task *t, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        bool *needs = NULL;
+        if (t->path && !(needs = calloc(t->nsources, sizeof(bool))))
+                return ss_err_set(err, SS_ENOMEM, "no memory for a batch");
+        struct ss_gpu_batch q = {.kind = ss__kind(t->kind),
+                                 .sources = t->sources,
+                                 .k = (unsigned)t->nsources,
+                                 .targets = t->targets,
+                                 .ntargets = t->ntargets,
+                                 .want_paths = t->path != NULL,
+                                 .dist = t->dist,
+                                 .cancel = t->cancel};
+        struct ss_gpu_batch_result r = {
+            .path = t->path, .path_len = t->path_len, .path_needs_cpu = needs};
+        int rc = ss_gpu_run_batch(x->gpu, lane, &q, &r, err);
+        t->device_ns += r.total_ns;
+        t->searches += r.searches;
+        for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
+                if (needs[i])
+                        rc = ss__cpu_path(b, lane, t, i, err);
+        free(needs);
+        return rc;
+}
+
+static int ss__single(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
+                      struct ss_task *t, size_t i, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        struct ss_gpu_query q = {
+            .algo = (enum ss_gpu_algo)r->impl, .source = t->sources[i], .target = SS_NO_NODE,
+            .cancel = t->cancel};
+        struct ss_gpu_result res = {0};
+        switch (t->kind) {
+        case SS_TASK_ROUTE:
+                q.target = t->targets[i];
+                q.want_path = t->path != NULL;
+                break;
+        case SS_TASK_TARGETS:
+                q.targets = t->targets;
+                q.ntargets = t->ntargets;
+                res.target_dist = t->dist + i * t->ntargets;
+                break;
+        case SS_TASK_ONE_TO_ALL:
+                q.all = t->dist + i * (size_t)b->g->n;
+                break;
+        }
+        int rc = ss_gpu_run(x->gpu, lane, &q, &res, err);
+        t->device_ns += res.total_ns;
+        t->searches++;
+        if (rc != SS_OK || t->kind != SS_TASK_ROUTE)
+                return rc;
+        t->dist[i] = res.dist;
+        if (!t->path)
+                return SS_OK;
+        if (res.path_needs_cpu)
+                return ss__cpu_path(b, lane, t, i, err);
+        t->path[i] = res.path;
+        t->path_len[i] = res.path_len;
+        return SS_OK;
+}
+
+static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
+                       struct ss_task *t, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        /* A batch needs the row's support, a batch workspace on this lane,
+         * more than one source, and for paths the reverse graph. */
+        if ((r->caps & SS_CAN_BATCH) && t->nsources > 1 && ss_gpu_stream_batches(x->gpu, lane) &&
+            (!t->path || ss_gpu_has_reverse(x->gpu)))
+                return ss__batched(b, lane, t, err);
+        int rc = SS_OK;
+        for (size_t i = 0; i < t->nsources && rc == SS_OK; i++)
+                rc = ss__single(b, lane, r, t, i, err);
+        return rc;
+}
+
+static unsigned ss__gpu_batch(const struct ss_backend *b, const struct ss_solver *r,
+                              enum ss_task_kind kind)
+{
+        (void)r;
+        (void)kind;
+        const struct ss__gpu *x = b->impl;
+        const unsigned k = ss_gpu_batch_max(x->gpu);
+        return k ? k : 1;
+}
+
+static bool ss__gpu_healthy(const struct ss_backend *b)
+{
+        const struct ss__gpu *x = b->impl;
+        return ss_gpu_healthy(x->gpu);
+}
+
+static unsigned ss__gpu_faults(const struct ss_backend *b)
+{
+        const struct ss__gpu *x = b->impl;
+        return ss_gpu_faults(x->gpu);
+}
+
+static uint64_t ss__gpu_bytes(const struct ss_backend *b)
+{
+        const struct ss__gpu *x = b->impl;
+        return ss_gpu_mem_used(x->gpu);
+}
+
+static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
+{
+        const struct ss__gpu *x = b->impl;
+        ss_gpu_describe(x->gpu, buf, len);
+}
+
+static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes,
+                             unsigned k, uint32_t *from, uint32_t *to, uint32_t *bad_node,
+                             struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        return ss_gpu_landmarks(x->gpu, lane, nodes, k, from, to, bad_node, err);
+}
+
+void ss_solve_init(void)
+{
+        ss_gpu_process_init();
+}
+
+unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)
+{
+        struct ss_gpu_info info;
+        struct ss_err err = {0};
+        if (ss_gpu_probe(&info, &err) != SS_OK) {
+                snprintf(why, len, "%s", err.msg);
+                return 0;
+        }
+        unsigned n = 0;
+        for (int i = 0; i < info.count && i < SS_GPU_MAX_DEVICES && n < cap; i++)
+                if (info.dev[i].cooperative)
+                        ids[n++] = info.dev[i].id;
+        if (n == 0)
+                snprintf(why, len, "no CUDA device supports cooperative launches");
+        return n;
+}
+
+void *ss_backend_gpu(struct ss_backend *b)
+{
+        if (b->ops != &ss__gpu_backend)
+                return NULL;
+        struct ss__gpu *x = b->impl;
+        return x->gpu;
+}
+
+const struct ss_backend_ops ss__gpu_backend = {
+    .open = ss__gpu_open,
+    .close = ss__gpu_close,
+    .run = ss__gpu_run,
+    .batch = ss__gpu_batch,
+    .healthy = ss__gpu_healthy,
+    .faults = ss__gpu_faults,
+    .device_bytes = ss__gpu_bytes,
+    .describe = ss__gpu_describe,
+    .landmarks = ss__gpu_landmarks,
+};
