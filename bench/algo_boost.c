@@ -15,22 +15,28 @@
 struct boost_state {
         struct ss__bref *b;
         uint32_t n;
+        const uint32_t *sources;
 };
 
-static bool boost_available(char *why, size_t len)
+static bool boost_available(const struct ss__bench_algo *a, char *why, size_t len)
 {
+        (void)a;
         (void)why;
         (void)len;
         return true;
 }
 
-static int boost_setup(void **state, const struct ss_graph *g, struct ss_err *err)
+static int boost_setup(const struct ss__bench_algo *a, void **state, const struct ss_graph *g,
+                       const uint32_t *sources, unsigned k, struct ss_err *err)
 {
+        (void)a;
+        (void)k;
         char why[256] = "";
         struct boost_state *s = calloc(1, sizeof(*s));
         if (!s)
                 return ss_err_set(err, SS_ENOMEM, "out of memory for the Boost state");
         s->n = g->n;
+        s->sources = sources;
         s->b = ss__bref_new(g->n, g->m, g->row, g->col, g->w, why, sizeof(why));
         if (!s->b) {
                 free(s);
@@ -40,10 +46,12 @@ static int boost_setup(void **state, const struct ss_graph *g, struct ss_err *er
         return 0;
 }
 
-static int boost_dijkstra_run(void *state, uint32_t source, uint64_t deadline_ns,
+static int boost_dijkstra_run(void *state, unsigned i, uint64_t deadline_ns, double *amortized_s,
                               struct ss_err *err)
 {
         struct boost_state *s = state;
+        const uint32_t source = s->sources[i];
+        *amortized_s = 0;
         char why[256] = "";
         (void)deadline_ns; /* Boost's Dijkstra is as fast as ours; no budget needed */
         if (ss__bref_dijkstra(s->b, source, why, sizeof(why)))
@@ -52,9 +60,12 @@ static int boost_dijkstra_run(void *state, uint32_t source, uint64_t deadline_ns
         return 0;
 }
 
-static int boost_bf_run(void *state, uint32_t source, uint64_t deadline_ns, struct ss_err *err)
+static int boost_bf_run(void *state, unsigned i, uint64_t deadline_ns, double *amortized_s,
+                        struct ss_err *err)
 {
         struct boost_state *s = state;
+        const uint32_t source = s->sources[i];
+        *amortized_s = 0;
         char why[256] = "";
         int rc = ss__bref_bellman_ford(s->b, source, deadline_ns, why, sizeof(why));
         if (rc > 0)
@@ -66,9 +77,10 @@ static int boost_bf_run(void *state, uint32_t source, uint64_t deadline_ns, stru
         return 0;
 }
 
-static void boost_read(void *state, ss_dist *out)
+static void boost_read(void *state, unsigned i, ss_dist *out)
 {
         struct boost_state *s = state;
+        (void)i;
         /* Boost marks unreachable nodes with the largest uint64_t, which is SS_DIST_INF. */
         memcpy(out, ss__bref_dist(s->b), (size_t)s->n * sizeof(ss_dist));
 }
@@ -84,8 +96,9 @@ static void boost_teardown(void *state)
 
 #else /* !SS_BENCH_HAVE_BOOST */
 
-static bool boost_available(char *why, size_t len)
+static bool boost_available(const struct ss__bench_algo *a, char *why, size_t len)
 {
+        (void)a;
         snprintf(why, len, "built without Boost (install libboost-graph-dev and a C++ compiler)");
         return false;
 }

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/graph.h"
+#include "solve/solver.h"
 
 /* Run settings, from the command line. */
 struct ss__bench_opts {
@@ -32,23 +33,36 @@ struct ss__bench_opts {
 /* One algorithm as the benchmark sees it. state is the row's own data for
  * one graph, made by setup and freed by teardown. */
 struct ss__bench_algo {
-        const char *name;  /* command-line and CSV name: "dijkstra", "boost-bf", ... */
-        const char *label; /* column header in the Markdown table */
-        bool slow;         /* O(N M) worst case: limited sources and a time budget */
+        char name[48];  /* command-line and CSV name: "dijkstra", "gpu-delta", "boost-bf", ... */
+        char label[96]; /* column header in the Markdown table */
+        bool slow;      /* O(N M) worst case: limited sources and a time budget */
+        /* Rows of the solver table: the row and, for a batched column, the
+         * sources one search takes (1 otherwise). NULL for outside references. */
+        const struct ss_solver *solver;
+        unsigned batch;
         /* Returns true when the row can run here; otherwise writes why into
          * why (e.g. "no GPU", "built without Boost"). */
-        bool (*available)(char *why, size_t len);
-        /* Prepares the row for graph g. Returns 0 or a negative ss_status with err set. */
-        int (*setup)(void **state, const struct ss_graph *g, struct ss_err *err);
-        /* Runs one one-to-all query. deadline_ns (CLOCK_MONOTONIC, 0 for none)
-         * may stop a slow run: then SS_ETIMEDOUT. Returns 0 or a negative
+        bool (*available)(const struct ss__bench_algo *a, char *why, size_t len);
+        /* Prepares the row for graph g, whose timed sources are sources[0..k)
+         * (a batched row searches them k at a time). Returns 0 or a negative
          * ss_status with err set. */
-        int (*run)(void *state, uint32_t source, uint64_t deadline_ns, struct ss_err *err);
-        /* Copies the distances of the last run into out (n entries,
-         * SS_DIST_INF for unreachable nodes). */
-        void (*read)(void *state, ss_dist *out);
+        int (*setup)(const struct ss__bench_algo *a, void **state, const struct ss_graph *g,
+                     const uint32_t *sources, unsigned k, struct ss_err *err);
+        /* Runs the one-to-all query from sources[i]. deadline_ns
+         * (CLOCK_MONOTONIC, 0 for none) may stop a slow run: then
+         * SS_ETIMEDOUT. A batched row searches sources[i..i+batch) when i is a
+         * multiple of its batch and keeps their trees for the calls that
+         * follow; each call reports its share of the batch's time
+         * (*amortized_s, 0 when the wall time of the call is the cost).
+         * Returns 0 or a negative ss_status with err set. */
+        int (*run)(void *state, unsigned i, uint64_t deadline_ns, double *amortized_s,
+                   struct ss_err *err);
+        /* Copies the distances of query i (the last one run) into out (n
+         * entries, SS_DIST_INF for unreachable nodes). */
+        void (*read)(void *state, unsigned i, ss_dist *out);
         /* Device time of the last query in ns (kernels and copies, as the
-         * device measured it); NULL for CPU rows. */
+         * device measured it; a batched row's share of its search); NULL for
+         * CPU rows. */
         uint64_t (*last_device_ns)(void *state);
         /* Device memory the row holds (0 on the CPU). */
         uint64_t (*device_bytes)(void *state);
@@ -56,15 +70,19 @@ struct ss__bench_algo {
         void (*teardown)(void *state);
 };
 
-/* The table of every row this build knows, in column order; *count gets its length. */
+/* The table of every row this build knows, in column order (the solver
+ * table's rows that answer one-to-all, the reference Dijkstra first, then
+ * the batched GPU rows when batches are asked for, then Boost); *count gets
+ * its length. */
 const struct ss__bench_algo *ss__bench_algos(size_t *count);
+/* Sources per batch for the batched rows (call before ss__bench_algos;
+ * 0 or 1: no batched rows). */
+void ss__bench_set_batch(unsigned k);
 
-/* Rows defined in algo_cpu.c, algo_boost.c and algo_gpu.c. */
-extern const struct ss__bench_algo ss__bench_algo_dijkstra;
+/* Rows of the solver table (algo_solver.c) and Boost's (algo_boost.c). */
+size_t ss__bench_solver_rows(struct ss__bench_algo *out, size_t cap, unsigned batch);
 extern const struct ss__bench_algo ss__bench_algo_boost_dijkstra;
 extern const struct ss__bench_algo ss__bench_algo_boost_bf;
-extern const struct ss__bench_algo ss__bench_algo_gpu_delta;
-extern const struct ss__bench_algo ss__bench_algo_gpu_bf;
 
 /* Applies the GPU options (--gpu-delta, --gpu-bf; NULL keeps the default)
  * to every GPU row. Returns 0, SS_EINVAL for a bad value, or SS_ENOGPU when
@@ -88,7 +106,7 @@ struct ss__bench_cell {
         char graph[96];
         uint32_t n;
         uint64_t m;
-        char algo[32];
+        char algo[48];
         enum ss__bench_status status;
         unsigned queries; /* timed queries that completed */
         double median_s, min_s, max_s;

@@ -57,6 +57,8 @@ static const char usage[] =
     "  --gpu-delta RULE      Δ for GPU Δ-stepping: tuned (default), median, mean,\n"
     "                        maxw-over-maxdeg or an integer\n"
     "  --gpu-bf VARIANT      GPU Bellman-Ford: auto (default), scalar or vector\n"
+    "  --batch K             also time the rows that batch with K sources per search\n"
+    "                        (columns NAME-bK; each source's time is its share)\n"
     "  --quick               fewer sources and shorter budgets (NY in under a minute)\n"
     "  --out DIR             output directory (created if missing)\n"
     "  --append              add rows to DIR/results.csv instead of starting it anew\n"
@@ -280,7 +282,7 @@ static void slot_setup(struct graph_ctx *gc, struct slot *s, const struct ss__be
         s->live = false;
         s->planned = gc->nsources;
 
-        if (!a->available(c->note, sizeof(c->note))) {
+        if (!a->available(a, c->note, sizeof(c->note))) {
                 c->status = SS_BENCH_UNAVAILABLE;
                 return;
         }
@@ -303,7 +305,7 @@ static void slot_setup(struct graph_ctx *gc, struct slot *s, const struct ss__be
         peak_ok = ss__bench_mem_reset_peak();
         rss0 = ss__bench_rss();
         t0 = ss_now_ns();
-        if (a->setup(&s->state, gc->g, &err)) {
+        if (a->setup(a, &s->state, gc->g, gc->sources, gc->nsources, &err)) {
                 slot_fail(s, "setup: %.150s", err.msg);
                 s->state = NULL;
                 return;
@@ -317,7 +319,8 @@ static void slot_setup(struct graph_ctx *gc, struct slot *s, const struct ss__be
          * tens of seconds, the first-touch cost is a small part of it and
          * the median over sources leaves the first query out anyway. */
         bool warm = !a->slow && (a->last_device_ns || gc->g->m <= WARMUP_MAX_ARCS);
-        if (warm && a->run(s->state, gc->sources[0], 0, &err)) {
+        double amortized = 0;
+        if (warm && a->run(s->state, 0, 0, &amortized, &err)) {
                 slot_fail(s, "%.159s", err.msg);
                 return;
         }
@@ -348,9 +351,13 @@ static double slot_query(struct graph_ctx *gc, struct slot *s, unsigned i,
         uint64_t rss0 = first_touch ? ss__bench_rss() : 0;
         if (a->slow)
                 deadline = ss_now_ns() + (uint64_t)(o->slow_budget_s * 1e9);
+        double amortized = 0;
         start = ss_now_ns();
-        rc = a->run(s->state, gc->sources[i], deadline, &err);
+        rc = a->run(s->state, i, deadline, &amortized, &err);
         dt = ss_now_ns() - start;
+        /* A batched row's query costs its share of the batch's search. */
+        if (amortized > 0)
+                dt = (uint64_t)(amortized * 1e9);
         if (first_touch) {
                 uint64_t peak = peak_ok ? ss__bench_peak_rss() : ss__bench_rss();
                 c->host_bytes += peak > rss0 ? peak - rss0 : 0;
@@ -373,7 +380,7 @@ static double slot_query(struct graph_ctx *gc, struct slot *s, unsigned i,
                 s->dev_times[c->queries] = secs(a->last_device_ns(s->state));
         s->times[c->queries++] = secs(dt);
 
-        a->read(s->state, gc->scratch);
+        a->read(s->state, i, gc->scratch);
         if (inject && strcmp(inject, a->name) == 0)
                 gc->scratch[n - 1] ^= 1; /* test hook: see the usage text */
         ref = reference(gc, i);
@@ -654,7 +661,7 @@ static void list_algos(void)
         const struct ss__bench_algo *all = ss__bench_algos(&n);
         for (size_t i = 0; i < n; i++) {
                 char why[256] = "";
-                bool ok = all[i].available(why, sizeof(why));
+                bool ok = all[i].available(&all[i], why, sizeof(why));
                 printf("%-16s %-24s %s%s\n", all[i].name, all[i].label,
                        ok ? "available" : "n/a: ", ok ? "" : why);
         }
@@ -669,7 +676,8 @@ int main(int argc, char **argv)
                 OPT_LIST,
                 OPT_GPU_DELTA,
                 OPT_GPU_BF,
-                OPT_APPEND
+                OPT_APPEND,
+                OPT_BATCH
         };
         static const struct option longopts[] = {
             {"graph", required_argument, NULL, 'g'},
@@ -685,12 +693,13 @@ int main(int argc, char **argv)
             {"gpu-delta", required_argument, NULL, OPT_GPU_DELTA},
             {"gpu-bf", required_argument, NULL, OPT_GPU_BF},
             {"append", no_argument, NULL, OPT_APPEND},
+            {"batch", required_argument, NULL, OPT_BATCH},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         struct ss__bench_opts o = {.sources = 0, .seed = 1, .slow_budget_s = -1};
         struct graph_arg graphs[MAX_GRAPHS];
-        size_t ngraphs = 0, nsel = 0, nalgos;
+        size_t ngraphs = 0, nsel = 0;
         const struct ss__bench_algo *sel[32];
         struct ss__bench_cell cells[32];
         const char *algo_list = NULL, *report_dir = NULL, *gpu_delta = NULL, *gpu_bf = NULL;
@@ -702,7 +711,6 @@ int main(int argc, char **argv)
         int opt, status = 0;
         bool append = false;
 
-        ss__bench_algos(&nalgos);
         while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
                 switch (opt) {
                 case 'g': {
@@ -789,6 +797,11 @@ int main(int argc, char **argv)
                         break;
                 case OPT_APPEND:
                         append = true;
+                        break;
+                case OPT_BATCH:
+                        if (parse_uint(optarg, "--batch", 4096, &v))
+                                return 2;
+                        ss__bench_set_batch((unsigned)v);
                         break;
                 case 'h':
                         fputs(usage, stdout);

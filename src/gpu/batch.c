@@ -24,6 +24,13 @@
  * pairs (each bucket holds a fraction of them), never less than n. */
 static void ss__caps(uint32_t n, unsigned kcap, uint64_t *q, uint64_t *f, uint64_t *s)
 {
+        /* A test hook: the smallest queues, so that batches overflow and
+         * the halving is exercised. */
+        const char *squeeze = getenv("SS_GPU_BATCH_SQUEEZE");
+        if (squeeze && *squeeze && strcmp(squeeze, "0") != 0) {
+                *q = *f = *s = n;
+                return;
+        }
         const uint64_t pairs = (uint64_t)kcap * n;
         *q = pairs / 8 > n ? pairs / 8 : n;
         *f = pairs / 4 > n ? pairs / 4 : n;

@@ -521,8 +521,12 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                                   "workspace %.1f), limit %.1f MiB",
                                   (graph_bytes + ws_bytes) / SS__MIB, graph_bytes / SS__MIB,
                                   ws_bytes / SS__MIB, limit / SS__MIB);
+        /* The reverse graph comes before extra streams: batched routes walk
+         * their paths back over it, and landmarks search it. */
+        const bool want_rev = 2 * graph_bytes + ws_bytes <= limit;
+        const uint64_t graphs = want_rev ? 2 * graph_bytes : graph_bytes;
         unsigned streams = cfg.streams;
-        const uint64_t fit = (limit - graph_bytes) / ws_bytes;
+        const uint64_t fit = (limit - graphs) / ws_bytes;
         if (fit < streams) {
                 ss_log_warn("gpu", "only %" PRIu64 " of %u streams fit in %.1f MiB", fit, streams,
                             limit / SS__MIB);
@@ -624,7 +628,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         /* The reverse graph, when it fits beside the single-search
          * workspaces: batched routes walk their paths back over it, and
          * landmarks search it for distances towards a node. */
-        if (used + graph_bytes + streams * ws_bytes <= limit) {
+        if (want_rev) {
                 struct ss_graph *rev = ss_graph_reverse(g);
                 if (!rev) {
                         ss_gpu_close(gpu);

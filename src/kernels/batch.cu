@@ -257,9 +257,9 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
         }
         if (tid == 0) {
                 c->qcnt[0] = c->qcnt[1] = c->qcnt[2] = 0;
-                c->fcnt[0] = c->fcnt[1] = 0;
+                c->fcnt[0] = c->fcnt[1] = c->fcnt[2] = 0;
                 c->scnt = 0;
-                c->farmin[0] = c->farmin[1] = SS__INF;
+                c->farmin[0] = c->farmin[1] = c->farmin[2] = SS__INF;
                 c->live = p.k;
                 c->max_q = c->max_f = c->max_s = 0;
                 for (int i = 0; i < 3; i++)
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
 
         /* st counts grid barriers: flags raised during step st go to slot
          * (st + 1) % 3 and are read after the barrier that starts step st + 1. */
-        uint32_t st = 0, ph = 0, qsel = 0, phases = 0, buckets = 0;
+        uint32_t st = 0, ph = 0, qsel = 0, phases = 0, buckets = 0, bc = 0;
         int side = 0;
         unsigned long long bucket = 0;
         bool stop = false, cancelled = false;
@@ -291,8 +291,8 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                 s.delta = p.delta;
                 s.far = side ? p.far1 : p.far0;
                 s.fbm = side ? p.fb1 : p.fb0;
-                s.far_cnt = &c->fcnt[side];
-                s.farmin = &c->farmin[side];
+                s.far_cnt = &c->fcnt[bc % 3];
+                s.farmin = &c->farmin[bc % 3];
                 s.qcap = p.qcap;
                 s.fcap = p.fcap;
                 /* Light phases. */
@@ -352,11 +352,11 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                                 break;
                 }
                 /* Everything below the next bucket's start is final. */
-                const unsigned long long nb = ss__ld(&c->farmin[side]);
+                const unsigned long long nb = ss__ld(&c->farmin[bc % 3]);
                 if (nb == SS__INF)
                         break;
                 const unsigned long long bound = nb * p.delta;
-                const uint32_t fcnt0 = ss__ld(&c->fcnt[side]);
+                const uint32_t fcnt0 = ss__ld(&c->fcnt[bc % 3]);
                 const uint32_t fcnt = fcnt0 > p.fcap ? (uint32_t)p.fcap : fcnt0;
                 const uint32_t *far = side ? p.far1 : p.far0;
                 uint32_t *fbm = side ? p.fb1 : p.fb0;
@@ -369,6 +369,12 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                         c->scnt = 0;
                         if (fcnt > c->max_f)
                                 c->max_f = fcnt;
+                        /* Far counters rotate over three slots by bucket
+                         * change, as in delta.cu: this change reads slot bc,
+                         * moves into bc + 1, and clears bc + 2, which nobody
+                         * touches until after this change's barrier. */
+                        c->fcnt[(bc + 2) % 3] = 0;
+                        c->farmin[(bc + 2) % 3] = SS__INF;
                 }
                 for (uint64_t i = tid; i < fcnt; i += nthreads) {
                         const uint32_t pr = ss__ld(&far[i]);
@@ -384,9 +390,10 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                                 if (ss__bit_set(nbm, pr))
                                         ss__push_cap(near, &c->qcnt[ph % 3], p.qcap, ovf, pr);
                         } else {
-                                atomicMin(&c->farmin[side ^ 1], b);
+                                atomicMin(&c->farmin[(bc + 1) % 3], b);
                                 if (ss__bit_set(fbm2, pr))
-                                        ss__push_cap(far2, &c->fcnt[side ^ 1], p.fcap, ovf, pr);
+                                        ss__push_cap(far2, &c->fcnt[(bc + 1) % 3], p.fcap, ovf,
+                                                     pr);
                         }
                 }
                 /* Slots whose answer is final now. */
@@ -421,11 +428,7 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                 st++;
                 if (p.kind != SS__BK_ALL && ss__ld(&c->live) == 0)
                         break;
-                if (tid == 0) {
-                        /* This side is empty now; the next bucket change fills it. */
-                        c->fcnt[side] = 0;
-                        c->farmin[side] = SS__INF;
-                }
+                bc++;
                 side ^= 1;
                 bucket = nb;
         }

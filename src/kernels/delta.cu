@@ -256,11 +256,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
         sg++;
         if (tid == 0) {
                 c->qcnt[0] = c->qcnt[1] = c->qcnt[2] = 0;
-                c->fcnt[0] = c->fcnt[1] = 0;
+                c->fcnt[0] = c->fcnt[1] = c->fcnt[2] = 0;
                 c->scnt = 0;
-                c->open[0] = c->open[1] = 0;
+                c->open[0] = c->open[1] = c->open[2] = 0;
                 c->cflag[0] = c->cflag[1] = c->cflag[2] = 0;
-                c->farmin[0] = c->farmin[1] = SS__INF;
+                c->farmin[0] = c->farmin[1] = c->farmin[2] = SS__INF;
                 c->cancelled = 0;
         }
         grid.sync();
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
         long long t0 = prof ? clock64() : 0;
         unsigned long long bucket = 0;
         int side = 0;
-        uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0;
+        uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0, bc = 0;
         bool cancelled = false;
         __shared__ unsigned int sh[3];
         for (;;) {
@@ -300,8 +300,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         s.delta = p.delta;
                         s.nstamp = p.nstamp;
                         s.far = side ? p.far1 : p.far0;
-                        s.far_cnt = &c->fcnt[side];
-                        s.farmin = &c->farmin[side];
+                        s.far_cnt = &c->fcnt[bc % 3];
+                        s.farmin = &c->farmin[bc % 3];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
                         if (cnt <= p.local_max) {
@@ -363,8 +363,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         s.nstamp = p.nstamp;
                         s.next_gen = ph;
                         s.far = side ? p.far1 : p.far0;
-                        s.far_cnt = &c->fcnt[side];
-                        s.farmin = &c->farmin[side];
+                        s.far_cnt = &c->fcnt[bc % 3];
+                        s.farmin = &c->farmin[bc % 3];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
                         ss__delta_expand(p, s, p.set, scnt, true, nullptr, nullptr, 0,
@@ -378,19 +378,31 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         }
                 }
                 /* Everything below bucket_end is final. Pick the next bucket. */
-                const unsigned long long nb = ss__ld(&c->farmin[side]);
+                const unsigned long long nb = ss__ld(&c->farmin[bc % 3]);
                 if (nb == SS__INF)
                         break;
                 const unsigned long long bound = nb * p.delta; /* all d < bound are final */
                 if (p.target != SS__NO_NODE && ss__ld(&p.dist[p.target]) < bound)
                         break;
                 /* Move the next bucket's far entries to the near queue. */
-                const uint32_t fcnt = ss__ld(&c->fcnt[side]);
+                const uint32_t fcnt = ss__ld(&c->fcnt[bc % 3]);
                 const uint32_t *far = side ? p.far1 : p.far0;
                 uint32_t *far2 = side ? p.far0 : p.far1;
                 uint32_t *near = qsel ? p.q1 : p.q0;
-                if (tid == 0)
+                if (tid == 0) {
                         c->scnt = 0;
+                        /* Counters are kept in three slots by bucket change:
+                         * this change reads slot bc, moves entries into slot
+                         * bc + 1 (where the next bucket pushes too), and the
+                         * slot cleared here, bc + 2, was last read at the
+                         * previous change and is next written after this
+                         * change's barrier. With two slots, a bucket with no
+                         * phase of its own would clear a slot in the very
+                         * step that fills it. */
+                        c->fcnt[(bc + 2) % 3] = 0;
+                        c->farmin[(bc + 2) % 3] = SS__INF;
+                        c->open[(bc + 1) % 3] = 0;
+                }
                 for (uint64_t i = tid; i < fcnt; i += nthreads) {
                         const uint32_t v = ss__ld(&far[i]);
                         const unsigned long long d = ss__ld(&p.dist[v]);
@@ -401,26 +413,20 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                 if (atomicExch(&p.nstamp[v], ph) != ph)
                                         ss__push(near, &c->qcnt[ph % 3], v);
                         } else {
-                                atomicMin(&c->farmin[side ^ 1], b);
+                                atomicMin(&c->farmin[(bc + 1) % 3], b);
                                 if (atomicExch(&p.fstamp[v], ep + 1) != ep + 1)
-                                        ss__push(far2, &c->fcnt[side ^ 1], v);
+                                        ss__push(far2, &c->fcnt[(bc + 1) % 3], v);
                         }
                 }
                 /* Targets not final yet, counted into the slot of this epoch. */
-                unsigned int *openc = &c->open[ep & 1];
+                unsigned int *openc = &c->open[bc % 3];
                 if (p.ntargets > 0)
                         for (uint64_t i = tid; i < p.ntargets; i += nthreads)
                                 if (ss__ld(&p.dist[__ldg(&p.targets[i])]) >= bound)
                                         atomicAdd(openc, 1u);
                 grid.sync();
                 const bool targets_done = p.ntargets > 0 && ss__ld(openc) == 0;
-                if (tid == 0) {
-                        /* Side `side` and the other count slot are next written
-                         * by the following partition: clear them now. */
-                        c->fcnt[side] = 0;
-                        c->farmin[side] = SS__INF;
-                        c->open[(ep + 1) & 1] = 0;
-                }
+                bc++;
                 ep++;
                 sg++;
                 side ^= 1;

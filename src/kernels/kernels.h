@@ -50,11 +50,11 @@ struct ss__dgraph {
  * one grid-wide barrier per round suffices (see delta.cu). */
 struct ss__ctl {
         unsigned int qcnt[3];                    /* near-queue sizes, indexed by phase % 3 */
-        unsigned int fcnt[2];                    /* far-pile sizes, indexed by side */
+        unsigned int fcnt[3];                    /* far-pile sizes, by bucket change % 3 */
         unsigned int scnt;                       /* vertices settled in the current bucket */
-        unsigned int open[2];                    /* targets not yet final, indexed by epoch % 2 */
+        unsigned int open[3];                    /* targets not yet final, by bucket change % 3 */
         unsigned int cflag[3];                   /* cancel seen, indexed by phase % 3 */
-        unsigned long long farmin[2];            /* lower bound of the far pile's smallest bucket */
+        unsigned long long farmin[3];            /* lower bound of the far pile's smallest bucket */
         unsigned long long rmin[3];              /* BF: smallest distance set in a round */
         unsigned int phase, epoch, sgen;         /* stamp generations, kept across queries */
         unsigned int lm_ph[2], lm_q[2], lm_k[2]; /* block-local phases: where they ended */
@@ -119,12 +119,12 @@ struct ss__ws {
 /* Control block of a batched search, device memory. */
 struct ss__bctl {
         unsigned int qcnt[3];         /* near-queue sizes, indexed by phase % 3 */
-        unsigned int fcnt[2];         /* far-pile sizes, indexed by side */
+        unsigned int fcnt[3];         /* far-pile sizes, by bucket change % 3 */
         unsigned int scnt;            /* pairs settled in the current bucket */
         unsigned int flags[6];        /* overflow and cancel, three rotating slots each */
         unsigned int overflow;        /* a queue was full: the search stopped */
         unsigned int live;            /* sources not done yet */
-        unsigned long long farmin[2]; /* smallest bucket in each far pile */
+        unsigned long long farmin[3]; /* smallest bucket of each far pile, as fcnt */
         /* Statistics, copied back after the run. */
         unsigned int phases, buckets, cancelled, max_q, max_f, max_s;
 };

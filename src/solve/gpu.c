@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 #include "cpu/dijkstra.h"
 #include "gpu/gpu.h"
 #include "solve/backend.h"
@@ -111,6 +113,7 @@ static int ss__batched(struct ss_backend *b, unsigned lane, struct ss_task *t, s
             .path = t->path, .path_len = t->path_len, .path_needs_cpu = needs};
         int rc = ss_gpu_run_batch(x->gpu, lane, &q, &r, err);
         t->device_ns += r.total_ns;
+        t->search_ns += r.kernel_ns;
         t->searches += r.searches;
         for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
                 if (needs[i])
@@ -143,6 +146,7 @@ static int ss__single(struct ss_backend *b, unsigned lane, const struct ss_solve
         }
         int rc = ss_gpu_run(x->gpu, lane, &q, &res, err);
         t->device_ns += res.total_ns;
+        t->search_ns += res.kernel_ns;
         t->searches++;
         if (rc != SS_OK || t->kind != SS_TASK_ROUTE)
                 return rc;
@@ -216,6 +220,28 @@ static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t
 void ss_solve_init(void)
 {
         ss_gpu_process_init();
+}
+
+void *ss_solve_host_alloc(size_t bytes)
+{
+        void *p = NULL;
+        if (cudaMallocHost(&p, bytes ? bytes : 1) == cudaSuccess)
+                return p;
+        cudaGetLastError(); /* no device, no driver: ordinary memory */
+        return malloc(bytes ? bytes : 1);
+}
+
+void ss_solve_host_free(void *p)
+{
+        struct cudaPointerAttributes a;
+        if (!p)
+                return;
+        if (cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeHost) {
+                cudaFreeHost(p);
+                return;
+        }
+        cudaGetLastError();
+        free(p);
 }
 
 unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)

@@ -15,15 +15,15 @@ _Static_assert(SS_GPU_DELTA == 0 && SS_GPU_BF == 1, "GPU rows name kernels by nu
 /* Every algorithm, CPU rows first. A new algorithm is one row here (and on
  * the GPU a launcher row in gpu/gpu.c and its kernel file). */
 static const struct ss_solver ss__rows[] = {
-    {"dijkstra", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 0,
+    {"dijkstra", "Dijkstra", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 0,
      "Dijkstra with a radix heap; the reference every other row is checked against"},
-    {"astar", SS_DEVICE_CPU, SS_CAN_ROUTE, 1,
+    {"astar", "A*", SS_DEVICE_CPU, SS_CAN_ROUTE, 1,
      "A* over the coordinate and landmark bounds (routes; Dijkstra for the rest)"},
     /* GPU rows: impl is the kernel's enum ss_gpu_algo (gpu/gpu.h). */
-    {"delta", SS_DEVICE_GPU,
+    {"delta", "Δ-stepping", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH, 0,
      "Δ-stepping, one persistent kernel; batched: many sources per search"},
-    {"bf", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 1,
+    {"bf", "Bellman-Ford", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 1,
      "frontier Bellman-Ford over CSR (scalar or vector)"},
 };
 
@@ -156,6 +156,7 @@ int ss_backend_run(struct ss_backend *b, unsigned lane, const struct ss_solver *
                    struct ss_task *t, struct ss_err *err)
 {
         t->device_ns = 0;
+        t->search_ns = 0;
         t->searches = 0;
         t->ran = r;
         if (t->path)
@@ -236,6 +237,16 @@ void *ss_backend_gpu(struct ss_backend *b)
 
 void ss_solve_init(void)
 {
+}
+
+void *ss_solve_host_alloc(size_t bytes)
+{
+        return malloc(bytes ? bytes : 1);
+}
+
+void ss_solve_host_free(void *p)
+{
+        free(p);
 }
 
 unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)

@@ -42,6 +42,7 @@ enum {
 
 struct ss_solver {
         const char *name;     /* the algorithm= name; unique together with device */
+        const char *label;    /* for people: "Dijkstra", "Δ-stepping" */
         enum ss_device device;
         unsigned caps;        /* SS_CAN_* */
         int impl;             /* the backend's own id (enum ss_gpu_algo on the GPU) */
@@ -88,6 +89,7 @@ struct ss_task {
         const struct ss_cancel *cancel;
         /* Filled by the run. */
         uint64_t device_ns; /* time on the device (GPU kernels and copies), 0 on the CPU */
+        uint64_t search_ns; /* of which the searches alone (GPU), 0 on the CPU */
         unsigned searches;  /* searches run: 1 for a batched task, nsources otherwise */
         const struct ss_solver *ran; /* the row that answered (a backend may substitute) */
 };
@@ -119,6 +121,12 @@ struct ss_backend;
  * exists and before other threads start (see ss_gpu_process_init()); a
  * no-op without CUDA. Cannot fail. */
 void ss_solve_init(void);
+
+/* Host memory for distances a GPU copies into: page-locked when the build
+ * has CUDA and the driver gives it (copies then run at full speed), else
+ * ordinary. NULL when out of memory. Free with ss_solve_host_free(). */
+void *ss_solve_host_alloc(size_t bytes);
+void ss_solve_host_free(void *p);
 
 /* The CUDA devices a GPU backend can use, into ids (at most cap); 0 with
  * the reason in why when there is none (or the build has no CUDA). */

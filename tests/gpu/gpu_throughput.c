@@ -1,17 +1,19 @@
-/* gpu-throughput: point-to-point queries per second on the GPU engine, with
- * many streams at once, as the daemon runs them (one host thread per stream).
+/* gpu-throughput: point-to-point routes per second on the GPU, with many
+ * streams at once and many routes per search, as the daemon runs them (one
+ * host thread per stream, routes gathered into batches).
  *
- *   gpu-throughput GRAPH [--streams LIST] [--blocks LIST] [--queries Q]
- *                        [--sources K] [--algorithm delta|bf] [--seed S] [--no-path]
+ *   gpu-throughput GRAPH [--streams LIST] [--batch LIST] [--blocks B]
+ *                        [--queries Q] [--sources K] [--algorithm NAME]
+ *                        [--seed S] [--no-path]
  *
- * For every (streams, blocks) pair of the two comma lists it opens the GPU
- * engine, then runs Q queries (random pairs: sources from a set of K, random
- * targets, path wanted unless --no-path) spread over the streams, each thread on its own
- * stream. It checks every answer's distance against the CPU Dijkstra (run
- * once per source beforehand) and prints one THROUGHPUT line per pair:
- * queries per second (wall time), the median and 99th-percentile latency of a
- * query, and mismatches. Exits 1 on any mismatch. blocks 0 is the engine's
- * default (the resident blocks divided among the streams).
+ * For every (streams, batch) pair of the two comma lists it opens the GPU
+ * row of the solver table named by --algorithm (default delta), then runs Q
+ * routes (sources from a set of K, random targets, paths unless --no-path)
+ * spread over the streams, each thread taking `batch` routes per task on its
+ * own stream. Every answer's distance is checked against the CPU Dijkstra
+ * (run once per source beforehand). One THROUGHPUT line per pair: routes per
+ * second (wall time), the median and 99th-percentile latency of a task, and
+ * mismatches. Exits 1 on any mismatch. batch 1 runs one search per route.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,53 +25,98 @@
 #include <unistd.h>
 
 #include "cpu/dijkstra.h"
-#include "gpu/gpu.h"
 #include "io/load.h"
+#include "solve/solver.h"
 
 struct run {
         const struct ss_graph *g;
-        struct ss_gpu *gpu;
-        enum ss_gpu_algo algo;
+        struct ss_backend *b;
+        const struct ss_solver *row;
         const uint32_t *src; /* K sources */
         ss_dist *const *ref; /* K rows of N distances */
         const uint32_t *qs;  /* Q (source index, target) pairs, interleaved */
-        uint64_t *lat;       /* Q latencies, ns */
-        unsigned nq;
+        uint64_t *lat;       /* per task, ns */
+        unsigned nq, batch;
         bool path;
-        atomic_uint next; /* next query to take */
+        atomic_uint next; /* next route to take */
+        atomic_uint ntasks;
         atomic_uint mismatches;
         atomic_uint failures;
 };
 
 struct worker {
         struct run *r;
-        unsigned stream;
+        unsigned lane;
 };
 
 static void *work(void *p)
 {
         struct worker *w = p;
         struct run *r = w->r;
+        const unsigned kb = r->batch;
+        uint32_t *s = malloc(kb * sizeof(*s)), *t = malloc(kb * sizeof(*t)), **paths = NULL;
+        unsigned *at = malloc(kb * sizeof(*at));
+        size_t *plen = NULL;
+        ss_dist *d = malloc(kb * sizeof(*d));
+        if (r->path) {
+                paths = calloc(kb, sizeof(*paths));
+                plen = calloc(kb, sizeof(*plen));
+        }
+        if (!s || !t || !at || !d || (r->path && (!paths || !plen))) {
+                atomic_fetch_add(&r->failures, 1);
+                goto out;
+        }
         for (;;) {
-                const unsigned i = atomic_fetch_add(&r->next, 1);
+                const unsigned i = atomic_fetch_add(&r->next, kb);
                 if (i >= r->nq)
                         break;
-                const uint32_t k = r->qs[2 * i], t = r->qs[2 * i + 1];
-                struct ss_gpu_query q = {
-                    .algo = r->algo, .source = r->src[k], .target = t, .want_path = r->path};
-                struct ss_gpu_result res = {0};
-                struct ss_err err;
-                const uint64_t t0 = ss_now_ns();
-                int rc = ss_gpu_run(r->gpu, w->stream, &q, &res, &err);
-                r->lat[i] = ss_now_ns() - t0;
-                if (rc) {
-                        fprintf(stderr, "gpu-throughput: stream %u: %s\n", w->stream, err.msg);
-                        atomic_fetch_add(&r->failures, 1);
-                } else if (res.dist != r->ref[k][t]) {
-                        atomic_fetch_add(&r->mismatches, 1);
+                const unsigned k = r->nq - i < kb ? r->nq - i : kb;
+                for (unsigned j = 0; j < k; j++) {
+                        at[j] = r->qs[2 * (i + j)];
+                        s[j] = r->src[at[j]];
+                        t[j] = r->qs[2 * (i + j) + 1];
                 }
-                free(res.path);
+                struct ss_task task = {.kind = SS_TASK_ROUTE,
+                                       .sources = s,
+                                       .nsources = k,
+                                       .targets = t,
+                                       .ntargets = k,
+                                       .dist = d,
+                                       .path = paths,
+                                       .path_len = plen};
+                struct ss_err err = {0};
+                const uint64_t t0 = ss_now_ns();
+                int rc = ss_backend_run(r->b, w->lane, r->row, &task, &err);
+                const uint64_t dt = ss_now_ns() - t0;
+                if (rc) {
+                        fprintf(stderr, "gpu-throughput: %u routes from %u: %s\n", k, s[0] + 1,
+                                err.msg);
+                        atomic_fetch_add(&r->failures, 1);
+                        continue;
+                }
+                r->lat[atomic_fetch_add(&r->ntasks, 1)] = dt;
+                for (unsigned j = 0; j < k; j++) {
+                        const ss_dist want = r->ref[at[j]][t[j]];
+                        bool bad = d[j] != want;
+                        if (r->path && !bad && want != SS_DIST_INF)
+                                bad = plen[j] == 0 || paths[j][0] != s[j] ||
+                                      paths[j][plen[j] - 1] != t[j];
+                        if (bad && atomic_fetch_add(&r->mismatches, 1) < 5)
+                                fprintf(stderr, "MISMATCH %u->%u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
+                                        s[j] + 1, t[j] + 1, d[j], want);
+                        if (paths) {
+                                free(paths[j]);
+                                paths[j] = NULL;
+                        }
+                }
         }
+out:
+        free(s);
+        free(t);
+        free(at);
+        free(d);
+        free(paths);
+        free(plen);
         return NULL;
 }
 
@@ -79,43 +126,41 @@ static int cmp_u64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-static uint64_t rng = 1;
-static uint64_t rnd(void)
-{
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        return rng;
-}
-
-/* Parses a comma list of unsigned numbers into out (at most max). */
-static size_t parse_list(const char *s, unsigned *out, size_t max)
+static size_t parse_list(const char *s, unsigned *out, size_t cap)
 {
         size_t n = 0;
-        char *end;
-        while (*s && n < max) {
-                out[n++] = (unsigned)strtoul(s, &end, 10);
-                if (end == s)
-                        return 0;
-                s = *end == ',' ? end + 1 : end;
-        }
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", s);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
+             tok = strtok_r(NULL, ",", &save))
+                out[n++] = (unsigned)strtoul(tok, NULL, 10);
         return n;
+}
+
+static uint64_t rng_state = 1;
+static uint64_t rnd(void)
+{
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return rng_state;
 }
 
 int main(int argc, char **argv)
 {
         const char *path = NULL, *algo_name = "delta";
-        unsigned streams[32] = {16}, blocks[32] = {0};
-        size_t nstreams = 1, nblocks = 1;
-        unsigned nq = 4000, ns = 16;
+        unsigned streams[16] = {4}, batches[16] = {1}, blocks = 0;
+        size_t nstreams = 1, nbatches = 1;
+        unsigned nq = 20000, ns = 64;
         bool want_path = true;
         for (int i = 1; i < argc; i++) {
-                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                const char *a = argv[i];
+                const char *v = i + 1 < argc ? argv[i + 1] : NULL;
                 if (a[0] != '-') {
                         path = a;
                         continue;
                 }
-                if (strcmp(a, "--no-path") == 0) {
+                if (!strcmp(a, "--no-path")) {
                         want_path = false;
                         continue;
                 }
@@ -124,41 +169,44 @@ int main(int argc, char **argv)
                         return 2;
                 }
                 i++;
-                if (strcmp(a, "--streams") == 0)
-                        nstreams = parse_list(v, streams, 32);
-                else if (strcmp(a, "--blocks") == 0)
-                        nblocks = parse_list(v, blocks, 32);
-                else if (strcmp(a, "--queries") == 0)
+                if (!strcmp(a, "--streams"))
+                        nstreams = parse_list(v, streams, 16);
+                else if (!strcmp(a, "--batch"))
+                        nbatches = parse_list(v, batches, 16);
+                else if (!strcmp(a, "--blocks"))
+                        blocks = (unsigned)strtoul(v, NULL, 10);
+                else if (!strcmp(a, "--queries"))
                         nq = (unsigned)strtoul(v, NULL, 10);
-                else if (strcmp(a, "--sources") == 0)
+                else if (!strcmp(a, "--sources"))
                         ns = (unsigned)strtoul(v, NULL, 10);
-                else if (strcmp(a, "--algorithm") == 0)
+                else if (!strcmp(a, "--algorithm"))
                         algo_name = v;
-                else if (strcmp(a, "--seed") == 0)
-                        rng = strtoull(v, NULL, 10) | 1;
+                else if (!strcmp(a, "--seed"))
+                        rng_state = strtoull(v, NULL, 10) | 1;
                 else {
                         fprintf(stderr, "gpu-throughput: unknown option %s\n", a);
                         return 2;
                 }
         }
-        const int algo = ss_gpu_algo_parse(algo_name);
-        if (!path || !nstreams || !nblocks || !nq || !ns || algo < 0) {
-                fprintf(stderr, "usage: gpu-throughput GRAPH [--streams LIST] [--blocks LIST] "
-                                "[--queries Q] [--sources K] [--algorithm delta|bf] [--seed S] "
-                                "[--no-path]\n");
+        const struct ss_solver *row = ss_solver_find(algo_name, SS_DEVICE_GPU);
+        if (!path || !nstreams || !nbatches || !nq || !ns || !row) {
+                fprintf(stderr, "usage: gpu-throughput GRAPH [--streams LIST] [--batch LIST] "
+                                "[--blocks B] [--queries Q] [--sources K] [--algorithm NAME] "
+                                "[--seed S] [--no-path]  (NAME: a GPU row of the solver table)\n");
                 return 2;
         }
         if (access(path, R_OK) != 0) {
                 printf("SKIP: %s is not readable\n", path);
                 return 77;
         }
+        ss_solve_init();
         struct ss_err err;
         struct ss_graph *g = ss_graph_load(path, NULL, NULL, &err);
         if (!g) {
                 fprintf(stderr, "gpu-throughput: %s\n", err.msg);
                 return 2;
         }
-        /* Sources, their CPU distances, and the query list. */
+        /* Sources, their CPU distances, and the route list. */
         uint32_t *src = malloc(ns * sizeof(*src));
         ss_dist **ref = calloc(ns, sizeof(*ref));
         uint32_t *qs = malloc((size_t)nq * 2 * sizeof(*qs));
@@ -182,33 +230,39 @@ int main(int argc, char **argv)
                 qs[2 * i] = (uint32_t)(rnd() % ns);
                 qs[2 * i + 1] = (uint32_t)(rnd() % g->n);
         }
-        printf("graph %s: n=%u m=%" PRIu64 "; %u %s queries from %u sources\n", path, g->n, g->m,
-               nq, algo_name, ns);
+        printf("graph %s: n=%u m=%" PRIu64 "; %u %s routes from %u sources%s\n", path, g->n, g->m,
+               nq, algo_name, ns, want_path ? ", with paths" : "");
         int status = 0;
         for (size_t si = 0; si < nstreams; si++) {
-                for (size_t bi = 0; bi < nblocks; bi++) {
-                        struct ss_gpu_config cfg;
-                        ss_gpu_config_default(&cfg);
-                        cfg.streams = streams[si];
-                        cfg.blocks = blocks[bi];
-                        struct ss_gpu *gpu = NULL;
-                        if (ss_gpu_open(g, &cfg, &gpu, &err)) {
-                                printf("THROUGHPUT streams=%u blocks=%u error: %s\n", streams[si],
-                                       blocks[bi], err.msg);
+                for (size_t bi = 0; bi < nbatches; bi++) {
+                        const unsigned kb = batches[bi] ? batches[bi] : 1;
+                        struct ss_backend_config cfg = {
+                            .lanes = streams[si], .blocks = blocks, .batch = kb > 1 ? kb : 0};
+                        struct ss_backend *b = NULL;
+                        if (ss_backend_open(SS_DEVICE_GPU, g, &cfg, &b, &err)) {
+                                if (err.code == SS_ENOGPU && strstr(err.msg, "no CUDA")) {
+                                        printf("SKIP: %s\n", err.msg);
+                                        return 77;
+                                }
+                                printf("THROUGHPUT streams=%u batch=%u error: %s\n", streams[si],
+                                       kb, err.msg);
                                 status = status ? status : 2;
                                 continue;
                         }
-                        const unsigned k = ss_gpu_streams(gpu);
+                        const unsigned k = ss_backend_lanes(b);
+                        const unsigned kcap = ss_backend_batch(b, row, SS_TASK_ROUTE);
                         struct run r = {.g = g,
-                                        .gpu = gpu,
-                                        .algo = (enum ss_gpu_algo)algo,
+                                        .b = b,
+                                        .row = row,
                                         .src = src,
                                         .ref = ref,
                                         .qs = qs,
                                         .lat = lat,
                                         .nq = nq,
+                                        .batch = kb < kcap || kb == 1 ? kb : kcap,
                                         .path = want_path};
                         atomic_init(&r.next, 0);
+                        atomic_init(&r.ntasks, 0);
                         atomic_init(&r.mismatches, 0);
                         atomic_init(&r.failures, 0);
                         struct worker *w = calloc(k, sizeof(*w));
@@ -233,20 +287,21 @@ int main(int argc, char **argv)
                                 status = 2;
                         }
                         const double secs = (ss_now_ns() - t0) / 1e9;
-                        qsort(lat, nq, sizeof(*lat), cmp_u64);
+                        const unsigned nt = atomic_load(&r.ntasks);
+                        qsort(lat, nt, sizeof(*lat), cmp_u64);
                         char desc[512];
-                        ss_gpu_describe(gpu, desc, sizeof(desc));
+                        ss_backend_describe(b, desc, sizeof(desc));
                         const unsigned bad = atomic_load(&r.mismatches);
                         const unsigned failed = atomic_load(&r.failures);
-                        printf("THROUGHPUT streams=%u blocks=%u qps=%.0f p50_ms=%.3f p99_ms=%.3f "
-                               "mismatches=%u failures=%u (%s)\n",
-                               k, blocks[bi], nq / secs, lat[nq / 2] / 1e6,
-                               lat[(size_t)(nq * 0.99)] / 1e6, bad, failed, desc);
+                        printf("THROUGHPUT streams=%u batch=%u qps=%.0f task_p50_ms=%.3f "
+                               "task_p99_ms=%.3f mismatches=%u failures=%u (%s)\n",
+                               k, r.batch, nq / secs, nt ? lat[nt / 2] / 1e6 : 0,
+                               nt ? lat[(size_t)(nt * 0.99)] / 1e6 : 0, bad, failed, desc);
                         if (bad || failed)
                                 status = 1;
                         free(w);
                         free(th);
-                        ss_gpu_close(gpu);
+                        ss_backend_close(b);
                 }
         }
         for (unsigned k = 0; k < ns; k++)

@@ -1,5 +1,5 @@
-/* gpu-verify: checks every distance the GPU algorithms return against the CPU
- * Dijkstra on one graph, and times both.
+/* gpu-verify: checks every distance the GPU rows of the solver table return
+ * against the CPU Dijkstra on one graph, and times both.
  *
  *   gpu-verify GRAPH [options]
  *
@@ -10,6 +10,11 @@
  * arc must exist and be tight), and target lists (matrix rows). Prints the
  * mismatch counts, median times and speedups, one "RESULT" line per
  * algorithm for scripts, and exits 1 on any mismatch.
+ *
+ * With --batch K, rows that batch also run K sources per search: K
+ * one-to-all trees, K routes with paths and a K-row matrix, every answer
+ * checked against a CPU Dijkstra (run on every core), and one "BATCH" line
+ * with the time per search and per tree.
  */
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -18,9 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "cpu/dijkstra.h"
 #include "gpu/gpu.h"
 #include "io/load.h"
+#include "solve/solver.h"
 
 static void usage(FILE *f)
 {
@@ -29,7 +38,9 @@ static void usage(FILE *f)
                 "  --co FILE            coordinates (unused by the check, accepted for symmetry)\n"
                 "  --sources K          random sources (default 8)\n"
                 "  --source ID          also this 1-based source (repeatable)\n"
-                "  --algorithms LIST    comma list of delta,bf (default delta,bf)\n"
+                "  --algorithms LIST    comma list of GPU rows of the solver table (default: all)\n"
+                "  --batch K            also run K sources per search (rows that batch)\n"
+                "  --batch-verify V     check V of the batch's sources on the CPU (default: all)\n"
                 "  --delta RULE         tuned|median|mean|maxw-over-maxdeg|N (default tuned)\n"
                 "  --delta-sweep LIST   also time Delta-stepping at each Delta in LIST (numbers,\n"
                 "                       or mN for N times the mean weight)\n"
@@ -84,6 +95,230 @@ static bool path_ok(const struct ss_graph *g, const ss_dist *dist, const uint32_
         return true;
 }
 
+/* Whether name is in the comma list (every name when list is NULL). */
+static bool listed(const char *list, const char *name)
+{
+        if (!list)
+                return true;
+        size_t len = strlen(name);
+        for (const char *p = list; *p;) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                if (l == len && !strncmp(p, name, len))
+                        return true;
+                p += l + (c ? 1 : 0);
+        }
+        return false;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+/* The CPU side of a batch check, on every core: thread i takes sources
+ * i, i + nthreads, ... and compares what the GPU answered with its own
+ * Dijkstra. */
+struct bcheck {
+        const struct ss_graph *g;
+        const uint32_t *src, *tgt; /* k sources; routes: k targets; targets: nt */
+        size_t k, nt;
+        int kind; /* 0 all, 1 routes, 2 targets */
+        const ss_dist *got;
+        uint32_t *const *paths;
+        const size_t *plen;
+        atomic_uint next;
+        atomic_ullong bad, bad_paths;
+};
+
+static bool path_sums(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
+                      uint32_t t, ss_dist d)
+{
+        if (len == 0 || p[0] != s || p[len - 1] != t)
+                return false;
+        ss_dist sum = 0;
+        for (size_t i = 0; i + 1 < len; i++) {
+                ss_dist best = SS_DIST_INF;
+                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
+                        if (g->col[a] == p[i + 1] && g->w[a] < best)
+                                best = g->w[a];
+                if (best == SS_DIST_INF)
+                        return false;
+                sum += best;
+        }
+        return sum == d;
+}
+
+static void *bcheck_work(void *arg)
+{
+        struct bcheck *c = arg;
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(c->g->n);
+        if (!ws) {
+                atomic_fetch_add(&c->bad, 1);
+                return NULL;
+        }
+        for (;;) {
+                size_t i = atomic_fetch_add(&c->next, 1);
+                if (i >= c->k)
+                        break;
+                uint64_t bad = 0;
+                if (c->kind == 1) {
+                        ss_dijkstra_run(c->g, ws, c->src[i], c->tgt[i], NULL);
+                        const ss_dist d = ss_dijkstra_dist(ws, c->tgt[i]);
+                        bad += c->got[i] != d;
+                        if (d != SS_DIST_INF && c->paths &&
+                            !path_sums(c->g, c->paths[i], c->plen[i], c->src[i], c->tgt[i], d))
+                                atomic_fetch_add(&c->bad_paths, 1);
+                } else {
+                        ss_dijkstra_run(c->g, ws, c->src[i], SS_NO_NODE, NULL);
+                        if (c->kind == 0)
+                                for (uint32_t v = 0; v < c->g->n; v++)
+                                        bad += c->got[i * c->g->n + v] != ss_dijkstra_dist(ws, v);
+                        else
+                                for (size_t j = 0; j < c->nt; j++)
+                                        bad += c->got[i * c->nt + j] !=
+                                               ss_dijkstra_dist(ws, c->tgt[j]);
+                }
+                if (bad && atomic_fetch_add(&c->bad, bad) == 0)
+                        fprintf(stderr, "MISMATCH batch (%s) source %u: %" PRIu64 " wrong\n",
+                                c->kind == 0 ? "all" : c->kind == 1 ? "route" : "targets",
+                                c->src[i] + 1, bad);
+        }
+        ss_dijkstra_ws_free(ws);
+        return NULL;
+}
+
+static uint64_t bcheck_run(struct bcheck *c)
+{
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned nt = nc > 1 ? (unsigned)nc : 1, started = 0;
+        pthread_t th[128];
+        if (nt > 128)
+                nt = 128;
+        atomic_init(&c->next, 0);
+        atomic_init(&c->bad, 0);
+        atomic_init(&c->bad_paths, 0);
+        for (unsigned i = 0; i < nt; i++)
+                if (pthread_create(&th[i], NULL, bcheck_work, c) == 0)
+                        started++;
+        if (!started)
+                bcheck_work(c);
+        for (unsigned i = 0; i < started; i++)
+                pthread_join(th[i], NULL);
+        return atomic_load(&c->bad) + atomic_load(&c->bad_paths);
+}
+
+/* Runs k sources per search three ways (trees, routes with paths, a matrix)
+ * with row on backend b, checks every answer, prints a BATCH line. Returns
+ * 0 when everything matched. */
+static int check_batch(const struct ss_graph *g, struct ss_backend *b,
+                       const struct ss_solver *row, unsigned k, unsigned nverify,
+                       const char *label)
+{
+        const unsigned kcap = ss_backend_batch(b, row, SS_TASK_ONE_TO_ALL);
+        if (k > kcap)
+                k = kcap;
+        if (nverify == 0 || nverify > k)
+                nverify = k;
+        const size_t nt = g->n < 100 ? g->n : 100;
+        uint32_t *src = malloc(k * sizeof(*src)), *tgt = malloc(k * sizeof(*tgt));
+        uint32_t *tl = malloc(nt * sizeof(*tl)), **paths = calloc(k, sizeof(*paths));
+        size_t *plen = calloc(k, sizeof(*plen));
+        ss_dist *all = ss_solve_host_alloc((size_t)k * g->n * sizeof(ss_dist));
+        ss_dist *rd = malloc(k * sizeof(*rd)), *md = malloc(k * nt * sizeof(*md));
+        if (!src || !tgt || !tl || !paths || !plen || !all || !rd || !md) {
+                fprintf(stderr, "gpu-verify: out of memory for a batch of %u\n", k);
+                return 1;
+        }
+        for (unsigned i = 0; i < k; i++) {
+                src[i] = (uint32_t)(rnd() % g->n);
+                tgt[i] = (uint32_t)(rnd() % g->n);
+        }
+        for (size_t j = 0; j < nt; j++)
+                tl[j] = (uint32_t)(rnd() % g->n);
+        struct ss_err err = {0};
+        uint64_t bad = 0;
+        /* Trees: a warm-up, then the timed searches (median of three). */
+        struct ss_task t = {
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = k, .dist = all};
+        uint64_t wall[3], search[3], dev[3];
+        for (int rep = -1; rep < 3; rep++) {
+                for (size_t i = 0; i < (size_t)k * g->n; i++)
+                        all[i] = 0x5a5a5a5a5a5a5a5aull; /* poison */
+                const uint64_t t0 = ss_now_ns();
+                if (ss_backend_run(b, 0, row, &t, &err)) {
+                        fprintf(stderr, "gpu-verify: batch of %u trees: %s\n", k, err.msg);
+                        return 1;
+                }
+                if (rep >= 0) {
+                        wall[rep] = ss_now_ns() - t0;
+                        search[rep] = t.search_ns;
+                        dev[rep] = t.device_ns;
+                }
+        }
+        struct bcheck c = {.g = g, .src = src, .k = nverify, .kind = 0, .got = all};
+        bad += bcheck_run(&c);
+        /* Routes with paths. */
+        struct ss_task rt = {.kind = SS_TASK_ROUTE,
+                             .sources = src,
+                             .nsources = k,
+                             .targets = tgt,
+                             .ntargets = k,
+                             .dist = rd,
+                             .path = paths,
+                             .path_len = plen};
+        uint64_t r0 = ss_now_ns();
+        if (ss_backend_run(b, 0, row, &rt, &err)) {
+                fprintf(stderr, "gpu-verify: batch of %u routes: %s\n", k, err.msg);
+                return 1;
+        }
+        const uint64_t route_ns = ss_now_ns() - r0;
+        struct bcheck rc = {.g = g,
+                            .src = src,
+                            .tgt = tgt,
+                            .k = nverify,
+                            .kind = 1,
+                            .got = rd,
+                            .paths = paths,
+                            .plen = plen};
+        bad += bcheck_run(&rc);
+        /* A k x nt matrix. */
+        struct ss_task mt = {.kind = SS_TASK_TARGETS,
+                             .sources = src,
+                             .nsources = k,
+                             .targets = tl,
+                             .ntargets = nt,
+                             .dist = md};
+        r0 = ss_now_ns();
+        if (ss_backend_run(b, 0, row, &mt, &err)) {
+                fprintf(stderr, "gpu-verify: %u x %zu matrix: %s\n", k, nt, err.msg);
+                return 1;
+        }
+        const uint64_t matrix_ns = ss_now_ns() - r0;
+        struct bcheck mc = {
+            .g = g, .src = src, .tgt = tl, .k = nverify, .nt = nt, .kind = 2, .got = md};
+        bad += bcheck_run(&mc);
+        const double ws = median_ms(wall, 3), ss = median_ms(search, 3), ds = median_ms(dev, 3);
+        printf("batch %s: %u sources per search: trees %.3f ms (search %.3f ms, device %.3f ms), "
+               "%.4f ms per tree (search %.4f); %u routes with paths %.3f ms (%.0f routes/s); "
+               "%u x %zu matrix %.3f ms; %" PRIu64 " mismatches\n",
+               row->name, k, ws, ss, ds, ws / k, ss / k, k, route_ns / 1e6,
+               k / (route_ns / 1e9), k, nt, matrix_ns / 1e6, bad);
+        printf("BATCH graph=%s n=%u algo=%s k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
+               "search_ms=%.3f per_tree_ms=%.4f per_tree_search_ms=%.4f routes_ms=%.3f "
+               "routes_per_s=%.0f matrix_ms=%.3f\n",
+               label, g->n, row->name, k, nverify, bad, ws, ss, ws / k, ss / k, route_ns / 1e6,
+               k / (route_ns / 1e9), matrix_ns / 1e6);
+        for (unsigned i = 0; i < k; i++)
+                free(paths[i]);
+        free(paths);
+        free(plen);
+        free(src);
+        free(tgt);
+        free(tl);
+        free(rd);
+        free(md);
+        ss_solve_host_free(all);
+        return bad ? 1 : 0;
+}
+
 struct algo_stats {
         uint64_t mismatches, p2p_mismatches, path_errors, cpu_paths, matrix_mismatches;
         uint64_t *kernel_ns, *total_ns, *p2p_ns;
@@ -94,8 +329,8 @@ struct algo_stats {
 int main(int argc, char **argv)
 {
         const char *graph_path = NULL, *co = NULL, *label = NULL, *sweep = NULL;
-        const char *algos = "delta,bf", *delta = "tuned", *bfv = "auto";
-        unsigned nrand = 8, repeat = 3, np2p = 32, blocks = 0;
+        const char *algos = NULL, *delta = "tuned", *bfv = "auto";
+        unsigned nrand = 8, repeat = 3, np2p = 32, blocks = 0, batch = 0, bverify = 0;
         uint64_t memory_limit = 0;
         uint64_t extra[64];
         size_t nextra = 0;
@@ -131,6 +366,10 @@ int main(int argc, char **argv)
                         bfv = v;
                 else if (strcmp(a, "--blocks") == 0)
                         blocks = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--batch") == 0)
+                        batch = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--batch-verify") == 0)
+                        bverify = (unsigned)strtoul(v, NULL, 10);
                 else if (strcmp(a, "--repeat") == 0)
                         repeat = (unsigned)strtoul(v, NULL, 10);
                 else if (strcmp(a, "--p2p") == 0)
@@ -174,15 +413,19 @@ int main(int argc, char **argv)
         printf("graph %s: n=%" PRIu32 " m=%" PRIu64 " max_w=%" PRIu32 ", loaded in %.2f s\n", label,
                g->n, g->m, g->max_w, (ss_now_ns() - t0) / 1e9);
 
-        struct ss_gpu_config cfg;
-        ss_gpu_config_default(&cfg);
-        cfg.streams = 1;
-        cfg.blocks = blocks;
-        cfg.memory_limit = memory_limit;
-        if (ss_gpu_delta_parse(delta, &cfg, &err) || ss_gpu_bf_variant_parse(bfv, &cfg, &err)) {
+        struct ss_gpu_config check;
+        ss_gpu_config_default(&check);
+        if (ss_gpu_delta_parse(delta, &check, &err) || ss_gpu_bf_variant_parse(bfv, &check, &err)) {
                 fprintf(stderr, "gpu-verify: %s\n", err.msg);
                 return 2;
         }
+        struct ss_backend_config cfg = {.lanes = 1,
+                                        .blocks = blocks,
+                                        .memory_limit = memory_limit,
+                                        .delta = delta,
+                                        .bf_variant = bfv,
+                                        .batch = batch > 1 ? batch : 0};
+        ss_solve_init();
 
         /* Sources. */
         size_t ns = nextra + nrand;
@@ -235,8 +478,8 @@ int main(int argc, char **argv)
                 return 77;
         }
         t0 = ss_now_ns();
-        struct ss_gpu *gpu = NULL;
-        int orc = ss_gpu_open(g, &cfg, &gpu, &err);
+        struct ss_backend *be = NULL;
+        int orc = ss_backend_open(SS_DEVICE_GPU, g, &cfg, &be, &err);
         if (memory_limit && orc == SS_ENOGPU && !strstr(err.msg, "does not fit")) {
                 fprintf(stderr, "gpu-verify: expected a 'does not fit' refusal, got: %s\n",
                         err.msg);
@@ -257,6 +500,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gpu-verify: %s\n", err.msg);
                 return 2;
         }
+        struct ss_gpu *gpu = ss_backend_gpu(be);
         char desc[512];
         ss_gpu_describe(gpu, desc, sizeof(desc));
         printf("gpu: %s; opened in %.1f ms\n", desc, (ss_now_ns() - t0) / 1e6);
@@ -272,13 +516,26 @@ int main(int argc, char **argv)
         ss_dist *tgd = malloc(ntg * sizeof(ss_dist));
 
         bool fail = false;
-        char list[256];
-        snprintf(list, sizeof(list), "%s", algos);
-        for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
-             name = strtok_r(NULL, ",", &save)) {
-                int a = ss_gpu_algo_parse(name);
-                if (a < 0 || !ss_gpu_algo_available((enum ss_gpu_algo)a)) {
-                        fprintf(stderr, "gpu-verify: GPU algorithm '%s' is not available\n", name);
+        size_t nrows;
+        const struct ss_solver *rows = ss_solvers(&nrows);
+        if (algos) { /* every name given must be a GPU row */
+                char list[256];
+                snprintf(list, sizeof(list), "%s", algos);
+                for (char *save = NULL, *nm = strtok_r(list, ",", &save); nm;
+                     nm = strtok_r(NULL, ",", &save))
+                        if (!ss_solver_find(nm, SS_DEVICE_GPU)) {
+                                fprintf(stderr, "gpu-verify: '%s' is not a GPU row\n", nm);
+                                return 2;
+                        }
+        }
+        for (size_t ri = 0; ri < nrows; ri++) {
+                const struct ss_solver *row = &rows[ri];
+                if (row->device != SS_DEVICE_GPU || !listed(algos, row->name))
+                        continue;
+                const char *name = row->name;
+                const int a = row->impl;
+                if (!ss_gpu_algo_available((enum ss_gpu_algo)a)) {
+                        fprintf(stderr, "gpu-verify: GPU row '%s' has no launcher\n", name);
                         return 2;
                 }
                 struct algo_stats st;
@@ -410,6 +667,9 @@ int main(int argc, char **argv)
                        kmed, tmed, cpu_med, speedup, pmed, ns ? (double)st.phases / ns : 0);
                 if (bad)
                         fail = true;
+                if (batch > 1 && (row->caps & SS_CAN_BATCH) && ns &&
+                    check_batch(g, be, row, batch, bverify, label) != 0)
+                        fail = true;
                 free(cpu_copy);
                 free(ratio);
                 free(per_src);
@@ -471,7 +731,7 @@ int main(int argc, char **argv)
                 free(kn);
         }
 
-        ss_gpu_close(gpu);
+        ss_backend_close(be);
         cudaFreeHost(all);
         for (size_t i = 0; i < ns; i++)
                 free(ref[i]);

@@ -36,6 +36,9 @@ while [ $# -ge 2 ]; do
                 "$cli" ss -q -a $a "$1" "$2" >"$tmp/got" || fail "$a ss on $1"
                 cmp -s "$tmp/want" "$tmp/got" || fail "$a checksums differ on $1"
         done
+        # options before the command, and several sources per search
+        "$cli" -q --algorithm delta --batch 8 ss "$1" "$2" >"$tmp/got" || fail "batched ss on $1"
+        cmp -s "$tmp/want" "$tmp/got" || fail "batched delta checksums differ on $1"
         shift 2
 done
 "$cli" p2p -q "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/want"

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/astar.h"
 #include "cpu/dijkstra.h"
+#include "cpu/landmarks.h"
 #include "gpu/gpu.h"
 #include "io/load.h"
 #include "../check_run.h"
@@ -673,6 +675,276 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/* ---- batches ---------------------------------------------------------- */
+
+/* Opens one stream with a batch workspace of k sources. */
+static struct ss_gpu *open_batch(const struct ss_graph *g, unsigned streams, unsigned k)
+{
+        struct ss_gpu_config cfg;
+        struct ss_err err;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = streams;
+        cfg.batch = k;
+        struct ss_gpu *gpu = NULL;
+        int rc = ss_gpu_open(g, &cfg, &gpu, &err);
+        ck_assert_msg(rc == SS_OK, "ss_gpu_open: %s", err.msg);
+        ck_assert_uint_eq(ss_gpu_batch_max(gpu), k);
+        ck_assert(ss_gpu_has_reverse(gpu));
+        return gpu;
+}
+
+/* Checks that path[0..len) goes s..t along arcs whose weights add up to d. */
+static void check_path(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
+                       uint32_t t, ss_dist d)
+{
+        ck_assert_uint_gt(len, 0);
+        ck_assert_uint_eq(p[0], s);
+        ck_assert_uint_eq(p[len - 1], t);
+        ss_dist sum = 0;
+        for (size_t i = 0; i + 1 < len; i++) {
+                ss_dist best = SS_DIST_INF;
+                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
+                        if (g->col[a] == p[i + 1] && g->w[a] < best)
+                                best = g->w[a];
+                ck_assert_msg(best != SS_DIST_INF, "no arc %u -> %u on the path", p[i], p[i + 1]);
+                sum += best;
+        }
+        ck_assert_uint_eq(sum, d);
+}
+
+/* Every tree, route (and its path) and matrix row of a batch of k random
+ * sources on stream `stream` equals the CPU Dijkstra. */
+static void check_batch(const struct ss_graph *g, struct ss_gpu *gpu, unsigned stream, unsigned k)
+{
+        struct ss_err err;
+        const size_t nt = g->n < 40 ? g->n : 40;
+        uint32_t *src = malloc(k * sizeof(*src)), *tgt = malloc(k * sizeof(*tgt));
+        uint32_t *tl = malloc(nt * sizeof(*tl));
+        ss_dist *all = malloc((size_t)k * g->n * sizeof(ss_dist));
+        ss_dist *rd = malloc(k * sizeof(ss_dist)), *md = malloc(k * nt * sizeof(ss_dist));
+        uint32_t **paths = calloc(k, sizeof(*paths));
+        size_t *plen = calloc(k, sizeof(*plen));
+        bool *needs = calloc(k, sizeof(*needs));
+        ck_assert(src && tgt && tl && all && rd && md && paths && plen && needs);
+        for (unsigned i = 0; i < k; i++) {
+                src[i] = (uint32_t)(rnd() % g->n);
+                tgt[i] = (uint32_t)(rnd() % g->n);
+        }
+        src[0] = tgt[0]; /* a route to itself */
+        for (size_t j = 0; j < nt; j++)
+                tl[j] = (uint32_t)(rnd() % g->n);
+        for (size_t i = 0; i < (size_t)k * g->n; i++)
+                all[i] = 12345; /* poison */
+        struct ss_gpu_batch q = {
+            .kind = SS_GPU_BATCH_ALL, .sources = src, .k = k, .dist = all};
+        struct ss_gpu_batch_result r = {0};
+        ck_assert_msg(ss_gpu_run_batch(gpu, stream, &q, &r, &err) == SS_OK, "%s", err.msg);
+        ck_assert_uint_ge(r.searches, 1);
+        struct ss_gpu_batch qr = {.kind = SS_GPU_BATCH_ROUTES,
+                                  .sources = src,
+                                  .k = k,
+                                  .targets = tgt,
+                                  .want_paths = true,
+                                  .dist = rd};
+        struct ss_gpu_batch_result rr = {.path = paths, .path_len = plen, .path_needs_cpu = needs};
+        ck_assert_msg(ss_gpu_run_batch(gpu, stream, &qr, &rr, &err) == SS_OK, "%s", err.msg);
+        struct ss_gpu_batch qm = {.kind = SS_GPU_BATCH_TARGETS,
+                                  .sources = src,
+                                  .k = k,
+                                  .targets = tl,
+                                  .ntargets = nt,
+                                  .dist = md};
+        struct ss_gpu_batch_result rm = {0};
+        ck_assert_msg(ss_gpu_run_batch(gpu, stream, &qm, &rm, &err) == SS_OK, "%s", err.msg);
+
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (unsigned i = 0; i < k; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_msg(all[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
+                                      "batch of %u, source %u (slot %u), node %u: gpu %llu cpu "
+                                      "%llu",
+                                      k, src[i], i, v,
+                                      (unsigned long long)all[(size_t)i * g->n + v],
+                                      (unsigned long long)ss_dijkstra_dist(ws, v));
+                for (size_t j = 0; j < nt; j++)
+                        ck_assert_uint_eq(md[i * nt + j], ss_dijkstra_dist(ws, tl[j]));
+                const ss_dist d = ss_dijkstra_dist(ws, tgt[i]);
+                ck_assert_msg(rd[i] == d, "route %u -> %u: gpu %llu cpu %llu", src[i], tgt[i],
+                              (unsigned long long)rd[i], (unsigned long long)d);
+                if (d == SS_DIST_INF)
+                        ck_assert_ptr_null(paths[i]);
+                else if (!needs[i])
+                        check_path(g, paths[i], plen[i], src[i], tgt[i], d);
+                free(paths[i]);
+        }
+        ss_dijkstra_ws_free(ws);
+        free(src);
+        free(tgt);
+        free(tl);
+        free(all);
+        free(rd);
+        free(md);
+        free(paths);
+        free(plen);
+        free(needs);
+}
+
+START_TEST(test_batches)
+{
+        announce("test_batches");
+        /* Zero weights and cycles, self-loops, parallel arcs, a hub with
+         * heavy arcs; batches of 1, 2, an odd size, the whole workspace and
+         * more than it (run in turns). */
+        struct ss_graph *g = random_graph(3000, 100, 0), *h = random_graph(2000, 5000, 500);
+        struct ss_gpu *gpu = open_batch(g, 1, 48);
+        const unsigned ks[] = {1, 2, 37, 48, 100};
+        for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+                check_batch(g, gpu, 0, ks[i]);
+        ss_gpu_close(gpu);
+        gpu = open_batch(h, 1, 16);
+        check_batch(h, gpu, 0, 16);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+        ss_graph_unref(h);
+        struct ss_graph *r = load_data("dimacs/rome99.gr");
+        if (r) {
+                gpu = open_batch(r, 1, 64);
+                check_batch(r, gpu, 0, 64);
+                ss_gpu_close(gpu);
+                ss_graph_unref(r);
+        }
+}
+END_TEST
+
+/* With queues squeezed to their least (n entries), batches overflow; each
+ * run that does is redone in halves and the answers stay exact. */
+START_TEST(test_batch_overflow_halves)
+{
+        announce("test_batch_overflow_halves");
+        struct ss_graph *g = random_graph(20000, 100, 0);
+        setenv("SS_GPU_BATCH_SQUEEZE", "1", 1);
+        struct ss_gpu *gpu = open_batch(g, 1, 64);
+        unsetenv("SS_GPU_BATCH_SQUEEZE");
+        uint32_t src[64];
+        for (unsigned i = 0; i < 64; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        ss_dist *all = malloc((size_t)64 * g->n * sizeof(ss_dist));
+        struct ss_gpu_batch q = {.kind = SS_GPU_BATCH_ALL, .sources = src, .k = 64, .dist = all};
+        struct ss_gpu_batch_result r = {0};
+        struct ss_err err;
+        ck_assert_msg(ss_gpu_run_batch(gpu, 0, &q, &r, &err) == SS_OK, "%s", err.msg);
+        ck_assert_uint_gt(r.splits, 0);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (unsigned i = 0; i < 64; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_uint_eq(all[(size_t)i * g->n + v], ss_dijkstra_dist(ws, v));
+        }
+        ss_dijkstra_ws_free(ws);
+        free(all);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Landmark tables from batched searches on the forward and the reverse
+ * graph equal the CPU builder's, landmark by landmark. */
+START_TEST(test_batch_landmarks)
+{
+        announce("test_batch_landmarks");
+        struct ss_graph *g = random_graph(5000, 1000, 0); /* strongly connected backbone */
+        struct ss_err err;
+        ck_assert_msg(ss_landmarks_build(g, 12, 2, &err) == SS_OK, "%s", err.msg);
+        const struct ss_landmarks *lm = ss_astar_of(g)->lm;
+        struct ss_gpu *gpu = open_batch(g, 1, 8); /* 12 landmarks: two turns */
+        uint32_t *from = malloc((size_t)g->n * 12 * 4), *to = malloc((size_t)g->n * 12 * 4);
+        uint32_t bad = 0;
+        ck_assert_msg(ss_gpu_landmarks(gpu, 0, lm->node, 12, from, to, &bad, &err) == SS_OK, "%s",
+                      err.msg);
+        ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
+        ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
+        free(from);
+        free(to);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+        /* A node no landmark reaches: refused with the node named. */
+        const uint32_t arcs[][3] = {{0, 1, 1}, {1, 0, 1}, {1, 2, 1}};
+        struct ss_graph *c = build(3, arcs, 3);
+        gpu = open_batch(c, 1, 2);
+        uint32_t f3[6], t3[6], nodes[2] = {0, 1};
+        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, nodes, 2, f3, t3, &bad, &err), SS_EINVAL);
+        ck_assert_uint_eq(bad, 2);
+        ss_gpu_close(gpu);
+        ss_graph_unref(c);
+}
+END_TEST
+
+struct bstream {
+        const struct ss_graph *g;
+        struct ss_gpu *gpu;
+        unsigned stream;
+};
+
+static void *bstream_work(void *p)
+{
+        struct bstream *b = p;
+        for (int i = 0; i < 3; i++)
+                check_batch(b->g, b->gpu, b->stream, 24);
+        check_source(b->g, b->gpu, b->stream, SS_GPU_DELTA, (uint32_t)(rnd() % b->g->n), 97);
+        return NULL;
+}
+
+/* Three streams run batches and single searches at once: the block budget
+ * keeps their grids co-resident (no deadlock) and the answers exact. */
+START_TEST(test_batch_streams_concurrent)
+{
+        announce("test_batch_streams_concurrent");
+        struct ss_graph *g = random_graph(4000, 100, 0);
+        struct ss_gpu *gpu = open_batch(g, 3, 24);
+        pthread_t th[3];
+        struct bstream b[3];
+        for (unsigned i = 0; i < 3; i++) {
+                b[i] = (struct bstream){g, gpu, i};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, bstream_work, &b[i]), 0);
+        }
+        for (unsigned i = 0; i < 3; i++)
+                pthread_join(th[i], NULL);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A batch past its deadline stops on the device and says so. */
+START_TEST(test_batch_deadline)
+{
+        announce("test_batch_deadline");
+        struct ss_graph *g = random_graph(20000, 100, 0);
+        struct ss_gpu *gpu = open_batch(g, 1, 32);
+        uint32_t src[32];
+        for (unsigned i = 0; i < 32; i++)
+                src[i] = i;
+        ss_dist *all = malloc((size_t)32 * g->n * sizeof(ss_dist));
+        struct ss_cancel late = {.deadline_ns = 1};
+        struct ss_gpu_batch q = {
+            .kind = SS_GPU_BATCH_ALL, .sources = src, .k = 32, .dist = all, .cancel = &late};
+        struct ss_gpu_batch_result r = {0};
+        struct ss_err err;
+        ck_assert_int_eq(ss_gpu_run_batch(gpu, 0, &q, &r, &err), SS_ETIMEDOUT);
+        /* The stream serves the next batch normally. */
+        check_batch(g, gpu, 0, 8);
+        /* Bad arguments. */
+        q.cancel = NULL;
+        src[3] = g->n;
+        ck_assert_int_eq(ss_gpu_run_batch(gpu, 0, &q, &r, &err), SS_EINVAL);
+        q.k = 0;
+        ck_assert_int_eq(ss_gpu_run_batch(gpu, 0, &q, &r, &err), SS_EINVAL);
+        free(all);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
 int main(void)
 {
         struct ss_gpu_info info;
@@ -701,6 +973,11 @@ int main(void)
         tcase_add_test(tc, test_memory_limit_forces_cpu);
         tcase_add_test(tc, test_injected_faults);
         tcase_add_test(tc, test_bad_arguments);
+        tcase_add_test(tc, test_batches);
+        tcase_add_test(tc, test_batch_overflow_halves);
+        tcase_add_test(tc, test_batch_landmarks);
+        tcase_add_test(tc, test_batch_streams_concurrent);
+        tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);
         /* CUDA does not survive fork() once initialised (the probe above did),
          * so the tests run in this process. */
