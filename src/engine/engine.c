@@ -278,6 +278,7 @@ void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st)
         st->queue_depth = e->depth;
         st->queue_max = e->queue_max;
         st->cpu_workers = e->ncpu;
+        ss__recount_ready(e);
         st->gpu_workers = e->gpu_ready;
         st->busy = e->cpu_busy + e->gpu_busy;
         st->stopping = e->stopping;

@@ -68,6 +68,20 @@ static bool ss__slot_serves(const struct ss_engine *e, const struct ss__worker *
         return s->g == j->graph && w->lane < s->lanes && s->b && ss_backend_healthy(s->b);
 }
 
+/* GPU workers that can serve graph g now (lock held). Health is read live:
+ * a device marked unhealthy after faults stops counting at once, so that
+ * its jobs go to the CPU instead of waiting for streams that refuse them. */
+static unsigned ss__ready_for(const struct ss_engine *e, const struct ss_graph *g)
+{
+        unsigned n = 0;
+        for (unsigned i = 0; i < e->nslots; i++) {
+                const struct ss__slot *s = &e->slots[i];
+                if (s->g && s->g == g && s->b && ss_backend_healthy(s->b))
+                        n += s->lanes < s->workers ? s->lanes : s->workers;
+        }
+        return n;
+}
+
 static bool ss__accepts(const struct ss_engine *e, const struct ss__worker *w,
                         const struct ss_job *j)
 {
@@ -76,19 +90,13 @@ static bool ss__accepts(const struct ss_engine *e, const struct ss__worker *w,
                        (!ss__cpu_first(j) || e->cpu_busy >= e->ncpu);
         if (!ss__gpu_may(j) || ss__cpu_first(j))
                 return true;
-        const unsigned ready = j->graph == e->graph ? e->gpu_ready : 0;
+        const unsigned ready = ss__ready_for(e, j->graph);
         return ready == 0 || (j->engine == SS_ENGINE_AUTO && e->gpu_busy >= ready);
 }
 
 void ss__recount_ready(struct ss_engine *e)
 {
-        unsigned n = 0;
-        for (unsigned i = 0; i < e->nslots; i++) {
-                const struct ss__slot *s = &e->slots[i];
-                if (s->g && s->g == e->graph && s->b && ss_backend_healthy(s->b))
-                        n += s->lanes < s->workers ? s->lanes : s->workers;
-        }
-        e->gpu_ready = n;
+        e->gpu_ready = ss__ready_for(e, e->graph);
 }
 
 static void ss__unlink(struct ss_engine *e, struct ss_job *prev, struct ss_job *j)
@@ -163,7 +171,8 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                  * fuller batch: its search costs about what a smaller one
                  * does. Submits wake the wait. */
                 if (cap > 1 && e->cfg.batch_wait_us && !e->stopping &&
-                    e->gpu_busy + 1 >= e->gpu_ready && ss__routes(e, w, j, p->row, cap, NULL) < cap) {
+                    e->gpu_busy + 1 >= ss__ready_for(e, j->graph) &&
+                    ss__routes(e, w, j, p->row, cap, NULL) < cap) {
                         struct timespec until;
                         ss__deadline_after(&until, (uint64_t)e->cfg.batch_wait_us * 1000u);
                         struct ss_graph *g = j->graph;
@@ -600,7 +609,7 @@ static void *ss__worker_main(void *arg)
                 }
                 if (w->dev == SS_DEVICE_GPU) {
                         /* With every GPU stream busy, CPU workers may now take auto jobs. */
-                        if (++e->gpu_busy >= e->gpu_ready && e->head)
+                        if (++e->gpu_busy >= ss__ready_for(e, e->graph) && e->head)
                                 pthread_cond_broadcast(&e->wake);
                 } else if (++e->cpu_busy >= e->ncpu && e->head) {
                         /* ... and GPU streams the routes that prefer the CPU. */

@@ -124,6 +124,9 @@ fail:
 /* One kernel run                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Landmark runs that overflow report this in *bad (no node has this id). */
+#define SS__LM_OVERFLOW 0xfffffff0u
+
 struct ss__bjob {
         struct ss_gpu *gpu;
         struct ss__ws *sw; /* the stream's single-search workspace: stream, events, cancel */
@@ -378,10 +381,10 @@ static int ss__run_split(struct ss__bjob *j, const unsigned *at, unsigned k, str
                 return ss_err_set(err, SS_EINTERNAL,
                                   "a batch of one source overflowed queues of %" PRIu64 " entries",
                                   j->b->w.qcap);
-        if (j->lm_out) /* its table is laid out for all k at once */
-                return ss_err_set(err, SS_ENOGPU,
-                                  "landmark searches overflowed the batch queues; the CPU "
-                                  "builds them");
+        if (j->lm_out) { /* its table is laid out for all k at once: the caller retries */
+                *j->bad = SS__LM_OVERFLOW;
+                return ss_err_set(err, SS_ENOGPU, "landmark searches overflowed the batch queues");
+        }
         j->r->splits++;
         ss_log_debug("gpu", "batch of %u sources overflowed its queues; running it in halves", k);
         if ((rc = ss__run_split(j, at, k / 2, err)))
@@ -522,19 +525,27 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes,
                 return ss_err_set(err, SS_ENOMEM, "no memory for landmark tables");
         int rc = SS_OK;
         for (int dir = 0; dir < 2 && rc == SS_OK; dir++) {
-                for (unsigned off = 0; off < k && rc == SS_OK; off += turn) {
-                        const unsigned kk = k - off < turn ? k - off : turn;
+                unsigned step = turn;
+                for (unsigned off = 0; off < k && rc == SS_OK;) {
+                        const unsigned kk = k - off < step ? k - off : step;
                         ss_dist dummy = 0;
                         struct ss_gpu_batch q = {
                             .kind = SS_GPU_BATCH_ALL, .sources = nodes + off, .k = kk, .dist = &dummy};
                         struct ss_gpu_batch_result r = {0};
                         uint32_t bad = 0;
                         rc = ss__batch(gpu, stream, &q, &r, dir == 1, tmp, &bad, err);
+                        if (rc == SS_ENOGPU && bad == SS__LM_OVERFLOW && kk > 1) {
+                                /* Fewer landmarks per search fit the queues. */
+                                step = kk / 2;
+                                rc = SS_OK;
+                                continue;
+                        }
                         if (rc == SS_EINVAL && bad)
                                 *bad_node = bad - 1;
                         if (rc != SS_OK)
                                 break;
                         ss__merge(tmp, off, kk, k, n, dir == 0 ? from : to);
+                        off += kk;
                 }
         }
         free(tmp);

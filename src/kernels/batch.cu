@@ -152,6 +152,7 @@ static __device__ __forceinline__ void ss__pair_relax_warp(const uint2 *arcs, co
                 for (int j = 0; j < SS__PB; j++)
                         old[j] = ok[j] ? atomicMin(&s.dist[pu[j]], nd[j]) : 0;
                 uint32_t near = 0, far = 0;
+                unsigned long long fmin = SS__INF;
 #pragma unroll
                 for (int j = 0; j < SS__PB; j++) {
                         if (!ok[j] || nd[j] >= old[j])
@@ -160,11 +161,13 @@ static __device__ __forceinline__ void ss__pair_relax_warp(const uint2 *arcs, co
                                 if (ss__bit_set(s.nbm, pu[j]))
                                         near |= 1u << j;
                         } else {
-                                atomicMin(s.farmin, nd[j] / s.delta);
+                                const unsigned long long b = nd[j] / s.delta;
+                                fmin = b < fmin ? b : fmin;
                                 if (ss__bit_set(s.fbm, pu[j]))
                                         far |= 1u << j;
                         }
                 }
+                ss__warp_min_to(s.farmin, fmin);
                 const uint32_t mine = __popc(near) | (uint32_t)__popc(far) << 16;
                 const uint32_t scan = ss__warp_scan(mine);
                 const uint32_t all = __shfl_sync(SS__FULL, scan, 31);
@@ -221,19 +224,20 @@ static __device__ __forceinline__ void ss__pair_expand(const ss__kp &p, const ss
                         ss__bit_clear(taken_bm, pr);
                         const uint32_t sl = pr / p.n;
                         const uint32_t v = pr - sl * p.n;
-                        if (!ss__ld(&p.done[sl])) {
+                        /* Four loads that depend on pr alone, issued together:
+                         * the phase is a chain of memory round trips, and
+                         * this keeps it one link shorter. */
+                        const uint32_t gone = ss__ld(&p.done[sl]);
+                        const unsigned long long dd = ss__ld(&p.dist[pr]);
+                        const uint32_t a0 = __ldg(heavy ? &p.split[v] : &p.row[v]);
+                        const uint32_t a1 = __ldg(heavy ? &p.row[v + 1] : &p.split[v]);
+                        if (!gone) {
                                 sbase = sl * p.n;
-                                d = ss__ld(&p.dist[pr]);
-                                if (heavy) {
-                                        begin = __ldg(&p.split[v]);
-                                        end = __ldg(&p.row[v + 1]);
-                                } else {
-                                        begin = __ldg(&p.row[v]);
-                                        end = __ldg(&p.split[v]);
-                                        if (collect && ss__bit_set(p.sb, pr))
-                                                ss__push_cap(p.set, &p.ctl->scnt, p.scap, s.ovf,
-                                                             pr);
-                                }
+                                d = dd;
+                                begin = a0;
+                                end = a1;
+                                if (!heavy && collect && ss__bit_set(p.sb, pr))
+                                        ss__push_cap(p.set, &p.ctl->scnt, p.scap, s.ovf, pr);
                         }
                 }
                 ss__pair_relax_warp(p.arcs, s, begin, end, d, sbase);
@@ -376,6 +380,7 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                         c->fcnt[(bc + 2) % 3] = 0;
                         c->farmin[(bc + 2) % 3] = SS__INF;
                 }
+                unsigned long long lmin = SS__INF; /* this thread's share of the next bound */
                 for (uint64_t i = tid; i < fcnt; i += nthreads) {
                         const uint32_t pr = ss__ld(&far[i]);
                         ss__bit_clear(fbm, pr);
@@ -390,12 +395,13 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                                 if (ss__bit_set(nbm, pr))
                                         ss__push_cap(near, &c->qcnt[ph % 3], p.qcap, ovf, pr);
                         } else {
-                                atomicMin(&c->farmin[(bc + 1) % 3], b);
+                                lmin = b < lmin ? b : lmin;
                                 if (ss__bit_set(fbm2, pr))
                                         ss__push_cap(far2, &c->fcnt[(bc + 1) % 3], p.fcap, ovf,
                                                      pr);
                         }
                 }
+                ss__warp_min_to(&c->farmin[(bc + 1) % 3], lmin);
                 /* Slots whose answer is final now. */
                 if (p.kind == SS__BK_ROUTES) {
                         for (uint64_t sl = tid; sl < p.k; sl += nthreads) {

@@ -106,6 +106,7 @@ static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
                         old[j] = ok[j] ? atomicMin(&s.dist[head[j]], nd[j]) : 0;
                 /* Which queue each improvement goes to, deduplicated by stamps. */
                 uint32_t near = 0, far = 0; /* bit j: arc j goes there */
+                unsigned long long fmin = SS__INF;
 #pragma unroll
                 for (int j = 0; j < SS__BATCH; j++) {
                         if (!ok[j] || nd[j] >= old[j])
@@ -116,11 +117,13 @@ static __device__ __forceinline__ void ss__delta_relax_warp(const uint2 *arcs,
                         } else {
                                 /* Keep the far pile's lower bound exact for
                                  * entries already in it. */
-                                atomicMin(s.farmin, nd[j] / s.delta);
+                                const unsigned long long b = nd[j] / s.delta;
+                                fmin = b < fmin ? b : fmin;
                                 if (atomicExch(&s.fstamp[head[j]], s.far_gen) != s.far_gen)
                                         far |= 1u << j;
                         }
                 }
+                ss__warp_min_to(s.farmin, fmin);
                 /* One reservation per queue for the warp: near count in the
                  * low half, far count in the high half. */
                 const uint32_t mine = __popc(near) | (uint32_t)__popc(far) << 16;
@@ -403,6 +406,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         c->farmin[(bc + 2) % 3] = SS__INF;
                         c->open[(bc + 1) % 3] = 0;
                 }
+                unsigned long long lmin = SS__INF; /* this thread's share of the next bound */
                 for (uint64_t i = tid; i < fcnt; i += nthreads) {
                         const uint32_t v = ss__ld(&far[i]);
                         const unsigned long long d = ss__ld(&p.dist[v]);
@@ -413,11 +417,12 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                 if (atomicExch(&p.nstamp[v], ph) != ph)
                                         ss__push(near, &c->qcnt[ph % 3], v);
                         } else {
-                                atomicMin(&c->farmin[(bc + 1) % 3], b);
+                                lmin = b < lmin ? b : lmin;
                                 if (atomicExch(&p.fstamp[v], ep + 1) != ep + 1)
                                         ss__push(far2, &c->fcnt[(bc + 1) % 3], v);
                         }
                 }
+                ss__warp_min_to(&c->farmin[(bc + 1) % 3], lmin);
                 /* Targets not final yet, counted into the slot of this epoch. */
                 unsigned int *openc = &c->open[bc % 3];
                 if (p.ntargets > 0)

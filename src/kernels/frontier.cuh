@@ -42,6 +42,23 @@ static __device__ __forceinline__ unsigned int ss__ld(const unsigned int *p)
         return __ldcg(p);
 }
 
+/* Lowers *bound to the smallest x of the warp's lanes with one atomic for
+ * the warp, and none when *bound is already at most that: a far pile's
+ * lower bound takes an update from nearly every far push, and thousands
+ * of atomics on one address in a phase would queue behind each other. Every
+ * lane calls it; lanes without a value pass SS__INF. */
+static __device__ __forceinline__ void ss__warp_min_to(unsigned long long *bound,
+                                                       unsigned long long x)
+{
+#pragma unroll
+        for (int o = 16; o >= 1; o >>= 1) {
+                const unsigned long long y = __shfl_xor_sync(SS__FULL, x, o);
+                x = y < x ? y : x;
+        }
+        if ((threadIdx.x & 31) == 0 && x != SS__INF && x < __ldcg(bound))
+                atomicMin(bound, x);
+}
+
 /* Inclusive prefix sum of x over the warp (every lane calls it). */
 static __device__ __forceinline__ uint32_t ss__warp_scan(uint32_t x)
 {

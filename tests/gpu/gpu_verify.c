@@ -41,7 +41,8 @@ static void usage(FILE *f)
                 "  --algorithms LIST    comma list of GPU rows of the solver table (default: all)\n"
                 "  --batch K            also run K sources per search (rows that batch)\n"
                 "  --batch-verify V     check V of the batch's sources on the CPU (default: all)\n"
-                "  --delta RULE         tuned|median|mean|maxw-over-maxdeg|N (default tuned)\n"
+                "  --delta RULE         tuned|median|mean|maxw-over-maxdeg|N|mN (N x the mean\n"
+                "                       weight; default tuned)\n"
                 "  --delta-sweep LIST   also time Delta-stepping at each Delta in LIST (numbers,\n"
                 "                       or mN for N times the mean weight)\n"
                 "  --bf-variant V       auto|scalar|vector (default auto)\n"
@@ -253,6 +254,13 @@ static int check_batch(const struct ss_graph *g, struct ss_backend *b,
                         dev[rep] = t.device_ns;
                 }
         }
+        /* The kernel's own account of one more run: phases, buckets, splits. */
+        struct ss_gpu_batch dq = {.kind = SS_GPU_BATCH_ALL, .sources = src, .k = k, .dist = all};
+        struct ss_gpu_batch_result dr = {0};
+        if (ss_gpu_run_batch(ss_backend_gpu(b), 0, &dq, &dr, &err)) {
+                fprintf(stderr, "gpu-verify: batch of %u trees: %s\n", k, err.msg);
+                return 1;
+        }
         struct bcheck c = {.g = g, .src = src, .k = nverify, .kind = 0, .got = all};
         bad += bcheck_run(&c);
         /* Routes with paths. */
@@ -298,14 +306,16 @@ static int check_batch(const struct ss_graph *g, struct ss_backend *b,
         const double ws = median_ms(wall, 3), ss = median_ms(search, 3), ds = median_ms(dev, 3);
         printf("batch %s: %u sources per search: trees %.3f ms (search %.3f ms, device %.3f ms), "
                "%.4f ms per tree (search %.4f); %u routes with paths %.3f ms (%.0f routes/s); "
-               "%u x %zu matrix %.3f ms; %" PRIu64 " mismatches\n",
+               "%u x %zu matrix %.3f ms; %" PRIu64 " mismatches; %u phases, %u buckets, %u "
+               "searches, %u splits\n",
                row->name, k, ws, ss, ds, ws / k, ss / k, k, route_ns / 1e6,
-               k / (route_ns / 1e9), k, nt, matrix_ns / 1e6, bad);
+               k / (route_ns / 1e9), k, nt, matrix_ns / 1e6, bad, dr.phases, dr.buckets,
+               dr.searches, dr.splits);
         printf("BATCH graph=%s n=%u algo=%s k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
                "search_ms=%.3f per_tree_ms=%.4f per_tree_search_ms=%.4f routes_ms=%.3f "
-               "routes_per_s=%.0f matrix_ms=%.3f\n",
+               "routes_per_s=%.0f matrix_ms=%.3f phases=%u buckets=%u splits=%u\n",
                label, g->n, row->name, k, nverify, bad, ws, ss, ws / k, ss / k, route_ns / 1e6,
-               k / (route_ns / 1e9), matrix_ns / 1e6);
+               k / (route_ns / 1e9), matrix_ns / 1e6, dr.phases, dr.buckets, dr.splits);
         for (unsigned i = 0; i < k; i++)
                 free(paths[i]);
         free(paths);
@@ -413,6 +423,16 @@ int main(int argc, char **argv)
         printf("graph %s: n=%" PRIu32 " m=%" PRIu64 " max_w=%" PRIu32 ", loaded in %.2f s\n", label,
                g->n, g->m, g->max_w, (ss_now_ns() - t0) / 1e9);
 
+        /* --delta mN: N times the mean weight. */
+        char dbuf[32];
+        if (delta[0] == 'm') {
+                uint64_t sum = 0;
+                for (uint64_t i = 0; i < g->m; i++)
+                        sum += g->w[i];
+                uint64_t d = (uint64_t)(strtod(delta + 1, NULL) * (g->m ? (double)sum / g->m : 1));
+                snprintf(dbuf, sizeof(dbuf), "%llu", (unsigned long long)(d ? d : 1));
+                delta = dbuf;
+        }
         struct ss_gpu_config check;
         ss_gpu_config_default(&check);
         if (ss_gpu_delta_parse(delta, &check, &err) || ss_gpu_bf_variant_parse(bfv, &check, &err)) {
