@@ -391,6 +391,10 @@ void ss_gpu_close(struct ss_gpu *gpu)
         cudaFree(gpu->d_rrow);
         cudaFree(gpu->d_rarcs);
         cudaFree(gpu->d_rsplit);
+        cudaFree(gpu->d_bsplit);
+        cudaFree(gpu->d_rbsplit);
+        cudaFree(gpu->d_lf);
+        cudaFree(gpu->d_lt);
         free(gpu->ws);
         free(gpu->bws);
         free(gpu->d_targets);
@@ -450,6 +454,41 @@ out:
         free(row32);
         free(arcs);
         return rc;
+}
+
+/* The batches' Δ (SS__BATCH_MEAN_FACTOR mean weights, or SS_GPU_BATCH_DELTA
+ * of them) and its light/heavy split for the forward and reverse graphs. */
+static int ss__batch_delta(struct ss_gpu *gpu, const struct ss_graph *g, struct ss_err *err)
+{
+        uint64_t sum = 0;
+        for (uint64_t i = 0; i < g->m; i++)
+                sum += g->w[i];
+        double factor = SS__BATCH_MEAN_FACTOR;
+        const char *env = getenv("SS_GPU_BATCH_DELTA");
+        if (env && *env && strtod(env, NULL) > 0)
+                factor = strtod(env, NULL);
+        uint64_t delta = (uint64_t)(factor * (g->m ? (double)sum / g->m : 1));
+        if (delta == 0)
+                delta = 1;
+        SS__CUDA(cudaMalloc((void **)&gpu->d_bsplit, (size_t)g->n * 4));
+        gpu->gb = gpu->g;
+        gpu->gb.split = gpu->d_bsplit;
+        gpu->gb.delta = delta;
+        gpu->gb.has_heavy = gpu->max_w > delta;
+        int rc = ss__launch_split(&gpu->gb, 0, err);
+        if (rc)
+                return rc;
+        if (gpu->has_rev) {
+                SS__CUDA(cudaMalloc((void **)&gpu->d_rbsplit, (size_t)g->n * 4));
+                gpu->rgb = gpu->rg;
+                gpu->rgb.split = gpu->d_rbsplit;
+                gpu->rgb.delta = delta;
+                gpu->rgb.has_heavy = gpu->gb.has_heavy;
+                if ((rc = ss__launch_split(&gpu->rgb, 0, err)))
+                        return rc;
+        }
+        SS__CUDA(cudaDeviceSynchronize());
+        return SS_OK;
 }
 
 int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err)
@@ -670,7 +709,10 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         unsigned kcap = 0;
         if (cfg.batch) {
                 const unsigned want = cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
-                uint64_t budget = limit > used ? (limit - used) / 10 * 9 : 0;
+                /* Three fifths of what is left: room stays for the
+                 * landmark tables, the copies of answers and other users
+                 * of the device. */
+                uint64_t budget = limit > used ? (limit - used) / 5 * 3 : 0;
                 if (cfg.batch_memory && cfg.batch_memory < budget)
                         budget = cfg.batch_memory;
                 const uint64_t per = budget / bstreams;
@@ -700,6 +742,13 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         if ((rc = ss_gpu_set_delta(gpu, ss__choose_delta(g, &cfg), err))) {
                 ss_gpu_close(gpu);
                 return rc;
+        }
+        if (kcap > 0) {
+                if ((rc = ss__batch_delta(gpu, g, err))) {
+                        ss_gpu_close(gpu);
+                        return rc;
+                }
+                used += (uint64_t)g->n * (gpu->has_rev ? 8 : 4);
         }
         gpu->graph_bytes = gpu->has_rev ? 2 * graph_bytes : graph_bytes;
         gpu->mem_used = used;

@@ -130,9 +130,9 @@ struct ss_gpu_config {
          * streams that get a batch workspace (0: all). */
         unsigned batch;
         unsigned batch_streams;
-        /* Bytes the batch workspaces may take together (0: what is left
-         * under memory_limit after the graph and the single-search
-         * workspaces, less a reserve). */
+        /* Bytes the batch workspaces may take together (0: three fifths of
+         * what is left under memory_limit after the graphs and the
+         * single-search workspaces). */
         uint64_t batch_memory;
 };
 
@@ -275,6 +275,13 @@ bool ss_gpu_has_reverse(const struct ss_gpu *gpu);
  * the reverse graph. */
 int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
                      struct ss_gpu_batch_result *r, struct ss_err *err);
+
+/* Uploads landmark tables (cpu/astar.h layout, k landmarks; k 0 drops
+ * them): batched routes then search with A* over them, settling far fewer
+ * nodes. No query may be running. Returns SS_OK or SS_EGPU (no room: the
+ * routes run without them). */
+int ss_gpu_set_landmarks(struct ss_gpu *gpu, unsigned k, const uint32_t *from, const uint32_t *to,
+                         struct ss_err *err);
 
 /* Landmark tables for A* (cpu/astar.h layout: from[v * k + i] = d(L_i, v),
  * to[v * k + i] = d(v, L_i)) from batched searches on the forward and the

@@ -24,6 +24,8 @@
 #define SS__LOCAL_MAX 512
 /* Batches take at most this many sources by default. */
 #define SS__BATCH_DEFAULT 256
+/* Δ of batched searches, in mean weights (SS_GPU_BATCH_DELTA overrides). */
+#define SS__BATCH_MEAN_FACTOR 32
 /* Device and pinned entries for gathering a batch's target distances. */
 #define SS__GATHER (1u << 20)
 
@@ -43,6 +45,16 @@ struct ss_gpu {
         struct ss__dgraph g;  /* forward graph */
         struct ss__dgraph rg; /* reverse graph (in-arcs), when has_rev */
         bool has_rev;
+        /* The same graphs with the batches' own Δ and light/heavy split:
+         * a batch is bound by the work of its relaxations rather than by
+         * the latency of its phases, so a smaller Δ (fewer relaxations
+         * redone) pays there (docs/gpu.md). */
+        struct ss__dgraph gb, rgb;
+        uint32_t *d_bsplit, *d_rbsplit;
+        /* Landmark tables on the device for A* in batched routes (NULL
+         * until ss_gpu_set_landmarks). */
+        uint32_t *d_lf, *d_lt;
+        unsigned lk;
         uint32_t *d_row, *d_rrow;
         uint2 *d_arcs, *d_rarcs;
         uint32_t *d_split, *d_rsplit;
