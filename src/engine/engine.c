@@ -172,10 +172,6 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
-        /* Landmarks (built here or before) let the GPUs' batched routes use
-         * A* too. */
-        if (ss_astar_of(g)->lm)
-                ss__pool_refresh(e, g);
         return SS_OK;
 }
 

@@ -70,8 +70,6 @@ int ss__pool_init(struct ss_engine *e, struct ss_err *err);
 void ss__pool_free(struct ss_engine *e);
 /* Replaces every slot's backend with one for g (lock not held). */
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g);
-/* Tells every slot holding g that its derived data changed (landmarks). */
-void ss__pool_refresh(struct ss_engine *e, struct ss_graph *g);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);

@@ -129,19 +129,6 @@ void ss__pool_load(struct ss_engine *e, struct ss_graph *g)
         }
 }
 
-void ss__pool_refresh(struct ss_engine *e, struct ss_graph *g)
-{
-        for (unsigned i = 0; i < e->nslots; i++) {
-                struct ss__slot *s = &e->slots[i];
-                pthread_rwlock_wrlock(&s->lock);
-                struct ss_err err = {0};
-                if (s->b && s->g == g && ss_backend_refresh(s->b, &err) != SS_OK)
-                        ss_log_warn("gpu", "GPU %d keeps serving without the landmarks: %s", s->id,
-                                    err.msg);
-                pthread_rwlock_unlock(&s->lock);
-        }
-}
-
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {

@@ -76,6 +76,7 @@ int ss__bws_alloc(struct ss__bhost **out, uint32_t n, unsigned kcap, unsigned bl
         struct ss__bws *w = &b->w;
         w->kcap = kcap;
         w->blocks = blocks;
+
         ss__caps(n, kcap, &w->qcap, &w->fcap, &w->scap);
         const uint64_t pairs = (uint64_t)kcap * n;
         w->bwords = (pairs + 31) / 32;
@@ -232,12 +233,6 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
                 l.ntargets = (uint32_t)q->ntargets;
         }
         const struct ss__dgraph *g = j->reverse ? &gpu->rgb : &gpu->gb;
-        if (q->kind == SS_GPU_BATCH_ROUTES && gpu->d_lf && !j->reverse) {
-                /* Routes have one target each: A* over the landmarks. */
-                l.lf = gpu->d_lf;
-                l.lt = gpu->d_lt;
-                l.lk = gpu->lk;
-        }
         SS__CUDA(cudaEventRecord(w->ev_start, w->stream));
         ss__blocks_take(gpu, b->w.blocks);
         rc = ss__launch_batch(g, &b->w, w, &l, err);
@@ -480,35 +475,6 @@ int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_ba
         r->path_len = path_len;
         r->path_needs_cpu = needs;
         return ss__batch(gpu, stream, q, r, false, NULL, NULL, err);
-}
-
-int ss_gpu_set_landmarks(struct ss_gpu *gpu, unsigned k, const uint32_t *from, const uint32_t *to,
-                         struct ss_err *err)
-{
-        const size_t bytes = (size_t)gpu->g.n * k * 4;
-        SS__CUDA(cudaSetDevice(gpu->device));
-        if (gpu->lk)
-                gpu->mem_used -= 2 * (uint64_t)gpu->g.n * gpu->lk * 4;
-        cudaFree(gpu->d_lf);
-        cudaFree(gpu->d_lt);
-        gpu->d_lf = gpu->d_lt = NULL;
-        gpu->lk = 0;
-        if (k == 0)
-                return SS_OK;
-        cudaError_t e;
-        if ((e = cudaMalloc((void **)&gpu->d_lf, bytes)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&gpu->d_lt, bytes)) != cudaSuccess ||
-            (e = cudaMemcpy(gpu->d_lf, from, bytes, cudaMemcpyHostToDevice)) != cudaSuccess ||
-            (e = cudaMemcpy(gpu->d_lt, to, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
-                cudaFree(gpu->d_lf);
-                cudaFree(gpu->d_lt);
-                gpu->d_lf = gpu->d_lt = NULL;
-                cudaGetLastError();
-                return ss__cuda_fail(err, "landmark tables to the device", e, __FILE__, __LINE__);
-        }
-        gpu->lk = k;
-        gpu->mem_used += 2 * bytes;
-        return SS_OK;
 }
 
 unsigned ss_gpu_batch_max(const struct ss_gpu *gpu)

@@ -393,8 +393,6 @@ void ss_gpu_close(struct ss_gpu *gpu)
         cudaFree(gpu->d_rsplit);
         cudaFree(gpu->d_bsplit);
         cudaFree(gpu->d_rbsplit);
-        cudaFree(gpu->d_lf);
-        cudaFree(gpu->d_lt);
         free(gpu->ws);
         free(gpu->bws);
         free(gpu->d_targets);

@@ -276,13 +276,6 @@ bool ss_gpu_has_reverse(const struct ss_gpu *gpu);
 int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
                      struct ss_gpu_batch_result *r, struct ss_err *err);
 
-/* Uploads landmark tables (cpu/astar.h layout, k landmarks; k 0 drops
- * them): batched routes then search with A* over them, settling far fewer
- * nodes. No query may be running. Returns SS_OK or SS_EGPU (no room: the
- * routes run without them). */
-int ss_gpu_set_landmarks(struct ss_gpu *gpu, unsigned k, const uint32_t *from, const uint32_t *to,
-                         struct ss_err *err);
-
 /* Landmark tables for A* (cpu/astar.h layout: from[v * k + i] = d(L_i, v),
  * to[v * k + i] = d(v, L_i)) from batched searches on the forward and the
  * reverse graph. Returns SS_OK, SS_EINVAL with *bad_node set when some node

@@ -51,10 +51,6 @@ struct ss_gpu {
          * redone) pays there (docs/gpu.md). */
         struct ss__dgraph gb, rgb;
         uint32_t *d_bsplit, *d_rbsplit;
-        /* Landmark tables on the device for A* in batched routes (NULL
-         * until ss_gpu_set_landmarks). */
-        uint32_t *d_lf, *d_lt;
-        unsigned lk;
         uint32_t *d_row, *d_rrow;
         uint2 *d_arcs, *d_rarcs;
         uint32_t *d_split, *d_rsplit;

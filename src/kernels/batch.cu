@@ -68,8 +68,6 @@ struct ss__kp {
         uint32_t *nb0, *nb1, *fb0, *fb1, *sb; /* the bitmaps */
         uint32_t *done, *open;
         uint64_t qcap, fcap, scap;
-        const uint32_t *lf, *lt; /* A* landmark tables, or NULL */
-        unsigned lk;
         ss__bctl *ctl;
         unsigned int *ovf;   /* three rotating overflow flags (struct ss__bflags) */
         unsigned int *cflag; /* three rotating cancel flags */
@@ -78,28 +76,6 @@ struct ss__kp {
 
 /* Arcs per lane issued together, as in delta.cu. */
 #define SS__PB 4
-
-/* The A* potential of pair p = s * n + v: a lower bound on d(v, t_s) from
- * the landmarks (ALT: d(v,t) >= d(L,t) - d(L,v) and d(v,L) - d(t,L)).
- * Consistent, so the reduced weights w + h(v) - h(u) are never negative and
- * Δ-stepping over keys d + h is exact. 0 without landmarks. */
-static __device__ __forceinline__ unsigned long long ss__pot(const ss__kp &p, uint32_t sl,
-                                                             uint32_t v)
-{
-        if (!p.lf)
-                return 0;
-        const uint32_t t = __ldg(&p.tgt[sl]);
-        const uint32_t *vf = p.lf + (uint64_t)v * p.lk, *vt = p.lt + (uint64_t)v * p.lk;
-        const uint32_t *tf = p.lf + (uint64_t)t * p.lk, *tt = p.lt + (uint64_t)t * p.lk;
-        long long h = 0;
-        for (unsigned i = 0; i < p.lk; i++) {
-                const long long a = (long long)__ldg(&tf[i]) - __ldg(&vf[i]);
-                const long long b = (long long)__ldg(&vt[i]) - __ldg(&tt[i]);
-                h = a > h ? a : h;
-                h = b > h ? b : h;
-        }
-        return (unsigned long long)h;
-}
 
 /* Whether a flag raised in one of the last two steps is up. Sticky flags
  * are written during step st into slot (st + 1) % 3; at the start of step st
@@ -141,7 +117,6 @@ static __device__ __forceinline__ void ss__push_cap(uint32_t *queue, unsigned in
 }
 
 struct ss__prs {
-        const ss__kp *p; /* for the A* potentials */
         unsigned long long *dist;
         unsigned long long bucket_end, delta;
         uint32_t *next, *far;
@@ -182,16 +157,11 @@ static __device__ __forceinline__ void ss__pair_relax_warp(const uint2 *arcs, co
                 for (int j = 0; j < SS__PB; j++) {
                         if (!ok[j] || nd[j] >= old[j])
                                 continue;
-                        /* Buckets hold keys: the distance plus the A*
-                         * potential (0 without one). */
-                        const uint32_t ps = pu[j] / s.p->n;
-                        const unsigned long long key =
-                            nd[j] + ss__pot(*s.p, ps, pu[j] - ps * s.p->n);
-                        if (key < s.bucket_end) {
+                        if (nd[j] < s.bucket_end) {
                                 if (ss__bit_set(s.nbm, pu[j]))
                                         near |= 1u << j;
                         } else {
-                                const unsigned long long b = key / s.delta;
+                                const unsigned long long b = nd[j] / s.delta;
                                 fmin = b < fmin ? b : fmin;
                                 if (ss__bit_set(s.fbm, pu[j]))
                                         far |= 1u << j;
@@ -259,12 +229,8 @@ static __device__ __forceinline__ void ss__pair_expand(const ss__kp &p, const ss
                          * this keeps it one link shorter. */
                         const uint32_t gone = ss__ld(&p.done[sl]);
                         const unsigned long long dd = ss__ld(&p.dist[pr]);
-                        /* With A* potentials every arc is light: a heavy arc's
-                         * reduced weight can be small, and the heavy pass
-                         * relaxes after its bucket has closed. */
                         const uint32_t a0 = __ldg(heavy ? &p.split[v] : &p.row[v]);
-                        const uint32_t a1 =
-                            __ldg(heavy || p.lf ? &p.row[v + 1] : &p.split[v]);
+                        const uint32_t a1 = __ldg(heavy ? &p.row[v + 1] : &p.split[v]);
                         if (!gone) {
                                 sbase = sl * p.n;
                                 d = dd;
@@ -278,7 +244,7 @@ static __device__ __forceinline__ void ss__pair_expand(const ss__kp &p, const ss
         }
 }
 
-__global__ void __launch_bounds__(SS__BBLOCK, 1) ss__batch_kernel(ss__kp p)
+__global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
 {
         cg::grid_group grid = cg::this_grid();
         ss__bctl *c = p.ctl;
@@ -324,7 +290,6 @@ __global__ void __launch_bounds__(SS__BBLOCK, 1) ss__batch_kernel(ss__kp p)
                 buckets++;
                 const unsigned long long bucket_end = (bucket + 1) * p.delta;
                 ss__prs s;
-                s.p = &p;
                 s.dist = p.dist;
                 s.bucket_end = bucket_end;
                 s.delta = p.delta;
@@ -422,8 +387,7 @@ __global__ void __launch_bounds__(SS__BBLOCK, 1) ss__batch_kernel(ss__kp p)
                         const uint32_t sl = pr / p.n;
                         if (ss__ld(&p.done[sl]))
                                 continue;
-                        const unsigned long long d =
-                            ss__ld(&p.dist[pr]) + ss__pot(p, sl, pr - sl * p.n);
+                        const unsigned long long d = ss__ld(&p.dist[pr]);
                         if (d < bound)
                                 continue; /* settled in an earlier bucket */
                         const unsigned long long b = d / p.delta;
@@ -485,7 +449,7 @@ __global__ void __launch_bounds__(SS__BBLOCK, 1) ss__batch_kernel(ss__kp p)
 extern "C" int ss__batch_blocks_per_sm(int *out, struct ss_err *err)
 {
         SS__CUDA(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, ss__batch_kernel, SS__BBLOCK, 0));
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, ss__batch_kernel, SS__BLOCK, 0));
         return SS_OK;
 }
 
@@ -497,10 +461,7 @@ extern "C" int ss__launch_batch(const struct ss__dgraph *g, struct ss__bws *ws, 
         p.row = g->row;
         p.arcs = g->arcs;
         p.split = g->split;
-        p.lf = l->lf;
-        p.lt = l->lt;
-        p.lk = l->lk;
-        p.has_heavy = g->has_heavy && !l->lf;
+        p.has_heavy = g->has_heavy;
         p.delta = g->delta;
         p.k = l->k;
         p.kind = l->kind;
@@ -533,7 +494,7 @@ extern "C" int ss__launch_batch(const struct ss__dgraph *g, struct ss__bws *ws, 
         SS__CUDA(cudaMemsetAsync(ws->bits, 0, 5 * ws->bwords * sizeof(uint32_t), sws->stream));
         void *args[] = {&p};
         cudaError_t e = cudaLaunchCooperativeKernel((const void *)ss__batch_kernel,
-                                                    dim3(ws->blocks), dim3(SS__BBLOCK), args, 0,
+                                                    dim3(ws->blocks), dim3(SS__BLOCK), args, 0,
                                                     sws->stream);
         if (e == cudaSuccess)
                 e = cudaGetLastError();

@@ -24,11 +24,7 @@ extern "C" {
 
 /* Threads per block of the persistent kernels. */
 #define SS__BLOCK 512
-/* Threads per block of the batched kernel: a batch's phases are many
- * independent chains of memory round trips, so more warps in flight per SM
- * hide more of them. One such block fills an SM's registers, as one block
- * of the single-search kernels does, so the block budget still counts SMs. */
-#define SS__BBLOCK 1024
+
 /* "No node", as SS_NO_NODE in graph.h. */
 #define SS__NO_NODE 0xffffffffu
 /* Bellman-Ford variants, as enum ss_gpu_bf_variant in gpu.h. */
@@ -167,10 +163,6 @@ struct ss__blaunch {
         int kind;                  /* SS__BK_* */
         const uint32_t *targets;   /* TARGETS: device list */
         uint32_t ntargets;
-        /* Routes with A* potentials (NULL: none): landmark tables on the
-         * device, lf[v * lk + i] = d(L_i, v) and lt[v * lk + i] = d(v, L_i). */
-        const uint32_t *lf, *lt;
-        unsigned lk;
 };
 
 /* Runs a batched search on g (forward, or the reverse graph for distances

@@ -9,7 +9,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 #include "gpu/gpu.h"
 #include "solve/backend.h"
@@ -262,15 +261,6 @@ unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)
         return n;
 }
 
-static int ss__gpu_refresh(struct ss_backend *b, struct ss_err *err)
-{
-        struct ss__gpu *x = b->impl;
-        const struct ss_astar *a = ss_astar_of(b->g);
-        if (!a || !a->lm || ss_gpu_batch_max(x->gpu) == 0)
-                return SS_OK;
-        return ss_gpu_set_landmarks(x->gpu, a->lm->k, a->lm->from, a->lm->to, err);
-}
-
 void *ss_backend_gpu(struct ss_backend *b)
 {
         if (b->ops != &ss__gpu_backend)
@@ -289,5 +279,4 @@ const struct ss_backend_ops ss__gpu_backend = {
     .device_bytes = ss__gpu_bytes,
     .describe = ss__gpu_describe,
     .landmarks = ss__gpu_landmarks,
-    .refresh = ss__gpu_refresh,
 };

@@ -228,11 +228,6 @@ int ss_backend_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *no
         return b->ops->landmarks(b, lane, nodes, k, from, to, bad_node, err);
 }
 
-int ss_backend_refresh(struct ss_backend *b, struct ss_err *err)
-{
-        return b->ops->refresh ? b->ops->refresh(b, err) : SS_OK;
-}
-
 #if !SS_HAVE_CUDA
 void *ss_backend_gpu(struct ss_backend *b)
 {

@@ -163,12 +163,6 @@ void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len);
 int ss_backend_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
                          uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
-/* Tells b that data derived from its graph changed (landmarks attached):
- * a GPU copies the landmark tables so that batched routes use A*. No task
- * may be running on b. Returns SS_OK, or an error after which b still
- * answers (without the new data). */
-int ss_backend_refresh(struct ss_backend *b, struct ss_err *err);
-
 /* The GPU backend's device handle (struct ss_gpu *), for tools that need
  * more than tasks; NULL on the CPU. */
 void *ss_backend_gpu(struct ss_backend *b);
@@ -190,7 +184,6 @@ struct ss_backend_ops {
         void (*describe)(const struct ss_backend *b, char *buf, size_t len);
         int (*landmarks)(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
                          uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
-        int (*refresh)(struct ss_backend *b, struct ss_err *err);
 };
 
 /* Makes a backend of ops for g with `lanes` lanes; impl is the ops' own

@@ -4,7 +4,7 @@
  *
  *   gpu-throughput GRAPH [--streams LIST] [--batch LIST] [--blocks B]
  *                        [--queries Q] [--sources K] [--algorithm NAME]
- *                        [--seed S] [--no-path] [--landmarks L]
+ *                        [--seed S] [--no-path]
  *
  * For every (streams, batch) pair of the two comma lists it opens the GPU
  * row of the solver table named by --algorithm (default delta), then runs Q
@@ -14,8 +14,6 @@
  * (run once per source beforehand). One THROUGHPUT line per pair: routes per
  * second (wall time), the median and 99th-percentile latency of a task, and
  * mismatches. Exits 1 on any mismatch. batch 1 runs one search per route.
- * With --landmarks L, L landmarks are built (on the GPU) and batched routes
- * search with A* over them, as the daemon's do.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -26,9 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cpu/astar.h"
 #include "cpu/dijkstra.h"
-#include "cpu/landmarks.h"
 #include "io/load.h"
 #include "solve/solver.h"
 
@@ -141,13 +137,6 @@ static size_t parse_list(const char *s, unsigned *out, size_t cap)
         return n;
 }
 
-static int lm_tables(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
-                     uint32_t *from, uint32_t *to, uint32_t *bad, struct ss_err *err)
-{
-        (void)g;
-        return ss_backend_landmarks(arg, 0, nodes, k, from, to, bad, err);
-}
-
 static uint64_t rng_state = 1;
 static uint64_t rnd(void)
 {
@@ -162,7 +151,7 @@ int main(int argc, char **argv)
         const char *path = NULL, *algo_name = "delta";
         unsigned streams[16] = {4}, batches[16] = {1}, blocks = 0;
         size_t nstreams = 1, nbatches = 1;
-        unsigned nq = 20000, ns = 64, landmarks = 0;
+        unsigned nq = 20000, ns = 64;
         bool want_path = true;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
@@ -190,8 +179,6 @@ int main(int argc, char **argv)
                         nq = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--sources"))
                         ns = (unsigned)strtoul(v, NULL, 10);
-                else if (!strcmp(a, "--landmarks"))
-                        landmarks = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--algorithm"))
                         algo_name = v;
                 else if (!strcmp(a, "--seed"))
@@ -262,16 +249,6 @@ int main(int argc, char **argv)
                                 status = status ? status : 2;
                                 continue;
                         }
-                        if (landmarks && !(ss_astar_of(g) && ss_astar_of(g)->lm)) {
-                                const uint64_t t0 = ss_now_ns();
-                                if (ss_landmarks_build_with(g, landmarks, 16, lm_tables, b, &err))
-                                        printf("landmarks: %s\n", err.msg);
-                                else
-                                        printf("landmarks: %u in %.0f ms\n", landmarks,
-                                               (ss_now_ns() - t0) / 1e6);
-                        }
-                        if (landmarks && ss_backend_refresh(b, &err))
-                                printf("landmarks not on the GPU: %s\n", err.msg);
                         const unsigned k = ss_backend_lanes(b);
                         const unsigned kcap = ss_backend_batch(b, row, SS_TASK_ROUTE);
                         struct run r = {.g = g,
