@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/delta.h"
 #include "cpu/dijkstra.h"
 #include "ss_config.h"
 #if SS_HAVE_CUDA
@@ -71,6 +72,56 @@ static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss
                        uint32_t **path, size_t *len, struct ss_err *err)
 {
         return cpu_route(s->g, s->impl, source, target, d, path, len, 1, err);
+}
+
+/* ---- CPU Δ-stepping ----------------------------------------------------- */
+
+/* One context (its thread pool and bins) serves every query of the solver. */
+static int cdelta_open(struct ss_solver *s, struct ss_err *err)
+{
+        struct ss_cpu_delta *ctx;
+        int rc = ss_cpu_delta_new(s->g, s->opts.threads, &ctx);
+        if (rc)
+                return ss_err_set(err, rc, "cpu-delta: cannot start %u threads: %s",
+                                  s->opts.threads, ss_strerror(rc));
+        ss_cpu_delta_set_delta(ctx, s->opts.delta);
+        s->impl = ctx;
+        return SS_OK;
+}
+
+static void cdelta_close(struct ss_solver *s)
+{
+        ss_cpu_delta_free(s->impl);
+}
+
+static int cdelta_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist,
+                             struct ss_err *err)
+{
+        int rc = ss_cpu_delta_one_to_all(s->impl, source, dist, NULL);
+        if (rc)
+                return ss_err_set(err, rc, "cpu-delta: %s", ss_strerror(rc));
+        return SS_OK;
+}
+
+static int cdelta_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                        uint32_t **path, size_t *len, struct ss_err *err)
+{
+        struct ss_cpu_delta *ctx = s->impl;
+        int rc = ss_cpu_delta_p2p(ctx, source, target, path != NULL, NULL);
+        if (rc)
+                return ss_err_set(err, rc, "cpu-delta: %s", ss_strerror(rc));
+        *d = ss_cpu_delta_dist(ctx, target);
+        if (path) {
+                *path = NULL;
+                *len = 0;
+                if (*d != SS_DIST_INF) {
+                        size_t n = ss_cpu_delta_path(ctx, target, NULL, 0);
+                        if (!(*path = malloc(n * sizeof(uint32_t))))
+                                return ss_err_set(err, SS_ENOMEM, "out of memory for a path");
+                        *len = ss_cpu_delta_path(ctx, target, *path, n);
+                }
+        }
+        return SS_OK;
 }
 
 #if SS_HAVE_CUDA
@@ -157,6 +208,7 @@ static int gpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_d
 static const struct ss_solver_type solvers[] = {
         {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
         {"astar", dij_open, dij_close, dij_one_to_all, astar_route},
+        {"cpu-delta", cdelta_open, cdelta_close, cdelta_one_to_all, cdelta_route},
 #if SS_HAVE_CUDA
         {"delta", delta_open, gpu_close, gpu_one_to_all, gpu_route},
         {"bf", bf_open, gpu_close, gpu_one_to_all, gpu_route},
@@ -173,6 +225,23 @@ const struct ss_solver_type *ss_solver_find(const char *name)
         return NULL;
 }
 
+/* Which solver runs an algorithm on an engine (--algorithm, --engine). */
+static const struct {
+        const char *algorithm, *engine, *solver;
+} engine_map[] = {
+        {"dijkstra", "cpu", "dijkstra"}, {"astar", "cpu", "astar"}, {"delta", "cpu", "cpu-delta"},
+        {"delta", "gpu", "delta"},       {"bf", "gpu", "bf"},
+};
+
+const struct ss_solver_type *ss_solver_find_on(const char *algorithm, const char *engine)
+{
+        for (size_t i = 0; i < sizeof(engine_map) / sizeof(engine_map[0]); i++)
+                if (!strcmp(engine_map[i].algorithm, algorithm) &&
+                    !strcmp(engine_map[i].engine, engine))
+                        return ss_solver_find(engine_map[i].solver);
+        return NULL;
+}
+
 void ss_solver_names(char *buf, size_t len)
 {
         size_t at = 0;
@@ -184,11 +253,20 @@ void ss_solver_names(char *buf, size_t len)
 int ss_solver_open(const struct ss_solver_type *t, const struct ss_graph *g, struct ss_solver **out,
                    struct ss_err *err)
 {
+        return ss_solver_open_opts(t, g, NULL, out, err);
+}
+
+int ss_solver_open_opts(const struct ss_solver_type *t, const struct ss_graph *g,
+                        const struct ss_solver_opts *opts, struct ss_solver **out,
+                        struct ss_err *err)
+{
         struct ss_solver *s = calloc(1, sizeof(*s));
         if (!s)
                 return ss_err_set(err, SS_ENOMEM, "out of memory opening a solver");
         s->type = t;
         s->g = g;
+        if (opts)
+                s->opts = *opts;
         int rc = t->open(s, err);
         if (rc) {
                 free(s);

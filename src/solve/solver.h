@@ -25,9 +25,16 @@ struct ss_solver_type {
                      uint32_t **path, size_t *len, struct ss_err *err);
 };
 
+/* Settings some solvers take; zero everywhere means each one's default. */
+struct ss_solver_opts {
+        unsigned threads; /* CPU threads (cpu-delta); 0: one per core */
+        uint64_t delta;   /* bucket width (cpu-delta); 0: the solver's rule */
+};
+
 struct ss_solver {
         const struct ss_solver_type *type;
         const struct ss_graph *g;
+        struct ss_solver_opts opts;
         void *impl;
         ss_dist *scratch; /* n distances, for checksums */
 };
@@ -37,10 +44,19 @@ const struct ss_solver_type *ss_solver_find(const char *name);
 /* Writes the built solvers' names, comma-separated, into buf. */
 void ss_solver_names(char *buf, size_t len);
 
+/* The solver for an algorithm ("dijkstra", "astar", "delta", "bf") on an
+ * engine ("cpu" or "gpu"): "delta" on "cpu" is cpu-delta, on "gpu" the GPU
+ * Δ-stepping. NULL when there is none or it is not built. */
+const struct ss_solver_type *ss_solver_find_on(const char *algorithm, const char *engine);
+
 /* Prepares a solver for g (workspaces, GPU upload). Returns SS_OK or a
  * negative status with err set. */
 int ss_solver_open(const struct ss_solver_type *t, const struct ss_graph *g, struct ss_solver **out,
                    struct ss_err *err);
+/* The same with settings (opts may be NULL). */
+int ss_solver_open_opts(const struct ss_solver_type *t, const struct ss_graph *g,
+                        const struct ss_solver_opts *opts, struct ss_solver **out,
+                        struct ss_err *err);
 /* Frees a solver (NULL is ignored). */
 void ss_solver_close(struct ss_solver *s);
 

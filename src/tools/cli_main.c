@@ -6,7 +6,9 @@
  *   ssspd-cli snapshot GRAPH.gr [GRAPH.co] OUT
  *
  * GRAPH is a .gr, .gr.gz or snapshot file. --algorithm picks the solver from
- * the table in solver.c, so GPU algorithms appear here when they are built.
+ * the table in solver.c, so GPU algorithms appear here when they are built;
+ * with --engine it names an algorithm to run on that engine instead
+ * (--algorithm delta --engine cpu is the parallel CPU Δ-stepping).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "cpu/astar.h"
+#include "cpu/delta.h"
 #include "io/load.h"
 #include "io/snapshot.h"
 #include "solve/solver.h"
@@ -35,12 +38,20 @@ static const char *const usage_main =
 static const char *const usage_options =
         "options:\n"
         "  -a, --algorithm NAME   solver: %s (default: dijkstra)\n"
+        "  -e, --engine ENGINE    cpu, gpu or auto: run the algorithm (dijkstra, astar,\n"
+        "                         delta, bf) there; auto prefers the GPU and falls back to\n"
+        "                         the CPU when no GPU is usable\n"
+        "  -t, --threads N        threads of the parallel CPU solver (default: all cores)\n"
+        "      --delta D          its bucket width Δ (default: a multiple of the mean weight)\n"
         "  -c, --coords FILE      coordinates (.co or .co.gz) to load with a text graph\n"
         "  -q, --quiet            no load progress on stderr\n"
         "  -h, --help             this text\n";
 
 struct cli {
         const struct ss_solver_type *solver;
+        const struct ss_solver_type *fallback; /* --engine auto: the CPU one */
+        const char *algorithm, *engine;
+        struct ss_solver_opts opts;
         const char *coords;
         int quiet;
 };
@@ -51,6 +62,50 @@ static void print_usage(FILE *to, const char *cmd_usage)
         ss_solver_names(names, sizeof(names));
         fputs(cmd_usage, to);
         fprintf(to, usage_options, names);
+}
+
+/* Opens the chosen solver; with --engine auto and no usable GPU, the CPU one. */
+static int open_solver(const struct cli *c, const struct ss_graph *g, struct ss_solver **sv,
+                       struct ss_err *err)
+{
+        int rc = ss_solver_open_opts(c->solver, g, &c->opts, sv, err);
+        if (rc == SS_ENOGPU && c->fallback) {
+                if (!c->quiet)
+                        fprintf(stderr, "ssspd-cli: %s; running %s on the CPU\n", err->msg,
+                                c->fallback->name);
+                rc = ss_solver_open_opts(c->fallback, g, &c->opts, sv, err);
+        }
+        return rc;
+}
+
+/* Turns --algorithm and --engine into a solver; 0, or 2 after a message. */
+static int resolve(struct cli *c)
+{
+        char names[256];
+        if (!c->engine) {
+                if ((c->solver = ss_solver_find(c->algorithm)))
+                        return 0;
+                ss_solver_names(names, sizeof(names));
+                fprintf(stderr, "ssspd-cli: unknown algorithm '%s' (built: %s)\n", c->algorithm,
+                        names);
+                return 2;
+        }
+        if (!strcmp(c->engine, "auto")) {
+                const struct ss_solver_type *gpu = ss_solver_find_on(c->algorithm, "gpu");
+                const struct ss_solver_type *cpu = ss_solver_find_on(c->algorithm, "cpu");
+                c->solver = gpu ? gpu : cpu;
+                c->fallback = gpu ? cpu : NULL;
+        } else if (!strcmp(c->engine, "cpu") || !strcmp(c->engine, "gpu")) {
+                c->solver = ss_solver_find_on(c->algorithm, c->engine);
+        } else {
+                fprintf(stderr, "ssspd-cli: unknown engine '%s' (cpu, gpu or auto)\n", c->engine);
+                return 2;
+        }
+        if (c->solver)
+                return 0;
+        fprintf(stderr, "ssspd-cli: no solver for algorithm '%s' on engine '%s' in this build\n",
+                c->algorithm, c->engine);
+        return 2;
 }
 
 static int parse_id(const char *s, const struct ss_graph *g, uint32_t *out)
@@ -97,7 +152,7 @@ static int cmd_route(struct cli *c, int argc, char **argv)
                 return 1;
         if (parse_id(argv[1], g, &s) || parse_id(argv[2], g, &t))
                 goto out;
-        if (ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
+        if (open_solver(c, g, &sv, &err) != SS_OK)
                 goto fail;
         ss_dist d;
         size_t len = 0;
@@ -138,7 +193,7 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
         if (!(g = load(c, argv[0])))
                 return 1;
         if (ss_dimacs_read_ss(argv[1], g->n, &src, &count, &err) != SS_OK ||
-            ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
+            open_solver(c, g, &sv, &err) != SS_OK)
                 goto fail;
         for (size_t i = 0; i < count; i++) {
                 uint64_t sum;
@@ -173,7 +228,7 @@ static int cmd_p2p(struct cli *c, int argc, char **argv)
         if (!(g = load(c, argv[0])))
                 return 1;
         if (ss_dimacs_read_p2p(argv[1], g->n, &pairs, &count, &err) != SS_OK ||
-            ss_solver_open(c->solver, g, &sv, &err) != SS_OK)
+            open_solver(c, g, &sv, &err) != SS_OK)
                 goto fail;
         for (size_t i = 0; i < count; i++) {
                 ss_dist d;
@@ -249,12 +304,16 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+        enum { OPT_DELTA = 256 };
         static const struct option opts[] = {{"algorithm", required_argument, NULL, 'a'},
+                                             {"engine", required_argument, NULL, 'e'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"delta", required_argument, NULL, OPT_DELTA},
                                              {"coords", required_argument, NULL, 'c'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-        struct cli c = {.solver = ss_solver_find("dijkstra")};
+        struct cli c = {.algorithm = "dijkstra"};
         int i, o;
 
         if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -269,16 +328,31 @@ int main(int argc, char **argv)
                 return 2;
         }
         optind = 2;
-        while ((o = getopt_long(argc, argv, "a:c:qh", opts, NULL)) != -1) {
+        while ((o = getopt_long(argc, argv, "a:e:t:c:qh", opts, NULL)) != -1) {
+                char *end;
+                unsigned long long v;
                 switch (o) {
                 case 'a':
-                        if (!(c.solver = ss_solver_find(optarg))) {
-                                char names[256];
-                                ss_solver_names(names, sizeof(names));
-                                fprintf(stderr, "ssspd-cli: unknown algorithm '%s' (built: %s)\n",
-                                        optarg, names);
+                        c.algorithm = optarg;
+                        break;
+                case 'e':
+                        c.engine = optarg;
+                        break;
+                case 't':
+                case OPT_DELTA:
+                        errno = 0;
+                        v = strtoull(optarg, &end, 10);
+                        if (errno || end == optarg || *end || optarg[0] == '-' ||
+                            (o == 't' ? v > SS_CPU_DELTA_MAX_THREADS : v > UINT32_MAX)) {
+                                fprintf(stderr, "ssspd-cli: %s: '%s' is not an integer in 0..%u\n",
+                                        o == 't' ? "--threads" : "--delta", optarg,
+                                        o == 't' ? SS_CPU_DELTA_MAX_THREADS : UINT32_MAX);
                                 return 2;
                         }
+                        if (o == 't')
+                                c.opts.threads = (unsigned)v;
+                        else
+                                c.opts.delta = v;
                         break;
                 case 'c':
                         c.coords = optarg;
@@ -294,5 +368,7 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (resolve(&c))
+                return 2;
         return commands[i].run(&c, argc - optind, argv + optind);
 }
