@@ -52,6 +52,8 @@ struct ss__bench_algo {
         uint64_t (*last_device_ns)(void *state);
         /* Device memory the row holds (0 on the CPU). */
         uint64_t (*device_bytes)(void *state);
+        /* Optional: the row's settings for the cell's note ("2 threads, ..."). */
+        void (*describe)(void *state, char *buf, size_t len);
         /* Frees state (NULL is ignored). */
         void (*teardown)(void *state);
 };
@@ -61,10 +63,14 @@ const struct ss__bench_algo *ss__bench_algos(size_t *count);
 
 /* Rows defined in algo_cpu.c, algo_boost.c and algo_gpu.c. */
 extern const struct ss__bench_algo ss__bench_algo_dijkstra;
+extern const struct ss__bench_algo ss__bench_algo_cpu_delta;
 extern const struct ss__bench_algo ss__bench_algo_boost_dijkstra;
 extern const struct ss__bench_algo ss__bench_algo_boost_bf;
 extern const struct ss__bench_algo ss__bench_algo_gpu_delta;
 extern const struct ss__bench_algo ss__bench_algo_gpu_bf;
+
+/* Sets the threads of the CPU Δ-stepping row (--threads; 0: one per core). */
+void ss__bench_cpu_configure(unsigned threads);
 
 /* Applies the GPU options (--gpu-delta, --gpu-bf; NULL keeps the default)
  * to every GPU row. Returns 0, SS_EINVAL for a bad value, or SS_ENOGPU when

@@ -27,6 +27,7 @@
 #include "bench.h"
 #include "bench_vcs.h"
 #include "core/cancel.h"
+#include "cpu/delta.h"
 #include "cpu/dijkstra.h"
 #include "io/load.h"
 #include "ss_config.h"
@@ -57,6 +58,7 @@ static const char usage[] =
     "  --gpu-delta RULE      Δ for GPU Δ-stepping: tuned (default), median, mean,\n"
     "                        maxw-over-maxdeg or an integer\n"
     "  --gpu-bf VARIANT      GPU Bellman-Ford: auto (default), scalar or vector\n"
+    "  --threads N           threads of the CPU Δ-stepping (default: all cores)\n"
     "  --quick               fewer sources and shorter budgets (NY in under a minute)\n"
     "  --out DIR             output directory (created if missing)\n"
     "  --append              add rows to DIR/results.csv instead of starting it anew\n"
@@ -491,6 +493,8 @@ static void run_graph(struct graph_ctx *gc, const struct ss__bench_algo **sel, s
                         snprintf(s->c.note, sizeof(s->c.note),
                                  "device time per query: median %.4g s (min %.4g)", med, lo);
                 }
+                if (s->state && s->a->describe && !s->c.note[0])
+                        s->a->describe(s->state, s->c.note, sizeof(s->c.note));
                 if (s->state)
                         s->a->teardown(s->state);
                 free(s->times);
@@ -669,7 +673,8 @@ int main(int argc, char **argv)
                 OPT_LIST,
                 OPT_GPU_DELTA,
                 OPT_GPU_BF,
-                OPT_APPEND
+                OPT_APPEND,
+                OPT_THREADS
         };
         static const struct option longopts[] = {
             {"graph", required_argument, NULL, 'g'},
@@ -685,6 +690,7 @@ int main(int argc, char **argv)
             {"gpu-delta", required_argument, NULL, OPT_GPU_DELTA},
             {"gpu-bf", required_argument, NULL, OPT_GPU_BF},
             {"append", no_argument, NULL, OPT_APPEND},
+            {"threads", required_argument, NULL, OPT_THREADS},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -789,6 +795,11 @@ int main(int argc, char **argv)
                         break;
                 case OPT_APPEND:
                         append = true;
+                        break;
+                case OPT_THREADS:
+                        if (parse_uint(optarg, "--threads", SS_CPU_DELTA_MAX_THREADS, &v))
+                                return 2;
+                        ss__bench_cpu_configure((unsigned)v);
                         break;
                 case 'h':
                         fputs(usage, stdout);
