@@ -137,6 +137,8 @@ struct ss_cpu_delta {
         size_t fuse;
         struct ss__tls **tls;
         ss_dist *own;   /* distances of point-to-point and target queries, INF elsewhere */
+        ss_dist *done;  /* the distance each node's arcs were last relaxed with, or INF */
+        bool done_all;  /* the last query was one-to-all: done[] needs a full clear */
         uint64_t *pred; /* predecessor | version << 32, allocated by the first path query */
         uint32_t *pend; /* targets not yet final */
         size_t npend, pend_cap;
@@ -150,7 +152,8 @@ struct ss_cpu_delta {
                 ss_dist *dist;
                 const struct ss_cancel *cancel;
                 uint64_t delta;
-                uint64_t mask; /* ring size - 1 */
+                uint64_t mask;   /* ring size - 1 */
+                bool clear_done; /* clear all of done[] first */
         } q;
         int last_mode;       /* -1 when own[] answers nothing */
         bool have_path;      /* predecessors of the last query are valid */
@@ -348,9 +351,21 @@ ss__process(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *
         ss_dist *dist = w->dist;
         ss_dist du = par ? __atomic_load_n(&dist[u], __ATOMIC_RELAXED) : dist[u];
 
-        /* A stale entry: u was lowered into an earlier bucket and processed there. */
+        /* A stale entry: u was lowered into an earlier bucket and processed
+         * there; or a duplicate: u was filed twice at this distance and its
+         * arcs are relaxed already (or being relaxed by another thread). */
         if (du < w->lo)
                 return;
+        ss_dist *done = ctx->done;
+        if (par) {
+                if (__atomic_load_n(&done[u], __ATOMIC_RELAXED) == du)
+                        return;
+                __atomic_store_n(&done[u], du, __ATOMIC_RELAXED);
+        } else {
+                if (done[u] == du)
+                        return;
+                done[u] = du;
+        }
         t->st.processed++;
         const uint32_t *col = g->col, *wt = g->w;
         for (uint64_t e = g->row[u], end = g->row[u + 1]; e < end; e++) {
@@ -436,10 +451,11 @@ static inline __attribute__((always_inline)) void ss__fuse(struct ss_cpu_delta *
 {
         struct ss__vec *b = &t->near[w->k & w->mask];
         while (b->len && (b->len < ctx->fuse || !par) && !ss__stopped(ctx)) {
+                uint64_t before = t->st.processed;
                 ss__swap(b, &t->scratch);
                 for (size_t i = 0; i < t->scratch.len; i++)
                         ss__process(ctx, t, w, t->scratch.v[i], par, own, path);
-                t->st.fused += t->scratch.len;
+                t->st.fused += t->st.processed - before;
                 t->scratch.len = 0;
         }
 }
@@ -621,14 +637,20 @@ static void ss__begin(struct ss_cpu_delta *ctx, struct ss__tls *t)
         t->err = SS_OK;
         t->poll = SS__POLL;
         memset(&t->st, 0, sizeof(t->st));
-        if (ctx->q.mode == SS__ALL) {
-                uint64_t n = ctx->g->n;
-                size_t a = (size_t)(n * t->id / ctx->nt), b = (size_t)(n * (t->id + 1) / ctx->nt);
+        uint64_t n = ctx->g->n;
+        size_t a = (size_t)(n * t->id / ctx->nt), b = (size_t)(n * (t->id + 1) / ctx->nt);
+        if (ctx->q.mode == SS__ALL)
                 for (size_t v = a; v < b; v++)
                         ctx->q.dist[v] = SS_DIST_INF;
-        } else {
-                for (size_t i = 0; i < t->touched.len; i++)
+        if (ctx->q.mode == SS__ALL || ctx->q.clear_done) {
+                for (size_t v = a; v < b; v++)
+                        ctx->done[v] = SS_DIST_INF;
+        }
+        if (ctx->q.mode != SS__ALL) {
+                for (size_t i = 0; i < t->touched.len; i++) {
                         ctx->own[t->touched.v[i]] = SS_DIST_INF;
+                        ctx->done[t->touched.v[i]] = SS_DIST_INF;
+                }
                 t->touched.len = 0;
         }
 }
@@ -730,6 +752,8 @@ static int ss__launch(struct ss_cpu_delta *ctx)
                 ring *= 2;
         ctx->q.delta = delta;
         ctx->q.mask = ring - 1;
+        ctx->q.clear_done = ctx->done_all;
+        ctx->done_all = ctx->q.mode == SS__ALL;
         ctx->rd.decision = SS__INIT;
         ctx->rd.k = 0;
         ctx->stop = 0;
@@ -820,8 +844,12 @@ int ss_cpu_delta_new(const struct ss_graph *g, unsigned threads, struct ss_cpu_d
         ctx->tls = calloc(threads, sizeof(*ctx->tls));
         ctx->ntls = ctx->tls ? threads : 0;
         ctx->rd.seg_v = calloc(threads + 1, sizeof(*ctx->rd.seg_v));
+        ctx->done = malloc((size_t)(g->n ? g->n : 1) * sizeof(ss_dist));
+        if (ctx->done)
+                for (uint32_t v = 0; v < g->n; v++)
+                        ctx->done[v] = SS_DIST_INF;
         ctx->rd.seg_off = calloc(threads + 2, sizeof(*ctx->rd.seg_off));
-        if (!ctx->tls || !ctx->rd.seg_v || !ctx->rd.seg_off)
+        if (!ctx->tls || !ctx->rd.seg_v || !ctx->rd.seg_off || !ctx->done)
                 goto fail;
         for (unsigned i = 0; i < threads; i++)
                 if (!(ctx->tls[i] = ss__tls_new(ctx, i)))
@@ -865,6 +893,7 @@ void ss_cpu_delta_free(struct ss_cpu_delta *ctx)
         free(ctx->rd.seg_v);
         free(ctx->rd.seg_off);
         free(ctx->own);
+        free(ctx->done);
         free(ctx->pred);
         free(ctx->pend);
         free(ctx);
