@@ -132,9 +132,7 @@ struct ss_cpu_delta {
         const struct ss_graph *g;
         unsigned nt;   /* threads that run queries (workers 1..nt-1 started) */
         unsigned ntls; /* entries of tls */
-        bool oversub;  /* more threads than cores */
         uint64_t delta, delta_default;
-        size_t fuse;
         struct ss__tls **tls;
         ss_dist *own;   /* distances of point-to-point and target queries, INF elsewhere */
         ss_dist *done;  /* the distance each node's arcs were last relaxed with, or INF */
@@ -207,28 +205,30 @@ static void ss__futex_wake(uint32_t *word)
 #endif
 }
 
-/* Waits until *word differs from old: spins for spin_ns, then sleeps. With
- * more threads than cores (yield) the spin gives the core away at each turn,
- * since the thread waited for may be the one that needs it. The sleeper
- * count and the word are both sequentially consistent, so a waker that
- * stores the word and then reads the count cannot miss a sleeper. */
-static void ss__wait(uint32_t *word, uint32_t old, uint32_t *sleepers, uint64_t spin_ns, bool yield)
+/* Waits until *word differs from old: a few pauses (the usual case: the
+ * others arrive within microseconds), then yields until spin_ns have passed,
+ * then sleeps. Yielding rather than spinning matters on a busy machine: the
+ * thread waited for may be queued behind us for a core, and a long spin is
+ * charged to us by the scheduler (measured: 2-thread queries on NY-d slowed
+ * down tenfold with a 5 ms pause loop on a loaded 2-core machine). The
+ * sleeper count and the word are both sequentially consistent, so a waker
+ * that stores the word and then reads the count cannot miss a sleeper. */
+static void ss__wait(uint32_t *word, uint32_t old, uint32_t *sleepers, uint64_t spin_ns)
 {
         uint64_t start = 0;
         for (unsigned i = 0;; i++) {
                 if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != old)
                         return;
-                if (yield && i >= 64)
-                        sched_yield();
-                else
+                if (i < 64) {
                         ss__pause();
-                if ((i & 63) == 63) {
-                        uint64_t now = ss_now_ns();
-                        if (!start)
-                                start = now;
-                        else if (now - start > spin_ns)
-                                break;
+                        continue;
                 }
+                uint64_t now = ss_now_ns();
+                if (!start)
+                        start = now;
+                else if (now - start > spin_ns)
+                        break;
+                sched_yield();
         }
         __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
         while (__atomic_load_n(word, __ATOMIC_SEQ_CST) == old)
@@ -261,7 +261,7 @@ static void ss__barrier(struct ss_cpu_delta *ctx, struct ss__tls *t)
                 return;
         }
         uint64_t t0 = ss_now_ns();
-        ss__wait(&ctx->bar_gen, gen, &ctx->bar_sleepers, SS__BARRIER_SPIN_NS, ctx->oversub);
+        ss__wait(&ctx->bar_gen, gen, &ctx->bar_sleepers, SS__BARRIER_SPIN_NS);
         t->st.wait_ns += ss_now_ns() - t0;
 }
 
@@ -450,7 +450,7 @@ static inline __attribute__((always_inline)) void ss__fuse(struct ss_cpu_delta *
                                                            const int own, const int path)
 {
         struct ss__vec *b = &t->near[w->k & w->mask];
-        while (b->len && (b->len < ctx->fuse || !par) && !ss__stopped(ctx)) {
+        while (b->len && (b->len < SS__FUSE || !par) && !ss__stopped(ctx)) {
                 uint64_t before = t->st.processed;
                 ss__swap(b, &t->scratch);
                 for (size_t i = 0; i < t->scratch.len; i++)
@@ -718,7 +718,7 @@ static void *ss__worker(void *arg)
         uint32_t seen = 0;
 
         for (;;) {
-                ss__wait(&ctx->job_gen, seen, &ctx->job_sleepers, SS__IDLE_SPIN_NS, ctx->oversub);
+                ss__wait(&ctx->job_gen, seen, &ctx->job_sleepers, SS__IDLE_SPIN_NS);
                 seen = __atomic_load_n(&ctx->job_gen, __ATOMIC_ACQUIRE);
                 if (__atomic_load_n(&ctx->quit, __ATOMIC_ACQUIRE))
                         break;
@@ -837,10 +837,8 @@ int ss_cpu_delta_new(const struct ss_graph *g, unsigned threads, struct ss_cpu_d
         memset(ctx, 0, sizeof(*ctx));
         ctx->g = g;
         ctx->nt = threads;
-        ctx->oversub = threads > ss_cpu_delta_cores();
         ctx->delta = ctx->delta_default = ss_cpu_delta_default_delta(g);
         ctx->last_mode = -1;
-        ctx->fuse = getenv("SS_FUSE") ? strtoul(getenv("SS_FUSE"), NULL, 10) : SS__FUSE;
         ctx->tls = calloc(threads, sizeof(*ctx->tls));
         ctx->ntls = ctx->tls ? threads : 0;
         ctx->rd.seg_v = calloc(threads + 1, sizeof(*ctx->rd.seg_v));
