@@ -281,6 +281,37 @@ START_TEST(test_larger_random)
 }
 END_TEST
 
+/* Many ties and zero-weight cycles with several threads racing to lower the
+ * same nodes: every path must still be a real shortest path (predecessors
+ * written by a thread whose distance was beaten would break it, or loop). */
+START_TEST(test_paths_under_races)
+{
+        struct ss_graph *g = random_graph(8000, 4, 2, 8000);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        uint32_t *path = malloc((size_t)g->n * sizeof(uint32_t));
+        for (unsigned th = 2; th <= 4; th++) {
+                struct ss_cpu_delta *ctx;
+                ck_assert_int_eq(ss_cpu_delta_new(g, th, &ctx), SS_OK);
+                ss_cpu_delta_set_delta(ctx, th == 3 ? 1 : 0);
+                for (int i = 0; i < 150; i++) {
+                        uint32_t s = (uint32_t)(rnd() % g->n), t = (uint32_t)(rnd() % g->n);
+                        ck_assert_int_eq(ss_dijkstra_run(g, ws, s, t, NULL), SS_OK);
+                        ss_dist want = ss_dijkstra_dist(ws, t);
+                        ck_assert_int_eq(ss_cpu_delta_p2p(ctx, s, t, true, NULL), SS_OK);
+                        ck_assert_uint_eq(ss_cpu_delta_dist(ctx, t), want);
+                        if (want == SS_DIST_INF)
+                                continue;
+                        size_t len = ss_cpu_delta_path(ctx, t, path, g->n);
+                        check_path(g, path, len, s, t, want);
+                }
+                ss_cpu_delta_free(ctx);
+        }
+        free(path);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* Generated road graphs: the shape the solver is tuned for. */
 START_TEST(test_road_graphs)
 {
@@ -496,6 +527,7 @@ int main(void)
             {"small_cases", test_small_cases},
             {"random_graphs", test_random_graphs},
             {"larger_random", test_larger_random},
+            {"paths_under_races", test_paths_under_races},
             {"road_graphs", test_road_graphs},
             {"rome99", test_rome99},
             {"reuse", test_reuse},
