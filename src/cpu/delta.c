@@ -654,9 +654,12 @@ static void ss__begin(struct ss_cpu_delta *ctx, struct ss__tls *t)
                         ctx->done[v] = SS_DIST_INF;
         }
         if (ctx->q.mode != SS__ALL) {
+                /* Touched lists are disjoint (one thread records a node); with
+                 * a full clear done[] is another thread's business. */
                 for (size_t i = 0; i < t->touched.len; i++) {
                         ctx->own[t->touched.v[i]] = SS_DIST_INF;
-                        ctx->done[t->touched.v[i]] = SS_DIST_INF;
+                        if (!ctx->q.clear_done)
+                                ctx->done[t->touched.v[i]] = SS_DIST_INF;
                 }
                 t->touched.len = 0;
         }
@@ -736,22 +739,27 @@ static void *ss__worker(void *arg)
 }
 
 /* Runs the query in ctx->q on every thread; returns its status. */
+/* Waits until every worker has left the previous query. A worker may still
+ * be on its way out, about to read the decision that ended it or to count
+ * its last wait: the query state and the counters must not be touched
+ * before. (It is past the last barrier, so this wait is short.) */
+static void ss__quiesce(struct ss_cpu_delta *ctx)
+{
+        if (!ctx->started)
+                return;
+        for (unsigned i = 0; __atomic_load_n(&ctx->left, __ATOMIC_ACQUIRE) != ctx->nt - 1; i++) {
+                if (i < 4096)
+                        ss__pause();
+                else
+                        sched_yield(); /* it was preempted: give it the core */
+        }
+        __atomic_store_n(&ctx->left, 0, __ATOMIC_RELAXED);
+        ctx->started = false;
+}
+
 static int ss__launch(struct ss_cpu_delta *ctx)
 {
-        /* A worker may still be on its way out of the previous query, about
-         * to read the decision that ended it: let it leave before the query
-         * state is overwritten. (It is past the last barrier, so this wait
-         * is short.) */
-        if (ctx->started) {
-                for (unsigned i = 0; __atomic_load_n(&ctx->left, __ATOMIC_ACQUIRE) != ctx->nt - 1;
-                     i++) {
-                        if (i < 4096)
-                                ss__pause();
-                        else
-                                sched_yield(); /* it was preempted: give it the core */
-                }
-                __atomic_store_n(&ctx->left, 0, __ATOMIC_RELAXED);
-        }
+        ss__quiesce(ctx);
         ctx->started = ctx->nt > 1;
         uint64_t delta = ctx->delta;
         uint64_t span = ctx->g->max_w / delta + 2, ring = 2;
@@ -770,7 +778,8 @@ static int ss__launch(struct ss_cpu_delta *ctx)
         ctx->have_path = false;
         ctx->last_mode = -1;
         if (ctx->nt > 1)
-                ss__signal(&ctx->job_gen, ctx->job_gen + 1, &ctx->job_sleepers);
+                ss__signal(&ctx->job_gen, __atomic_load_n(&ctx->job_gen, __ATOMIC_RELAXED) + 1,
+                           &ctx->job_sleepers);
         ss__run(ctx, ctx->tls[0]);
         if (ctx->q.mode != SS__ALL) {
                 ctx->last_mode = ctx->q.mode;
@@ -888,7 +897,8 @@ void ss_cpu_delta_free(struct ss_cpu_delta *ctx)
                 return;
         if (ctx->nt > 1) {
                 __atomic_store_n(&ctx->quit, 1, __ATOMIC_RELEASE);
-                ss__signal(&ctx->job_gen, ctx->job_gen + 1, &ctx->job_sleepers);
+                ss__signal(&ctx->job_gen, __atomic_load_n(&ctx->job_gen, __ATOMIC_RELAXED) + 1,
+                           &ctx->job_sleepers);
                 for (unsigned i = 1; i < ctx->nt; i++)
                         pthread_join(ctx->tls[i]->thread, NULL);
         }
@@ -1030,8 +1040,9 @@ size_t ss_cpu_delta_path(const struct ss_cpu_delta *ctx, uint32_t target, uint32
         return len;
 }
 
-void ss_cpu_delta_stats(const struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st)
+void ss_cpu_delta_stats(struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st)
 {
+        ss__quiesce(ctx);
         memset(st, 0, sizeof(*st));
         st->rounds = ctx->rounds;
         st->buckets = ctx->buckets;

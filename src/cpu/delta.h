@@ -94,7 +94,7 @@ struct ss_cpu_delta_stats {
         uint64_t updates;   /* successful distance decreases */
         uint64_t wait_ns;   /* time threads spent waiting at barriers, all added up */
 };
-void ss_cpu_delta_stats(const struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st);
+void ss_cpu_delta_stats(struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st);
 
 #ifdef __cplusplus
 }
