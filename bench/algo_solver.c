@@ -16,6 +16,12 @@
 #endif
 
 static struct ss_backend_config gpu_cfg = {.lanes = 1};
+static unsigned cpu_threads; /* 0: every core */
+
+void ss__bench_cpu_configure(unsigned threads)
+{
+        cpu_threads = threads;
+}
 static char gpu_delta[32], gpu_bf[16];
 
 int ss__bench_gpu_configure(const char *delta, const char *bf_variant, struct ss_err *err)
@@ -116,7 +122,7 @@ static int srow_setup(const struct ss__bench_algo *a, void **state, const struct
         s->sources = sources;
         s->k = k;
         s->batch = a->batch > 1 ? a->batch : 1;
-        struct ss_backend_config cfg = {.lanes = 1};
+        struct ss_backend_config cfg = {.lanes = 1, .threads = cpu_threads};
         if (a->solver->device == SS_DEVICE_GPU) {
                 cfg = gpu_cfg;
                 cfg.batch = s->batch > 1 ? s->batch : 0;
@@ -199,9 +205,12 @@ size_t ss__bench_solver_rows(struct ss__bench_algo *out, size_t cap, unsigned ba
                         a->solver = r;
                         a->batch = pass == 1 ? batch : 1;
                         const bool gpu = r->device == SS_DEVICE_GPU;
+                        /* CPU rows go by their name, or "cpu-NAME" when a GPU
+                         * row has it too; GPU rows by "gpu-NAME". */
+                        const bool twin = !gpu && ss_solver_find(r->name, SS_DEVICE_GPU);
                         if (pass == 0) {
-                                snprintf(a->name, sizeof(a->name), "%s%s", gpu ? "gpu-" : "",
-                                         r->name);
+                                snprintf(a->name, sizeof(a->name), "%s%s",
+                                         gpu ? "gpu-" : twin ? "cpu-" : "", r->name);
                                 if (gpu)
                                         snprintf(a->label, sizeof(a->label), "GPU %s", r->label);
                                 else

@@ -88,6 +88,8 @@ extern const struct ss__bench_algo ss__bench_algo_boost_bf;
  * to every GPU row. Returns 0, SS_EINVAL for a bad value, or SS_ENOGPU when
  * an option is given to a build without CUDA; err names the cause. */
 int ss__bench_gpu_configure(const char *delta, const char *bf_variant, struct ss_err *err);
+/* Threads of the CPU rows that use several (--threads; 0: every core). */
+void ss__bench_cpu_configure(unsigned threads);
 /* Describes the GPUs for run.txt, or says why there is none. */
 void ss__bench_gpu_describe(char *buf, size_t len);
 

@@ -57,6 +57,8 @@ static const char usage[] =
     "  --gpu-delta RULE      Δ for GPU Δ-stepping: tuned (default), median, mean,\n"
     "                        maxw-over-maxdeg or an integer\n"
     "  --gpu-bf VARIANT      GPU Bellman-Ford: auto (default), scalar or vector\n"
+    "  --threads N           threads of the CPU rows that use several, such as the CPU\n"
+    "                        Δ-stepping (default: all cores)\n"
     "  --batch K             also time the rows that batch with K sources per search\n"
     "                        (columns NAME-bK; each source's time is its share)\n"
     "  --quick               fewer sources and shorter budgets (NY in under a minute)\n"
@@ -677,7 +679,8 @@ int main(int argc, char **argv)
                 OPT_GPU_DELTA,
                 OPT_GPU_BF,
                 OPT_APPEND,
-                OPT_BATCH
+                OPT_BATCH,
+                OPT_THREADS
         };
         static const struct option longopts[] = {
             {"graph", required_argument, NULL, 'g'},
@@ -694,6 +697,7 @@ int main(int argc, char **argv)
             {"gpu-bf", required_argument, NULL, OPT_GPU_BF},
             {"append", no_argument, NULL, OPT_APPEND},
             {"batch", required_argument, NULL, OPT_BATCH},
+            {"threads", required_argument, NULL, OPT_THREADS},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -797,6 +801,11 @@ int main(int argc, char **argv)
                         break;
                 case OPT_APPEND:
                         append = true;
+                        break;
+                case OPT_THREADS:
+                        if (parse_uint(optarg, "--threads", 1024, &v))
+                                return 2;
+                        ss__bench_cpu_configure((unsigned)v);
                         break;
                 case OPT_BATCH:
                         if (parse_uint(optarg, "--batch", 4096, &v))

@@ -228,6 +228,13 @@ START_TEST(test_quick_run_tables)
                 ck_assert(r.median > 0);
                 ck_assert_uint_eq(r.nodes, g == 0 ? 145 : 3353);
 
+                /* the parallel CPU Δ-stepping runs everywhere and must agree */
+                ck_assert_msg(find_row(csv, graphs[g], "cpu-delta", &r), "no cpu-delta row for %s",
+                              graphs[g]);
+                ck_assert_str_eq(r.status, "ok");
+                ck_assert_uint_eq(r.queries, 4);
+                ck_assert_uint_eq(r.mismatches, 0);
+
                 ck_assert(find_row(csv, graphs[g], "boost-dijkstra", &r));
                 ck_assert_str_eq(r.status, with_boost ? "ok" : "unavailable");
                 if (with_boost) {

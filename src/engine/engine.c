@@ -85,16 +85,20 @@ int ss_engine_kind_parse(const char *name)
         return -1;
 }
 
-/* The row a job runs on dev. Auto: Δ-stepping on a GPU; on the CPU A* for
- * routes when the graph has a bound, Dijkstra otherwise. A name without a
- * row on dev cannot run there (the CPU then answers with Dijkstra). */
+/* The row a job runs on dev. Auto: Δ-stepping on a GPU; on the CPU, A* for
+ * routes when the graph has a bound (Dijkstra otherwise), and Δ-stepping for
+ * matrices and one-to-all (one thread per worker: half the Dijkstra's time
+ * on the DIMACS road graphs, docs/cpu.md). A name without a row on dev
+ * cannot run there (the CPU then answers with Dijkstra). */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
                 return ss_solver_find(ss_algo_name(j->algo), dev);
         if (dev == SS_DEVICE_GPU)
                 return ss_solver_find("delta", SS_DEVICE_GPU);
-        if (j->kind == SS_JOB_ROUTE && ss_astar_useful(j->graph))
+        if (j->kind != SS_JOB_ROUTE)
+                return ss_solver_find("delta", SS_DEVICE_CPU);
+        if (ss_astar_useful(j->graph))
                 return ss_solver_find("astar", SS_DEVICE_CPU);
         return ss_solver_find("dijkstra", SS_DEVICE_CPU);
 }

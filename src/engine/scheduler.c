@@ -260,7 +260,10 @@ static struct ss_backend *ss__backend(struct ss__worker *w, struct ss_graph *g, 
                 ss_graph_unref(w->cg);
                 w->cb = NULL;
                 w->cg = NULL;
-                struct ss_backend_config cfg = {.lanes = 1};
+                /* One thread for rows that could use several: every CPU
+                 * worker runs its own query, and the cores are already
+                 * taken by the workers. */
+                struct ss_backend_config cfg = {.lanes = 1, .threads = 1};
                 if (ss_backend_open(SS_DEVICE_CPU, g, &cfg, &w->cb, err) != SS_OK)
                         return NULL;
                 w->cg = ss_graph_ref(g);

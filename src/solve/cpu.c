@@ -1,25 +1,35 @@
-/* The CPU backend: Dijkstra and A*, one workspace per lane (thread). */
+/* The CPU backend: Dijkstra, A* and the parallel Δ-stepping, one workspace
+ * per lane (thread). A lane's Δ-stepping context (its own pool of
+ * `threads` threads) is made on its first Δ-stepping task. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/astar.h"
+#include "cpu/delta.h"
 #include "cpu/dijkstra.h"
 #include "solve/backend.h"
 
 struct ss__cpu {
         struct ss_dijkstra_ws **ws; /* one per lane */
+        struct ss_cpu_delta **delta; /* one per lane, made when first needed */
+        unsigned threads;
+        uint64_t delta_width;
 };
 
 static int ss__cpu_open(struct ss_backend *b, const struct ss_backend_config *cfg,
                         struct ss_err *err)
 {
-        (void)cfg;
         struct ss__cpu *c = calloc(1, sizeof(*c));
-        if (!c || !(c->ws = calloc(b->lanes, sizeof(*c->ws)))) {
+        if (!c || !(c->ws = calloc(b->lanes, sizeof(*c->ws))) ||
+            !(c->delta = calloc(b->lanes, sizeof(*c->delta)))) {
+                if (c)
+                        free(c->ws);
                 free(c);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the CPU backend");
         }
+        c->threads = cfg->threads;
+        c->delta_width = cfg->cpu_delta;
         b->impl = c;
         for (unsigned i = 0; i < b->lanes; i++) {
                 if (!(c->ws[i] = ss_dijkstra_ws_new(b->g->n))) {
@@ -37,9 +47,12 @@ static void ss__cpu_close(struct ss_backend *b)
         struct ss__cpu *c = b->impl;
         if (!c)
                 return;
-        for (unsigned i = 0; i < b->lanes; i++)
+        for (unsigned i = 0; i < b->lanes; i++) {
                 ss_dijkstra_ws_free(c->ws[i]);
+                ss_cpu_delta_free(c->delta[i]);
+        }
         free(c->ws);
+        free(c->delta);
         free(c);
         b->impl = NULL;
 }
@@ -107,10 +120,56 @@ int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar
         return rc;
 }
 
+/* The parallel Δ-stepping's answer to t. */
+static int ss__delta_task(const struct ss_graph *g, struct ss_cpu_delta *x, struct ss_task *t,
+                          struct ss_err *err)
+{
+        int rc = SS_OK;
+        for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
+                const uint32_t s = t->sources[i];
+                t->searches++;
+                if (t->kind == SS_TASK_ONE_TO_ALL) {
+                        rc = ss_cpu_delta_one_to_all(x, s, t->dist + i * (size_t)g->n, t->cancel);
+                } else if (t->kind == SS_TASK_TARGETS) {
+                        rc = ss_cpu_delta_targets(x, s, t->targets, t->ntargets,
+                                                  t->dist + i * t->ntargets, t->cancel);
+                } else {
+                        const uint32_t to = t->targets[i];
+                        rc = ss_cpu_delta_p2p(x, s, to, t->path != NULL, t->cancel);
+                        if (rc != SS_OK)
+                                break;
+                        t->dist[i] = ss_cpu_delta_dist(x, to);
+                        if (!t->path || t->dist[i] == SS_DIST_INF)
+                                continue;
+                        const size_t len = ss_cpu_delta_path(x, to, NULL, 0);
+                        uint32_t *p = malloc(len * sizeof(uint32_t));
+                        if (!p)
+                                return ss_err_set(err, SS_ENOMEM,
+                                                  "no memory for a path of %zu nodes", len);
+                        t->path_len[i] = ss_cpu_delta_path(x, to, p, len);
+                        t->path[i] = p;
+                }
+        }
+        if (rc != SS_OK)
+                return ss_err_set(err, rc, "CPU Δ-stepping: %s", ss_strerror(rc));
+        return SS_OK;
+}
+
 static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
                        struct ss_task *t, struct ss_err *err)
 {
         struct ss__cpu *c = b->impl;
+        if (r->impl == 2) {
+                if (!c->delta[lane]) {
+                        int rc = ss_cpu_delta_new(b->g, c->threads, &c->delta[lane]);
+                        if (rc != SS_OK)
+                                return ss_err_set(err, rc,
+                                                  "CPU Δ-stepping: cannot start %u threads: %s",
+                                                  c->threads, ss_strerror(rc));
+                        ss_cpu_delta_set_delta(c->delta[lane], c->delta_width);
+                }
+                return ss__delta_task(b->g, c->delta[lane], t, err);
+        }
         /* A* answers routes; for everything else it is Dijkstra's row. */
         const bool astar = !strcmp(r->name, "astar") && t->kind == SS_TASK_ROUTE;
         if (!strcmp(r->name, "astar") && !astar)

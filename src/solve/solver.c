@@ -19,6 +19,8 @@ static const struct ss_solver ss__rows[] = {
      "Dijkstra with a radix heap; the reference every other row is checked against"},
     {"astar", "A*", SS_DEVICE_CPU, SS_CAN_ROUTE, 1,
      "A* over the coordinate and landmark bounds (routes; Dijkstra for the rest)"},
+    {"delta", "Δ-stepping", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 2,
+     "parallel Δ-stepping on the CPU: thread-local bins, bucket fusion, one barrier a round"},
     /* GPU rows: impl is the kernel's enum ss_gpu_algo (gpu/gpu.h). */
     {"delta", "Δ-stepping", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH, 0,

@@ -107,6 +107,8 @@ struct ss_backend_config {
         unsigned batch;        /* GPU: sources per batched search at most (0: no batches;
                                 * 0xffffffff: as many as fit, up to 256) */
         unsigned batch_streams; /* GPU: streams with a batch workspace (0: all) */
+        unsigned threads;      /* CPU: threads of the rows that use several (0: every core) */
+        uint64_t cpu_delta;    /* CPU: Δ of the CPU Δ-stepping (0: its default) */
         unsigned blocks;       /* GPU: thread blocks per search (default: fill the device) */
         const char *bf_variant; /* GPU: auto|scalar|vector */
 };

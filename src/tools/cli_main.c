@@ -41,6 +41,7 @@ static const char *const usage_options =
         "                         (auto: the GPU's when there is one that works)\n"
         "  -b, --batch K          ss: search K sources at once (GPU rows that batch)\n"
         "  -t, --threads N        CPU threads for rows that use several (default: all)\n"
+        "  -d, --delta N          bucket width of the CPU Δ-stepping (default: 8 mean weights)\n"
         "  -c, --coords FILE      coordinates (.co or .co.gz) to load with a text graph\n"
         "  -q, --quiet            no load progress on stderr\n"
         "  -V, --version          print the version\n"
@@ -53,6 +54,7 @@ struct cli {
         enum engine engine;
         unsigned batch;
         unsigned threads;
+        uint64_t delta;
         const char *coords;
         int quiet;
 };
@@ -132,7 +134,7 @@ static int open_row(const struct cli *c, const struct ss_graph *g, const struct 
         if (!cpu)
                 return ss_err_set(err, SS_EINVAL, "'%s' has no %s row", c->algorithm,
                                   c->engine == ENGINE_CPU ? "CPU" : "GPU");
-        cfg = (struct ss_backend_config){.lanes = 1};
+        cfg = (struct ss_backend_config){.lanes = 1, .threads = c->threads, .cpu_delta = c->delta};
         if ((rc = ss_backend_open(SS_DEVICE_CPU, g, &cfg, b, err)) == SS_OK)
                 *row = cpu;
         return rc;
@@ -347,6 +349,7 @@ int main(int argc, char **argv)
                                              {"engine", required_argument, NULL, 'e'},
                                              {"batch", required_argument, NULL, 'b'},
                                              {"threads", required_argument, NULL, 't'},
+                                             {"delta", required_argument, NULL, 'd'},
                                              {"coords", required_argument, NULL, 'c'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"version", no_argument, NULL, 'V'},
@@ -359,7 +362,7 @@ int main(int argc, char **argv)
         ss_solve_init();
         /* GNU getopt moves the options of the whole command line to the
          * front, so they may come before or after the command. */
-        while ((o = getopt_long(argc, argv, "a:e:b:t:c:qVh", opts, NULL)) != -1) {
+        while ((o = getopt_long(argc, argv, "a:e:b:t:d:c:qVh", opts, NULL)) != -1) {
                 switch (o) {
                 case 'a':
                         if (!ss_solver_find(optarg, SS_DEVICE_CPU) &&
@@ -394,6 +397,19 @@ int main(int argc, char **argv)
                         if (parse_count("--threads", optarg, 1024, &c.threads))
                                 return 2;
                         break;
+                case 'd': {
+                        char *end;
+                        errno = 0;
+                        unsigned long long x = strtoull(optarg, &end, 10);
+                        if (errno || end == optarg || *end || optarg[0] == '-' || x == 0) {
+                                fprintf(stderr, "ssspd-cli: --delta: '%s' is not a positive "
+                                                "integer\n",
+                                        optarg);
+                                return 2;
+                        }
+                        c.delta = x;
+                        break;
+                }
                 case 'c':
                         c.coords = optarg;
                         break;

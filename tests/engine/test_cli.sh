@@ -24,6 +24,31 @@ out=$("$cli" route -q "$data/sample.gr" 1 6)
 out=$("$cli" route -q --algorithm astar --coords "$data/sample.co" "$data/sample.gr" 1 6)
 [ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "astar route output: $out"
 
+# the parallel CPU Δ-stepping, by its engine and by its solver name
+for t in 1 2 3; do
+        out=$("$cli" ss -q --algorithm delta --engine cpu --threads $t "$data/sample.gr" "$data/sample.ss")
+        [ "$out" = "$(printf 'd 16\nd 7\nd 9')" ] || fail "cpu delta ss output ($t threads): $out"
+        out=$("$cli" p2p -q -a delta -e cpu -t $t --delta 1 "$data/sample.gr" "$data/sample.p2p")
+        [ "$out" = "$(printf 'd 3\nd -\nd 1')" ] || fail "cpu delta p2p output ($t threads): $out"
+        out=$("$cli" route -q -a delta -e cpu -t $t "$data/sample.gr" 1 6)
+        [ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "cpu delta route ($t threads): $out"
+done
+out=$("$cli" route -q --algorithm delta --engine cpu "$data/sample.gr" 5 1)
+[ "$out" = "$(printf 'distance -\npath -')" ] || fail "cpu delta no-route output: $out"
+# options before the command
+out=$("$cli" -q -a delta -e cpu -t 2 route "$data/sample.gr" 1 6)
+[ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "options before the command: $out"
+"$cli" --version | grep -q '^ssspd-cli ' || fail "--version"
+# auto runs on the CPU when there is no GPU (or the GPU when there is one)
+out=$("$cli" route -q -a delta -e auto "$data/sample.gr" 1 6)
+[ "$out" = "$(printf 'distance 6\npath 1 2 4 6')" ] || fail "auto delta route: $out"
+if "$cli" route -q -a bf -e cpu "$data/sample.gr" 1 2 2>"$tmp/err"; then fail "bf on the CPU accepted"; fi
+grep -q "'bf' has no CPU row" "$tmp/err" || fail "engine message: $(cat "$tmp/err")"
+if "$cli" route -q -a delta -e tpu "$data/sample.gr" 1 2 2>"$tmp/err"; then fail "engine tpu accepted"; fi
+grep -q "\-\-engine: 'tpu' is not cpu, gpu or auto" "$tmp/err" || fail "unknown engine message: $(cat "$tmp/err")"
+if "$cli" route -q -a delta -e cpu -t many "$data/sample.gr" 1 2 2>"$tmp/err"; then fail "bad --threads accepted"; fi
+grep -q "\-\-threads: 'many'" "$tmp/err" || fail "threads message: $(cat "$tmp/err")"
+
 out=$("$cli" route -q "$data/sample.gr" 5 1)
 [ "$out" = "$(printf 'distance -\npath -')" ] || fail "no-route output: $out"
 

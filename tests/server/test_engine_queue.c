@@ -118,7 +118,12 @@ START_TEST(runs_every_kind)
         struct ss_engine_stats st;
         ss_engine_stats(e, &st);
         ck_assert_uint_eq(st.completed, 4);
-        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][algo("dijkstra")], 4);
+        /* Routes run Dijkstra (no bound here), matrices and one-to-all the
+         * CPU Δ-stepping. */
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][algo("dijkstra")], 2);
+        ck_assert_uint_eq(st.queries[SS_ENGINE_CPU][algo("delta")], 2);
+        ck_assert_int_eq(matrix.ran_algo, algo("delta"));
+        ck_assert_int_eq(all.ran_algo, algo("delta"));
         ck_assert_uint_eq(st.cpu_workers, 2);
         ck_assert_uint_eq(st.gpu_workers, 0);
 
