@@ -240,7 +240,7 @@ static int ss__gpu_plan(const struct ss_apsp_options *o, struct ss_apsp_plan *p,
         p->outer = gp.outer;
         p->device_bytes = gp.device_bytes;
         p->device_budget = gp.budget;
-        snprintf(p->gpu_name, sizeof(p->gpu_name), "%s", gp.name);
+        snprintf(p->gpu_name, sizeof(p->gpu_name), "%.127s", gp.name);
         return SS_OK;
 #else
         (void)o;
@@ -356,6 +356,8 @@ int ss_apsp_plan(const struct ss_graph *g, const struct ss_apsp_options *o_in,
                                   "the sssp method runs on the CPU; use the fw method on the GPU");
         if (o.device == SS_APSP_CPU || o.method == SS_APSP_SSSP)
                 return ss__plan_for(g, &o, false, p, err);
+        if (o.device == SS_APSP_GPU && o.method == SS_APSP_AUTO)
+                o.method = SS_APSP_FW; /* the only method the GPU runs */
 #if SS_HAVE_CUDA
         if (o.device == SS_APSP_GPU)
                 return ss__plan_for(g, &o, true, p, err);
