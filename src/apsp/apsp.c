@@ -17,15 +17,19 @@
 #include "gpu/apsp_gpu.h"
 #endif
 
-/* The auto rule's cost model, in nanoseconds per unit of work on one core
- * (measured on the build machine, docs/apsp.md): a Dijkstra search costs
- * about ARC ns per arc and NODE ns per node; a Floyd-Warshall update about
- * FW_CPU ns per (i, j, k) on one core (vectorised) and 1 / FW_GPU_RATE on a
- * GPU, plus the matrix's trip over the bus at BUS bytes per ns. */
-#define SS__COST_ARC         4.0
-#define SS__COST_NODE        25.0
-#define SS__COST_FW_CPU      0.25
-#define SS__COST_FW_GPU_RATE 8000.0
+/* The auto rule's cost model, in nanoseconds of one core (measured with
+ * CPU time on the build machine, docs/apsp.md): a Dijkstra search costs
+ * about ARC ns per arc and NODE ns per node (rome99: 0.19 ms a search, the
+ * 264,346-node NY graph 37 ms); a CPU Floyd-Warshall update about FW_CPU ns
+ * (8 to 15 billion a second per core, vectorised); a GPU one 1 / FW_GPU_RATE
+ * ns (an H100 does about 1.2e13 a second), plus the matrix's trip over the
+ * bus and back at BUS bytes per ns. Only the order of magnitude matters:
+ * the two methods differ by orders of magnitude on all but a narrow band
+ * of sizes. */
+#define SS__COST_ARC         8.0
+#define SS__COST_NODE        60.0
+#define SS__COST_FW_CPU      0.15
+#define SS__COST_FW_GPU_RATE 12000.0
 #define SS__COST_BUS         20.0
 
 void ss_apsp_options_default(struct ss_apsp_options *o)
@@ -540,6 +544,8 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
                         rc = ss_apsp_gpu_run(&job, &gp, &a->info.gpu_ms, &a->info.gpu_kernel_ms,
                                              err);
                         a->info.streams = gp.streams;
+                        a->info.gpu_h2d_bytes = gp.h2d_bytes;
+                        a->info.gpu_d2h_bytes = gp.d2h_bytes;
 #else
                         rc = ss_err_set(err, SS_ENOGPU, "this build has no GPU support");
 #endif

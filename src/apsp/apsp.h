@@ -152,6 +152,7 @@ struct ss_apsp_info {
         double gpu_ms;        /* device time from CUDA events: transfers and kernels */
         double gpu_kernel_ms; /* in core: the kernels alone (0 out of core, where they
                                * overlap the transfers) */
+        uint64_t gpu_h2d_bytes, gpu_d2h_bytes; /* over the bus */
 };
 
 /* The matrix. Read it through the functions below; the fields are for tools

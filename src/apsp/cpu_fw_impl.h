@@ -2,6 +2,29 @@
  * cpu_fw.c once per width with FW_T (the type) and FW_(name) (a suffixed
  * name) defined. The rules every operation follows are in cpu_fw.c. */
 
+/* The update of phases 1 and 2 for one row: c[j] = min(c[j], a + b[j]),
+ * and s[j] = sa where that improves c[j] (s may be NULL). Branch-free, so it
+ * vectorises; the rows never overlap (callers skip i == k, which cannot
+ * change: d(k, k) = 0). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+FW_(relax_row)(FW_T *restrict c, uint32_t *restrict s, const FW_T *restrict b, FW_T a,
+               uint32_t sa, unsigned w)
+{
+        if (s) {
+                for (unsigned j = 0; j < w; j++) {
+                        const FW_T v = a + b[j];
+                        const bool lt = v < c[j];
+                        s[j] = lt ? sa : s[j];
+                        c[j] = lt ? v : c[j];
+                }
+        } else {
+                for (unsigned j = 0; j < w; j++) {
+                        const FW_T v = a + b[j];
+                        c[j] = v < c[j] ? v : c[j];
+                }
+        }
+}
+
 /* Phase 1: the diagonal tile (kb, kb) closed on its own. */
 static void FW_(diag)(struct ss__fw *f, uint32_t kb)
 {
@@ -9,28 +32,11 @@ static void FW_(diag)(struct ss__fw *f, uint32_t kb)
         FW_T *d = (FW_T *)f->a->dist + o;
         uint32_t *s = f->a->succ ? f->a->succ + o : NULL;
         const FW_T inf = (FW_T)f->a->inf;
-        for (unsigned k = 0; k < f->B; k++) {
-                const FW_T *dk = d + k * p;
-                for (unsigned i = 0; i < f->B; i++) {
-                        FW_T *di = d + i * p;
-                        const FW_T dik = di[k];
-                        if (dik == inf)
-                                continue;
-                        if (s) {
-                                uint32_t *si = s + i * p;
-                                const uint32_t sik = si[k];
-                                for (unsigned j = 0; j < f->B; j++)
-                                        if (dik + dk[j] < di[j]) {
-                                                di[j] = dik + dk[j];
-                                                si[j] = sik;
-                                        }
-                        } else {
-                                for (unsigned j = 0; j < f->B; j++)
-                                        if (dik + dk[j] < di[j])
-                                                di[j] = dik + dk[j];
-                        }
-                }
-        }
+        for (unsigned k = 0; k < f->B; k++)
+                for (unsigned i = 0; i < f->B; i++)
+                        if (i != k && d[i * p + k] != inf)
+                                FW_(relax_row)(d + i * p, s ? s + i * p : NULL, d + k * p,
+                                               d[i * p + k], s ? s[i * p + k] : 0, f->B);
 }
 
 /* Phase 2, a tile of row kb: (kb, t) from the closed diagonal tile on its
@@ -44,28 +50,12 @@ static void FW_(row_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
         const uint32_t *ds = f->a->succ ? f->a->succ + od : NULL;
         uint32_t *cs = f->a->succ ? f->a->succ + oc : NULL;
         const FW_T inf = (FW_T)f->a->inf;
-        for (unsigned k = 0; k < B; k++) {
-                const FW_T *ck = c + k * p;
-                for (unsigned i = 0; i < B; i++) {
-                        const FW_T dik = d[i * p + k];
-                        FW_T *ci = c + i * p;
-                        if (dik == inf)
-                                continue;
-                        if (cs) {
-                                uint32_t *csi = cs + i * p;
-                                const uint32_t sik = ds[i * p + k];
-                                for (unsigned j = 0; j < B; j++)
-                                        if (dik + ck[j] < ci[j]) {
-                                                ci[j] = dik + ck[j];
-                                                csi[j] = sik;
-                                        }
-                        } else {
-                                for (unsigned j = 0; j < B; j++)
-                                        if (dik + ck[j] < ci[j])
-                                                ci[j] = dik + ck[j];
-                        }
-                }
-        }
+        for (unsigned k = 0; k < B; k++)
+                for (unsigned i = 0; i < B; i++)
+                        if (i != k && d[i * p + k] != inf)
+                                FW_(relax_row)(c + i * p, cs ? cs + i * p : NULL, c + k * p,
+                                               d[i * p + k], ds ? ds[i * p + k] : 0,
+                                               (unsigned)B);
 }
 
 /* Phase 2, a tile of column kb: (t, kb) with the closed diagonal tile
@@ -78,28 +68,15 @@ static void FW_(col_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
         FW_T *c = (FW_T *)f->a->dist + oc;
         uint32_t *cs = f->a->succ ? f->a->succ + oc : NULL;
         const FW_T inf = (FW_T)f->a->inf;
-        for (unsigned k = 0; k < B; k++) {
-                const FW_T *dk = d + k * p;
+        for (unsigned k = 0; k < B; k++)
                 for (unsigned i = 0; i < B; i++) {
-                        FW_T *ci = c + i * p;
-                        const FW_T cik = ci[k];
-                        if (cik == inf)
-                                continue;
-                        if (cs) {
-                                uint32_t *csi = cs + i * p;
-                                const uint32_t sik = csi[k];
-                                for (unsigned j = 0; j < B; j++)
-                                        if (cik + dk[j] < ci[j]) {
-                                                ci[j] = cik + dk[j];
-                                                csi[j] = sik;
-                                        }
-                        } else {
-                                for (unsigned j = 0; j < B; j++)
-                                        if (cik + dk[j] < ci[j])
-                                                ci[j] = cik + dk[j];
-                        }
+                        /* Column k of this tile does not change in round k
+                         * (d(k, k) = 0), so reading c[i][k] first is safe. */
+                        const FW_T cik = c[i * p + k];
+                        if (cik != inf)
+                                FW_(relax_row)(c + i * p, cs ? cs + i * p : NULL, d + k * p, cik,
+                                               cs ? cs[i * p + k] : 0, (unsigned)B);
                 }
-        }
 }
 
 /* The min-plus inner loop of phase 3 for one row of a tile and one chunk of

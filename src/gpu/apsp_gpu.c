@@ -446,6 +446,17 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         float ms = 0;
         SS__TRY(cudaEventElapsedTime(&ms, r.ev_start, r.ev_end));
         *gpu_ms = ms;
+        /* What crossed the bus, from the plan: up, the cross of every outer
+         * round (the column band with all its rows) and every tile outside
+         * it; down, the same less the band's rows that R brought back. */
+        for (uint64_t k0 = 0; k0 < P; k0 += X) {
+                const uint64_t kn = P - k0 < X ? P - k0 : X;
+                const uint64_t cells = kn * P + (ooc ? (P - kn) * kn + (P - kn) * (P - kn) : 0);
+                const uint64_t up =
+                    cells * (W + (paths ? 4 : 0)) + (ooc ? kn * kn * (W + (paths ? 4 : 0)) : 0);
+                plan->h2d_bytes += up;
+                plan->d2h_bytes += cells * (W + (paths ? 4 : 0));
+        }
         if (!ooc) {
                 SS__TRY(cudaEventElapsedTime(&ms, r.ev_up, r.ev_comp));
                 *kernel_ms = ms;

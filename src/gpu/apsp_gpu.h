@@ -38,11 +38,12 @@ struct ss_apsp_gpu_job {
 /* What a job does on the device. */
 struct ss_apsp_gpu_plan {
         bool out_of_core;
-        uint32_t outer;        /* rows and columns per outer round (pitch in core) */
-        unsigned streams;      /* tile streams (0 in core) */
-        uint64_t device_bytes; /* allocated on the device */
-        uint64_t budget;       /* device bytes the job may use */
-        char name[128];        /* the device */
+        uint32_t outer;                /* rows and columns per outer round (pitch in core) */
+        unsigned streams;              /* tile streams (0 in core) */
+        uint64_t device_bytes;         /* allocated on the device */
+        uint64_t budget;               /* device bytes the job may use */
+        uint64_t h2d_bytes, d2h_bytes; /* copied over the bus (filled by a run) */
+        char name[128];                /* the device */
 };
 
 /* Device memory of the in-core run and of an out-of-core run with outer

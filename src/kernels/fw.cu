@@ -30,8 +30,9 @@
 #ifndef SS__EMU
 #define SS__FW_LAUNCH(kernel, grid, block, smem, stream, ...)                                      \
         kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
-#define SS__FW_SMEM() ss__fw_smem
-#define SS__UNROLL    _Pragma("unroll")
+#define SS__FW_SMEM()            ss__fw_smem
+#define SS__UNROLL               _Pragma("unroll")
+#define SS__FW_ALIGNED(p, bytes) ((void)0)
 extern __shared__ __align__(16) unsigned char ss__fw_smem[];
 #endif
 
@@ -88,6 +89,7 @@ __device__ __forceinline__ u64 ss__addmin(u64 a, u64 b, u64 c)
  * block. */
 template <int N> __device__ __forceinline__ void ss__ldv(const uint32_t *p, uint32_t *out)
 {
+        SS__FW_ALIGNED(p, N % 4 == 0 ? 16 : N == 2 ? 8 : 4);
         if constexpr (N % 4 == 0) {
                 SS__UNROLL
                 for (int q = 0; q < N / 4; q++) {
@@ -111,6 +113,7 @@ template <int N> __device__ __forceinline__ void ss__ldv(const uint32_t *p, uint
 template <int N> __device__ __forceinline__ void ss__ldv(const u64 *p, u64 *out)
 {
         static_assert(N % 2 == 0, "pairs of 64-bit entries");
+        SS__FW_ALIGNED(p, 16);
         SS__UNROLL
         for (int q = 0; q < N / 2; q++) {
                 const ulonglong2 x = reinterpret_cast<const ulonglong2 *>(p)[q];
@@ -121,6 +124,7 @@ template <int N> __device__ __forceinline__ void ss__ldv(const u64 *p, u64 *out)
 
 template <int N> __device__ __forceinline__ void ss__stv(uint32_t *p, const uint32_t *in)
 {
+        SS__FW_ALIGNED(p, N % 4 == 0 ? 16 : N == 2 ? 8 : 4);
         if constexpr (N % 4 == 0) {
                 SS__UNROLL
                 for (int q = 0; q < N / 4; q++)
@@ -138,6 +142,7 @@ template <int N> __device__ __forceinline__ void ss__stv(uint32_t *p, const uint
 template <int N> __device__ __forceinline__ void ss__stv(u64 *p, const u64 *in)
 {
         static_assert(N % 2 == 0, "pairs of 64-bit entries");
+        SS__FW_ALIGNED(p, 16);
         SS__UNROLL
         for (int q = 0; q < N / 2; q++)
                 reinterpret_cast<ulonglong2 *>(p)[q] = make_ulonglong2(in[2 * q], in[2 * q + 1]);

@@ -143,8 +143,14 @@ START_TEST(test_out_of_core)
                          cases[c].paths ? " paths" : "");
                 struct ss_apsp *in =
                     run(g, SS_APSP_GPU, cases[c].block, cases[c].paths, cases[c].width, 0, 0);
+                struct ss_emu_stats s0, s1;
+                ss_emu_stats(&s0);
                 struct ss_apsp *out = run(g, SS_APSP_GPU, cases[c].block, cases[c].paths,
                                           cases[c].width, per, cases[c].streams);
+                ss_emu_stats(&s1);
+                ck_assert_uint_eq(out->info.gpu_h2d_bytes, s1.bytes_h2d - s0.bytes_h2d);
+                ck_assert_uint_eq(out->info.gpu_d2h_bytes, s1.bytes_d2h - s0.bytes_d2h);
+                ck_assert_uint_le(out->info.plan.device_bytes, per);
                 ck_assert_msg(out->info.plan.out_of_core, "%s: not out of core", what);
                 ck_assert_msg(out->info.plan.outer == x, "%s: outer block %u", what,
                               out->info.plan.outer);

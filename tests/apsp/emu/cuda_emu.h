@@ -11,6 +11,7 @@
 #include <functional>
 #include <vector_functions.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* CUDA's host headers define these for host code; here they must vanish. */
 #undef __global__
@@ -36,6 +37,14 @@ void ss_emu_syncthreads();
 #define __syncthreads() ss_emu_syncthreads()
 
 unsigned char *ss_emu_smem();
+
+/* The device faults on a misaligned vector access; the CPU would not. */
+void ss_emu_misaligned(const void *p, unsigned bytes);
+#define SS__FW_ALIGNED(p, bytes)                                                                   \
+        do {                                                                                       \
+                if (reinterpret_cast<uintptr_t>(p) % (bytes))                                      \
+                        ss_emu_misaligned(p, bytes);                                               \
+        } while (0)
 #define SS__FW_SMEM() ss_emu_smem()
 
 static inline unsigned __viaddmin_u32(unsigned a, unsigned b, unsigned c)

@@ -384,6 +384,12 @@ unsigned char *ss_emu_smem()
         return current_smem;
 }
 
+void ss_emu_misaligned(const void *p, unsigned bytes)
+{
+        die("a %u-byte vector access at %p is misaligned (block %u, thread %u)", bytes, p,
+            ss_emu_block_idx.x, ss_emu_thread_idx.x);
+}
+
 void ss_emu_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, const void *fn,
                    std::function<void()> body)
 {
