@@ -233,8 +233,10 @@ uint64_t ta_check_succ(const struct ss_graph *g, const struct ss_apsp *a, uint32
                 }
         }
         /* No cycles: for each target the successors form a forest rooted at
-         * it (0 unvisited, 1 on the current walk, 2 known to reach t). */
-        for (uint32_t t = 0; t < n && !bad; t++) {
+         * it (0 unvisited, 1 on the current walk, 2 known to reach t); every
+         * step-th target, each in time linear in n. */
+        for (uint64_t tt = 0; tt < n && !bad; tt += step ? step : 1) {
+                const uint32_t t = (uint32_t)tt;
                 memset(state, 0, n);
                 state[t] = 2;
                 for (uint32_t s = 0; s < n && !bad; s++) {

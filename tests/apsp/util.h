@@ -41,9 +41,9 @@ uint64_t ta_check_dijkstra(const struct ss_graph *g, const struct ss_apsp *a, ui
                            unsigned threads, char *why, size_t len);
 
 /* The successor matrix of every step-th source: each successor is an arc
- * whose weight plus the successor's distance is the distance, and the
- * successors towards every target form no cycle, so every path ends at its
- * target with the right length. */
+ * whose weight plus the successor's distance is the distance; and towards
+ * every step-th target the successors form no cycle, so every path ends at
+ * its target with the right length. */
 uint64_t ta_check_succ(const struct ss_graph *g, const struct ss_apsp *a, uint32_t step, char *why,
                        size_t len);
 
