@@ -331,14 +331,15 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                  o->paths ? ss_apsp_bytes_str(p->succ_bytes, b3, sizeof(b3)) : "",
                  o->paths ? " of successors" : "");
 
-        /* The host holds the whole matrix whatever the device. */
+        /* The host holds the whole matrix whatever the device; the CPU's
+         * limit is checked first, being the one the caller chose. */
         const uint64_t phys = ss__phys_bytes();
-        if (phys && host > phys / 20 * 19)
-                return ss_err_set(err, SS_ETOOBIG, "%s; this machine has %s of memory", sizes,
-                                  ss_apsp_bytes_str(phys, b4, sizeof(b4)));
         if (!gpu && o->memory_limit && host > o->memory_limit)
                 return ss_err_set(err, SS_ETOOBIG, "%s; the memory limit is %s", sizes,
                                   ss_apsp_bytes_str(o->memory_limit, b4, sizeof(b4)));
+        if (phys && host > phys / 20 * 19)
+                return ss_err_set(err, SS_ETOOBIG, "%s; this machine has %s of memory", sizes,
+                                  ss_apsp_bytes_str(phys, b4, sizeof(b4)));
         return gpu ? ss__gpu_plan(o, p, err) : SS_OK;
 }
 

@@ -200,6 +200,8 @@ int ss_apsp_write(const struct ss_apsp *a, const char *path, struct ss_err *err)
         put32(h + 60, (uint32_t)crc32(0, h, 60));
         if (!failed)
                 failed = pwrite(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h);
+        if (!failed) /* mkstemp makes it 0600; a matrix is read by others (the daemon) */
+                failed = fchmod(fd, 0644);
         if (!failed)
                 failed = fsync(fd);
         int saved = errno;
