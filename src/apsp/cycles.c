@@ -244,8 +244,8 @@ int ss__apsp_fix_zero_cycles(const struct ss_graph *g, struct ss_apsp *a, unsign
                              struct ss_err *err)
 {
         struct ss__zc z = {.g = g, .a = a};
-        if (!a->succ)
-                return SS_OK;
+        if (!a->succ || g->m == 0 || g->min_w > 0)
+                return SS_OK; /* no zero-weight arc, no zero-weight cycle */
         z.comp = malloc((size_t)g->n * sizeof(uint32_t));
         if (!z.comp || !ss__zero_sccs(&z)) {
                 free(z.comp);

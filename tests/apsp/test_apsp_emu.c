@@ -126,6 +126,7 @@ START_TEST(test_out_of_core)
             {700, 128, 0, 5, 1, false, TA_ISLAND | TA_ONEWAY},
             {700, 128, 0, 3, 1, true, TA_ZERO | TA_ISLAND},
             {900, 64, 8, 2, 3, false, 0},
+            {900, 128, 8, 1, 1, true, TA_ZERO},
         };
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
                 ss_emu_reset(1000 + c, 0);
