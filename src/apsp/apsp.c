@@ -544,7 +544,12 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
                         struct ss_apsp_gpu_plan gp;
                         rc = ss_apsp_gpu_run(&job, &gp, &a->info.gpu_ms, &a->info.gpu_kernel_ms,
                                              err);
+                        /* The run plans again with the memory free now. */
                         a->info.streams = gp.streams;
+                        a->info.plan.out_of_core = gp.out_of_core;
+                        a->info.plan.outer = gp.outer;
+                        a->info.plan.device_bytes = gp.device_bytes;
+                        a->info.plan.device_budget = gp.budget;
                         a->info.gpu_h2d_bytes = gp.h2d_bytes;
                         a->info.gpu_d2h_bytes = gp.d2h_bytes;
 #else

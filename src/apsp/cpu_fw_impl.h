@@ -7,8 +7,8 @@
  * vectorises; the rows never overlap (callers skip i == k, which cannot
  * change: d(k, k) = 0). */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void
-FW_(relax_row)(FW_T *restrict c, uint32_t *restrict s, const FW_T *restrict b, FW_T a,
-               uint32_t sa, unsigned w)
+FW_(relax_row)(FW_T *restrict c, uint32_t *restrict s, const FW_T *restrict b, FW_T a, uint32_t sa,
+               unsigned w)
 {
         if (s) {
                 for (unsigned j = 0; j < w; j++) {
@@ -35,8 +35,9 @@ static void FW_(diag)(struct ss__fw *f, uint32_t kb)
         for (unsigned k = 0; k < f->B; k++)
                 for (unsigned i = 0; i < f->B; i++)
                         if (i != k && d[i * p + k] != inf)
-                                FW_(relax_row)(d + i * p, s ? s + i * p : NULL, d + k * p,
-                                               d[i * p + k], s ? s[i * p + k] : 0, f->B);
+                                FW_(relax_row)
+                                (d + i * p, s ? s + i * p : NULL, d + k * p, d[i * p + k],
+                                 s ? s[i * p + k] : 0, f->B);
 }
 
 /* Phase 2, a tile of row kb: (kb, t) from the closed diagonal tile on its
@@ -53,9 +54,9 @@ static void FW_(row_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
         for (unsigned k = 0; k < B; k++)
                 for (unsigned i = 0; i < B; i++)
                         if (i != k && d[i * p + k] != inf)
-                                FW_(relax_row)(c + i * p, cs ? cs + i * p : NULL, c + k * p,
-                                               d[i * p + k], ds ? ds[i * p + k] : 0,
-                                               (unsigned)B);
+                                FW_(relax_row)
+                                (c + i * p, cs ? cs + i * p : NULL, c + k * p, d[i * p + k],
+                                 ds ? ds[i * p + k] : 0, (unsigned)B);
 }
 
 /* Phase 2, a tile of column kb: (t, kb) with the closed diagonal tile
@@ -74,8 +75,9 @@ static void FW_(col_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
                          * (d(k, k) = 0), so reading c[i][k] first is safe. */
                         const FW_T cik = c[i * p + k];
                         if (cik != inf)
-                                FW_(relax_row)(c + i * p, cs ? cs + i * p : NULL, d + k * p, cik,
-                                               cs ? cs[i * p + k] : 0, (unsigned)B);
+                                FW_(relax_row)
+                                (c + i * p, cs ? cs + i * p : NULL, d + k * p, cik,
+                                 cs ? cs[i * p + k] : 0, (unsigned)B);
                 }
 }
 
