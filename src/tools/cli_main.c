@@ -4,6 +4,7 @@
  *   ssspd-cli ss       GRAPH FILE.ss          one "d CHECKSUM" line per source
  *   ssspd-cli p2p      GRAPH FILE.p2p         one "d DIST" line per query
  *   ssspd-cli snapshot GRAPH.gr [GRAPH.co] OUT
+ *   ssspd-cli apsp     GRAPH [--out FILE] [--pairs FILE.p2p] [--paths] ...   (cli_apsp.c)
  *
  * GRAPH is a .gr, .gr.gz or snapshot file. --algorithm and --engine pick a
  * row of the solver table (solve/solver.h), so every algorithm appears here
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cpu/astar.h"
 #include "io/load.h"
 #include "io/snapshot.h"
@@ -30,6 +32,7 @@ static const char *const usage_main =
         "  ss       GRAPH FILE.ss        print 'd CHECKSUM' per source (DIMACS .ss output)\n"
         "  p2p      GRAPH FILE.p2p       print 'd DIST' per query, 'd -' when there is no path\n"
         "  snapshot GRAPH [COORDS] OUT   write a binary snapshot of GRAPH (and coordinates)\n"
+        "  apsp     GRAPH                all-pairs distances (and paths) as a matrix\n"
         "\n"
         "GRAPH may be a DIMACS .gr file, a .gr.gz file or a snapshot.\n"
         "Run 'ssspd-cli COMMAND --help' for the options.\n";
@@ -46,18 +49,6 @@ static const char *const usage_options =
         "  -q, --quiet            no load progress on stderr\n"
         "  -V, --version          print the version\n"
         "  -h, --help             this text\n";
-
-enum engine { ENGINE_AUTO, ENGINE_CPU, ENGINE_GPU };
-
-struct cli {
-        const char *algorithm;
-        enum engine engine;
-        unsigned batch;
-        unsigned threads;
-        uint64_t delta;
-        const char *coords;
-        int quiet;
-};
 
 /* The algorithm names of the table, each once. */
 static void algorithm_names(char *buf, size_t len)
@@ -120,20 +111,20 @@ static int open_row(const struct cli *c, const struct ss_graph *g, const struct 
         const struct ss_solver *cpu = ss_solver_find(c->algorithm, SS_DEVICE_CPU);
         struct ss_backend_config cfg = {.lanes = 1, .batch = c->batch > 1 ? c->batch : 0};
         int rc = SS_EINVAL;
-        if (c->engine != ENGINE_CPU && gpu) {
+        if (c->engine != CLI_ENGINE_CPU && gpu) {
                 rc = ss_backend_open(SS_DEVICE_GPU, g, &cfg, b, err);
                 if (rc == SS_OK) {
                         *row = gpu;
                         return SS_OK;
                 }
-                if (c->engine == ENGINE_GPU || !cpu)
+                if (c->engine == CLI_ENGINE_GPU || !cpu)
                         return rc;
                 if (!c->quiet)
                         fprintf(stderr, "ssspd-cli: %s; using the CPU\n", err->msg);
         }
         if (!cpu)
                 return ss_err_set(err, SS_EINVAL, "'%s' has no %s row", c->algorithm,
-                                  c->engine == ENGINE_CPU ? "CPU" : "GPU");
+                                  c->engine == CLI_ENGINE_CPU ? "CPU" : "GPU");
         cfg = (struct ss_backend_config){.lanes = 1, .threads = c->threads, .cpu_delta = c->delta};
         if ((rc = ss_backend_open(SS_DEVICE_CPU, g, &cfg, b, err)) == SS_OK)
                 *row = cpu;
@@ -326,6 +317,7 @@ static const struct {
         {"snapshot", cmd_snapshot,
          "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
          "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
+        {"apsp", cmd_apsp, cli_apsp_usage},
 };
 
 #define NCOMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
@@ -345,24 +337,38 @@ static int parse_count(const char *opt, const char *v, unsigned max, unsigned *o
 
 int main(int argc, char **argv)
 {
-        static const struct option opts[] = {{"algorithm", required_argument, NULL, 'a'},
-                                             {"engine", required_argument, NULL, 'e'},
-                                             {"batch", required_argument, NULL, 'b'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"delta", required_argument, NULL, 'd'},
-                                             {"coords", required_argument, NULL, 'c'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"version", no_argument, NULL, 'V'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+        static const struct option common[] = {{"algorithm", required_argument, NULL, 'a'},
+                                               {"engine", required_argument, NULL, 'e'},
+                                               {"batch", required_argument, NULL, 'b'},
+                                               {"threads", required_argument, NULL, 't'},
+                                               {"delta", required_argument, NULL, 'd'},
+                                               {"coords", required_argument, NULL, 'c'},
+                                               {"quiet", no_argument, NULL, 'q'},
+                                               {"version", no_argument, NULL, 'V'},
+                                               {"help", no_argument, NULL, 'h'}};
+        enum { NCOMMON = sizeof(common) / sizeof(common[0]) };
+        struct option opts[NCOMMON + 16];
+        size_t napsp = 0;
+        while (cli_apsp_longopts[napsp].name)
+                napsp++;
+        memcpy(opts, common, sizeof(common));
+        memcpy(opts + NCOMMON, cli_apsp_longopts, (napsp + 1) * sizeof(opts[0]));
+
         struct cli c = {.algorithm = "dijkstra"};
         int o;
         bool help = false;
+        ss_apsp_options_default(&c.apsp);
 
         ss_solve_init();
         /* GNU getopt moves the options of the whole command line to the
          * front, so they may come before or after the command. */
-        while ((o = getopt_long(argc, argv, "a:e:b:t:d:c:qVh", opts, NULL)) != -1) {
+        while ((o = getopt_long(argc, argv, "a:e:b:t:d:c:qVh" CLI_APSP_SHORTOPTS, opts, NULL)) !=
+               -1) {
+                if (o != '?' && o != ':' && strchr(CLI_APSP_SHORTOPTS, o)) {
+                        if (cli_apsp_option(&c, o, optarg, argc, argv, &optind))
+                                return 2;
+                        continue;
+                }
                 switch (o) {
                 case 'a':
                         if (!ss_solver_find(optarg, SS_DEVICE_CPU) &&
@@ -377,11 +383,11 @@ int main(int argc, char **argv)
                         break;
                 case 'e':
                         if (!strcmp(optarg, "cpu"))
-                                c.engine = ENGINE_CPU;
+                                c.engine = CLI_ENGINE_CPU;
                         else if (!strcmp(optarg, "gpu"))
-                                c.engine = ENGINE_GPU;
+                                c.engine = CLI_ENGINE_GPU;
                         else if (!strcmp(optarg, "auto"))
-                                c.engine = ENGINE_AUTO;
+                                c.engine = CLI_ENGINE_AUTO;
                         else {
                                 fprintf(stderr, "ssspd-cli: --engine: '%s' is not cpu, gpu or "
                                                 "auto\n",
@@ -442,6 +448,11 @@ int main(int argc, char **argv)
         if (help) {
                 print_usage(stdout, commands[i].usage);
                 return 0;
+        }
+        if (c.apsp_opt && commands[i].run != cmd_apsp) {
+                fprintf(stderr, "ssspd-cli %s: option %s belongs to the apsp command\n",
+                        commands[i].name, c.apsp_opt);
+                return 2;
         }
         return commands[i].run(&c, argc - optind - 1, argv + optind + 1);
 }

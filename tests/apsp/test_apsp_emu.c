@@ -1,0 +1,298 @@
+/* The GPU Floyd-Warshall (driver gpu/apsp_gpu.c and kernels kernels/fw.cu,
+ * unchanged) on the CPU stand-in for a device (emu/emu.h), so that it is
+ * checked on machines without a GPU: in core and out of core against the
+ * CPU Floyd-Warshall, entry for entry with successors, on sizes that are not
+ * multiples of the block, zero-weight cycles and unreachable nodes, both
+ * widths and blocks, several streams and interleavings; and the errors:
+ * a budget too small, a failed allocation or launch, no device, a
+ * cancellation, all without leaking device memory.
+ *
+ * The real device runs the same checks in tests/gpu/test_apsp_gpu.c. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsp/apsp.h"
+#include "emu/emu.h"
+#include "io/load.h"
+#include "util.h"
+#include "../check_run.h"
+
+static char why[512];
+
+static struct ss_apsp *run(const struct ss_graph *g, enum ss_apsp_device dev, unsigned block,
+                           bool paths, unsigned width, uint64_t limit, unsigned streams)
+{
+        struct ss_apsp_options o;
+        struct ss_apsp *a = NULL;
+        struct ss_err err = {0};
+        ss_apsp_options_default(&o);
+        o.method = SS_APSP_FW;
+        o.device = dev;
+        o.block = block;
+        o.paths = paths;
+        o.width = width;
+        o.memory_limit = limit;
+        o.gpu_streams = streams;
+        o.threads = 2;
+        int rc = ss_apsp_compute(g, &o, &a, &err);
+        ck_assert_msg(rc == SS_OK, "compute on the %s: %s", ss_apsp_device_name(dev), err.msg);
+        ck_assert_int_eq(a->info.plan.device, dev);
+        return a;
+}
+
+static void no_leaks(void)
+{
+        struct ss_emu_stats s;
+        ss_emu_stats(&s);
+        ck_assert_msg(s.live_allocs == 0, "%llu device allocations left",
+                      (unsigned long long)s.live_allocs);
+}
+
+/* The GPU against the CPU, same block: equal distances and successors;
+ * and the distances against Dijkstra. */
+static void same_as_cpu(const struct ss_graph *g, const struct ss_apsp *gpu, unsigned block,
+                        bool paths, unsigned width, const char *what)
+{
+        struct ss_apsp *cpu = run(g, SS_APSP_CPU, block, paths, width, 0, 0);
+        ck_assert_uint_eq(gpu->width, cpu->width);
+        ck_assert_msg(ta_compare(gpu, cpu, paths, why, sizeof(why)) == 0, "%s: %s", what, why);
+        ck_assert_msg(ta_check_dijkstra(g, gpu, 1, 2, why, sizeof(why)) == 0, "%s: %s", what, why);
+        if (paths)
+                ck_assert_msg(ta_check_succ(g, gpu, 1, why, sizeof(why)) == 0, "%s: %s", what, why);
+        ss_apsp_free(cpu);
+}
+
+START_TEST(test_incore)
+{
+        const uint32_t sizes[] = {1, 6, 130, 300};
+        const unsigned kinds[] = {0, TA_ZERO | TA_ISLAND, TA_LOOPS | TA_ONEWAY, TA_ZERO};
+        for (int i = 0; i < 4; i++) {
+                ss_emu_reset(100 + i, 0);
+                struct ss_graph *g = ta_random(sizes[i], 3, 30, i, kinds[i]);
+                for (int v = 0; v < 4; v++) {
+                        const unsigned block = v & 1 ? 64 : 128, width = v & 2 ? 8 : 0;
+                        const bool paths = v != 3;
+                        char what[96];
+                        snprintf(what, sizeof(what), "n %u block %u width %u%s", sizes[i], block,
+                                 width, paths ? " paths" : "");
+                        struct ss_apsp *a = run(g, SS_APSP_GPU, block, paths, width, 0, 0);
+                        ck_assert(!a->info.plan.out_of_core);
+                        same_as_cpu(g, a, block, paths, width, what);
+                        ss_apsp_free(a);
+                }
+                ss_graph_unref(g);
+                no_leaks();
+        }
+}
+END_TEST
+
+START_TEST(test_sample)
+{
+        const char *p = ta_data("dimacs/samples/sample.gr");
+        struct ss_err err;
+        if (!p)
+                return;
+        struct ss_graph *g = ss_graph_load(p, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        ss_emu_reset(7, 0);
+        struct ss_apsp *a = run(g, SS_APSP_GPU, 64, true, 0, 0, 0);
+        const ss_dist from1[] = {0, 1, 3, 3, 3, 6};
+        for (uint32_t t = 0; t < 6; t++)
+                ck_assert_uint_eq(ss_apsp_dist(a, 0, t), from1[t]);
+        same_as_cpu(g, a, 64, true, 0, "sample.gr");
+        ss_apsp_free(a);
+        ss_graph_unref(g);
+        no_leaks();
+}
+END_TEST
+
+/* Out of core: budgets for outer blocks of one to three blocks, on 1, 2, 3
+ * and 5 streams, each the same as in core. (Out of core takes more device
+ * memory than in core unless the outer block is below about a quarter of
+ * the matrix, so each budget forces the outer block it names.) */
+START_TEST(test_out_of_core)
+{
+        struct {
+                uint32_t n;
+                unsigned block, width, streams, outer_blocks;
+                bool paths;
+                unsigned kinds;
+        } cases[] = {
+            {517, 64, 0, 3, 1, true, TA_ZERO | TA_ISLAND},
+            {517, 64, 0, 2, 2, true, TA_LOOPS},
+            {517, 64, 8, 1, 2, true, TA_ZERO},
+            {700, 128, 0, 5, 1, false, TA_ISLAND | TA_ONEWAY},
+            {700, 128, 0, 3, 1, true, TA_ZERO | TA_ISLAND},
+            {900, 64, 8, 2, 3, false, 0},
+            {900, 128, 8, 1, 1, true, TA_ZERO},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                ss_emu_reset(1000 + c, 0);
+                struct ss_graph *g = ta_random(cases[c].n, 3, 40, 50 + c, cases[c].kinds);
+                const unsigned w = cases[c].width ? cases[c].width : 4;
+                const uint32_t pitch =
+                    (cases[c].n + cases[c].block - 1) / cases[c].block * cases[c].block;
+                const uint32_t x = cases[c].outer_blocks * cases[c].block;
+                const uint64_t per =
+                    (uint64_t)x * pitch * (4 * w + (cases[c].paths ? 12 : 0)) +
+                    (uint64_t)cases[c].streams * x * x * (w + (cases[c].paths ? 4 : 0));
+                char what[128];
+                snprintf(what, sizeof(what), "n %u block %u width %u streams %u outer %u%s",
+                         cases[c].n, cases[c].block, w, cases[c].streams, x,
+                         cases[c].paths ? " paths" : "");
+                struct ss_apsp *in =
+                    run(g, SS_APSP_GPU, cases[c].block, cases[c].paths, cases[c].width, 0, 0);
+                struct ss_emu_stats s0, s1;
+                ss_emu_stats(&s0);
+                struct ss_apsp *out = run(g, SS_APSP_GPU, cases[c].block, cases[c].paths,
+                                          cases[c].width, per, cases[c].streams);
+                ss_emu_stats(&s1);
+                ck_assert_uint_eq(out->info.gpu_h2d_bytes, s1.bytes_h2d - s0.bytes_h2d);
+                ck_assert_uint_eq(out->info.gpu_d2h_bytes, s1.bytes_d2h - s0.bytes_d2h);
+                ck_assert_uint_le(out->info.plan.device_bytes, per);
+                ck_assert_msg(out->info.plan.out_of_core, "%s: not out of core", what);
+                ck_assert_msg(out->info.plan.outer == x, "%s: outer block %u", what,
+                              out->info.plan.outer);
+                ck_assert_uint_eq(out->info.streams, cases[c].streams);
+                ck_assert_msg(ta_compare(in, out, cases[c].paths, why, sizeof(why)) == 0,
+                              "%s: in core vs out of core: %s", what, why);
+                same_as_cpu(g, out, cases[c].block, cases[c].paths, cases[c].width, what);
+                ss_apsp_free(in);
+                ss_apsp_free(out);
+                ss_graph_unref(g);
+                no_leaks();
+        }
+}
+END_TEST
+
+/* The same out-of-core run under several interleavings of the streams. */
+START_TEST(test_interleavings)
+{
+        struct ss_graph *g = ta_random(400, 2, 25, 3, TA_ZERO | TA_ISLAND);
+        ss_emu_reset(1, 0);
+        struct ss_apsp *ref = run(g, SS_APSP_GPU, 64, true, 0, 0, 0);
+        for (uint64_t seed = 2; seed < 8; seed++) {
+                ss_emu_reset(seed, 0);
+                struct ss_apsp *a = run(g, SS_APSP_GPU, 64, true, 0, 1100000, 3);
+                ck_assert(a->info.plan.out_of_core);
+                ck_assert_msg(ta_compare(ref, a, true, why, sizeof(why)) == 0, "seed %llu: %s",
+                              (unsigned long long)seed, why);
+                ss_apsp_free(a);
+                no_leaks();
+        }
+        ss_apsp_free(ref);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+        struct ss_graph *g = ta_random(300, 2, 20, 9, 0);
+        struct ss_apsp_options o;
+        struct ss_apsp *a = NULL;
+        struct ss_err err = {0};
+        ss_emu_reset(5, 0);
+        ss_apsp_options_default(&o);
+        o.method = SS_APSP_FW;
+        o.device = SS_APSP_GPU;
+        o.paths = true;
+        o.block = 64;
+
+        /* A budget below the smallest outer block. */
+        o.memory_limit = 100000;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ETOOBIG);
+        ck_assert_msg(strstr(err.msg,
+                             "the matrix (320 padded nodes, 32-bit, with successors) needs "
+                             "0.8 MB of device memory in core and at least 0.7 MB out of "
+                             "core (outer block 64); the device budget is 0.1 MB"),
+                      "%s", err.msg);
+        o.memory_limit = 0;
+        no_leaks();
+
+        /* Every allocation and some launches failing in turn, in core (two
+         * allocations) and out of core (eleven): SS_EGPU naming the call,
+         * nothing left on the device. */
+        for (unsigned nth = 1; nth <= 13; nth++) {
+                o.memory_limit = nth <= 2 ? 0 : 700000;
+                ss_emu_fail_malloc(nth <= 2 ? nth : nth - 2);
+                ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EGPU);
+                ck_assert_msg(strstr(err.msg, "cudaMalloc"), "%s", err.msg);
+                ck_assert_ptr_null(a);
+                no_leaks();
+        }
+        ss_emu_fail_malloc(0);
+        for (unsigned nth = 1; nth <= 9; nth += 4) {
+                ss_emu_fail_launch(nth);
+                ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EGPU);
+                ck_assert_msg(strstr(err.msg, "launch of ss__fw_"), "%s", err.msg);
+                no_leaks();
+        }
+        ss_emu_fail_launch(0);
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_OK);
+        ck_assert(a->info.plan.out_of_core);
+        ss_apsp_free(a);
+        o.memory_limit = 0;
+        no_leaks();
+
+        /* No device: SS_ENOGPU when the GPU is asked for, the CPU otherwise. */
+        ss_emu_no_device(1);
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ENOGPU);
+        ck_assert_msg(strstr(err.msg, "no usable CUDA device"), "%s", err.msg);
+        o.device = SS_APSP_ANY;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_OK);
+        ck_assert_int_eq(a->info.plan.device, SS_APSP_CPU);
+        ck_assert_msg(strstr(a->info.plan.why, "no GPU: no usable CUDA device"), "%s",
+                      a->info.plan.why);
+        ss_apsp_free(a);
+        ss_emu_no_device(0);
+
+        /* A GPU-only block size on the CPU path and the reverse. */
+        o.device = SS_APSP_GPU;
+        o.block = 32;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EINVAL);
+        ck_assert_msg(strstr(err.msg, "64 or 128"), "%s", err.msg);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_cancel)
+{
+        struct ss_graph *g = ta_random(400, 2, 20, 9, 0);
+        ss_atomic_int flag;
+        atomic_init(&flag, 1);
+        struct ss_cancel c = {.flag = &flag};
+        struct ss_apsp_options o;
+        struct ss_apsp *a = NULL;
+        struct ss_err err = {0};
+        ss_emu_reset(6, 0);
+        ss_apsp_options_default(&o);
+        o.method = SS_APSP_FW;
+        o.device = SS_APSP_GPU;
+        o.block = 64;
+        o.cancel = &c;
+        for (int ooc = 0; ooc < 2; ooc++) {
+                o.memory_limit = ooc ? 1000000 : 0;
+                ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ETIMEDOUT);
+                ck_assert_ptr_null(a);
+                no_leaks();
+        }
+        ss_graph_unref(g);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("apsp-emu");
+        TCase *tc = tcase_create("emulated-gpu");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, test_sample);
+        tcase_add_test(tc, test_incore);
+        tcase_add_test(tc, test_out_of_core);
+        tcase_add_test(tc, test_interleavings);
+        tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_cancel);
+        suite_add_tcase(s, tc);
+        return ss_check_run(s, false);
+}
