@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tests/check_run.h"
+#include "../tests/data.h"
 
 static const char *bench_exe;
 static char tmpdir[256];
@@ -177,9 +178,8 @@ static void out_dir(char *buf, size_t len)
 
 START_TEST(test_quick_run_tables)
 {
-        char out[512], gridarg[600], romearg[600];
-        const char *data = getenv("SS_DATA_DIR");
-        bool rome = false;
+        char out[512], gridarg[600];
+        const char *rome99 = ss_test_data("dimacs/rome99.gr");
         const char *args[16];
         int n = 0;
         struct row r;
@@ -194,17 +194,8 @@ START_TEST(test_quick_run_tables)
         args[n++] = "7";
         args[n++] = "--graph";
         args[n++] = gridarg;
-        if (data) {
-                struct stat st;
-                snprintf(romearg, sizeof(romearg), "%s/dimacs/rome99.gr", data);
-                if (stat(romearg, &st) == 0) {
-                        args[n++] = "--graph";
-                        args[n++] = romearg;
-                        rome = true;
-                }
-        }
-        if (!rome)
-                printf("SKIP: rome99 part (SS_DATA_DIR not set or no dimacs/rome99.gr)\n");
+        args[n++] = "--graph";
+        args[n++] = rome99;
         args[n++] = "--out";
         args[n++] = out;
         args[n] = NULL;
@@ -219,7 +210,7 @@ START_TEST(test_quick_run_tables)
         ck_assert(strncmp(csv, "graph,nodes,arcs,algorithm,status,", 34) == 0);
 
         const char *graphs[2] = {"grid", "rome99"};
-        for (int g = 0; g < (rome ? 2 : 1); g++) {
+        for (int g = 0; g < 2; g++) {
                 ck_assert_msg(find_row(csv, graphs[g], "dijkstra", &r), "no dijkstra row for %s",
                               graphs[g]);
                 ck_assert_str_eq(r.status, "ok");
@@ -260,11 +251,9 @@ START_TEST(test_quick_run_tables)
         ck_assert_msg(md != NULL, "no results.md");
         ck_assert(strstr(md, "| graph | nodes | arcs | Dijkstra (ssspd, CPU) |") != NULL);
         ck_assert(strstr(md, "| grid | 145 | 528 |") != NULL);
-        if (rome)
-                ck_assert(strstr(md, "| rome99 | 3,353 | 8,870 |") != NULL);
+        ck_assert(strstr(md, "| rome99 | 3,353 | 8,870 |") != NULL);
         /* smaller graph first, as in the classic table */
-        if (rome)
-                ck_assert(strstr(md, "| grid |") < strstr(md, "| rome99 |"));
+        ck_assert(strstr(md, "| grid |") < strstr(md, "| rome99 |"));
         ck_assert(strstr(md, "seed 7") != NULL);
 
         srcs = slurp(out, "sources.csv");

@@ -294,11 +294,7 @@ uint64_t ta_compare(const struct ss_apsp *x, const struct ss_apsp *y, bool succ,
 const char *ta_data(const char *rel)
 {
         static char buf[4096];
-        const char *src = getenv("SS_SOURCE_ROOT");
         const char *dir = getenv("SS_DATA_DIR");
-        snprintf(buf, sizeof(buf), "%s/tests/data/%s", src ? src : ".", rel);
-        if (access(buf, R_OK) == 0)
-                return buf;
-        snprintf(buf, sizeof(buf), "%s/%s", dir ? dir : "../shared/data", rel);
+        snprintf(buf, sizeof(buf), "%s/%s", dir ? dir : "tests/data", rel);
         return access(buf, R_OK) == 0 ? buf : NULL;
 }

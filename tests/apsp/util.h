@@ -52,9 +52,9 @@ uint64_t ta_check_succ(const struct ss_graph *g, const struct ss_apsp *a, uint32
 uint64_t ta_compare(const struct ss_apsp *x, const struct ss_apsp *y, bool succ, char *why,
                     size_t len);
 
-/* The path of a DIMACS data file: tests/data of the source tree first, then
- * SS_DATA_DIR (../shared/data); NULL when neither has it. The result lives
- * until the next call. */
+/* The path of a data file under SS_DATA_DIR (tests/data by default; see
+ * tests/data.h), or NULL when it is not readable. The result lives until the
+ * next call. */
 const char *ta_data(const char *rel);
 
 #endif

@@ -3,11 +3,8 @@
 # and exit codes.
 set -eu
 cli=$1
-data=${SS_DATA_DIR:-../shared/data}/dimacs/samples
-if [ ! -r "$data/sample.gr" ]; then
-        echo "SKIP: $data not present"
-        exit 77
-fi
+data=${SS_DATA_DIR:-tests/data}/dimacs/samples
+[ -r "$data/sample.gr" ] || { echo "FAIL: $data/sample.gr is not readable"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -1,6 +1,6 @@
 /* The parallel CPU Δ-stepping: every distance equal to the CPU Dijkstra's on
  * random graphs (zero weights, self loops, parallel arcs, unreachable parts),
- * generated road graphs and rome99 (when the data folder is there), with 1 to
+ * generated road graphs and rome99 (tests/data), with 1 to
  * 4 threads and many Δ; point-to-point with valid paths; target lists;
  * repeated queries on one context; cancellation. */
 #include <check.h>
@@ -15,6 +15,7 @@
 #include "gen/gen.h"
 #include "io/load.h"
 #include "../check_run.h"
+#include "../data.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -332,16 +333,10 @@ START_TEST(test_road_graphs)
 }
 END_TEST
 
-/* rome99 from the data folder; skips this check (only) when it is absent. */
+/* rome99 (tests/data) */
 START_TEST(test_rome99)
 {
-        char path[4096];
-        const char *dir = getenv("SS_DATA_DIR");
-        snprintf(path, sizeof(path), "%s/dimacs/rome99.gr", dir ? dir : "../shared/data");
-        if (access(path, R_OK) != 0) {
-                printf("rome99 not present (%s): its check is left out\n", path);
-                return;
-        }
+        const char *path = ss_test_data("dimacs/rome99.gr");
         struct ss_err err;
         struct ss_graph *g = ss_graph_load(path, NULL, NULL, &err);
         ck_assert_msg(g != NULL, "%s", err.msg);

@@ -1,5 +1,5 @@
-/* Known answers on the DIMACS data (../shared/data), through the real loader.
- * Skips visibly when the data folder is absent. */
+/* Known answers on the DIMACS data, through the real loader: rome99 and the
+ * samples by default, the NY graphs when started with "ny" (tests/data.h). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,27 +10,12 @@
 #include "cpu/landmarks.h"
 #include "io/load.h"
 #include "../check_run.h"
-
-static char path_buf[4096];
-
-/* Returns the path of a data file, or NULL (test skipped) when absent. */
-static const char *data(const char *rel)
-{
-        const char *dir = getenv("SS_DATA_DIR");
-        snprintf(path_buf, sizeof(path_buf), "%s/%s", dir ? dir : "../shared/data", rel);
-        if (access(path_buf, R_OK) != 0) {
-                printf("SKIP: %s not present\n", path_buf);
-                return NULL;
-        }
-        return path_buf;
-}
+#include "../data.h"
 
 static struct ss_graph *load(const char *rel)
 {
-        const char *p = data(rel);
+        const char *p = ss_test_data(rel);
         struct ss_err err;
-        if (!p)
-                return NULL;
         struct ss_graph *g = ss_graph_load(p, NULL, NULL, &err);
         ck_assert_msg(g != NULL, "load %s: %s", p, err.msg);
         return g;
@@ -46,8 +31,6 @@ static uint64_t checksum_from(const struct ss_graph *g, struct ss_dijkstra_ws *w
 START_TEST(test_ny_d)
 {
         struct ss_graph *g = load("dimacs/USA-road-d.NY.gr.gz");
-        if (!g)
-                return;
         ck_assert_uint_eq(g->n, 264346);
         ck_assert_uint_eq(g->m, 733846);
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
@@ -79,16 +62,10 @@ START_TEST(test_ny_astar)
 {
         const char *gr[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-t.NY.gr.gz"};
         for (int k = 0; k < 2; k++) {
-                char grp[4096];
-                const char *p = data(gr[k]);
-                if (!p)
-                        return;
-                snprintf(grp, sizeof(grp), "%s", p);
-                const char *co = data("dimacs/USA-road-d.NY.co.gz");
-                if (!co)
-                        return;
                 struct ss_err err;
-                struct ss_graph *g = ss_graph_load(grp, co, NULL, &err);
+                struct ss_graph *g = ss_graph_load(ss_test_data(gr[k]),
+                                                   ss_test_data("dimacs/USA-road-d.NY.co.gz"), NULL,
+                                                   &err);
                 ck_assert_msg(g != NULL, "%s", err.msg);
                 ck_assert_int_eq(ss_astar_prepare(g, &err), SS_OK);
                 ck_assert(ss_astar_of(g)->factor > 0);
@@ -115,8 +92,6 @@ END_TEST
 START_TEST(test_ny_t)
 {
         struct ss_graph *g = load("dimacs/USA-road-t.NY.gr.gz");
-        if (!g)
-                return;
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         ck_assert_int_eq(ss_dijkstra_run(g, ws, 0, 999, NULL), SS_OK);
         ck_assert_uint_eq(ss_dijkstra_dist(ws, 999), 61253);
@@ -129,8 +104,6 @@ END_TEST
 START_TEST(test_rome)
 {
         struct ss_graph *g = load("dimacs/rome99.gr");
-        if (!g)
-                return;
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         ck_assert_uint_eq(checksum_from(g, ws, 1), 116006476ull);
         ck_assert_uint_eq(checksum_from(g, ws, 1000), 37393514ull);
@@ -143,8 +116,6 @@ END_TEST
 START_TEST(test_cycle32)
 {
         struct ss_graph *g = load("dimacs/samples/cycle32.gr");
-        if (!g)
-                return;
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         for (uint32_t i = 0; i < 32; i++) {
                 ck_assert_int_eq(ss_dijkstra_run(g, ws, i, SS_NO_NODE, NULL), SS_OK);
@@ -159,9 +130,7 @@ END_TEST
 START_TEST(test_sample_files)
 {
         struct ss_graph *g = load("dimacs/samples/sample.gr");
-        if (!g)
-                return;
-        const char *p = data("dimacs/samples/sample.p2p");
+        const char *p = ss_test_data("dimacs/samples/sample.p2p");
         uint32_t *pairs;
         size_t count;
         struct ss_err err;
@@ -180,17 +149,20 @@ START_TEST(test_sample_files)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
         Suite *s = suite_create("known-answers");
         TCase *tc = tcase_create("dimacs");
         tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_ny_d);
-        tcase_add_test(tc, test_ny_astar);
-        tcase_add_test(tc, test_ny_t);
-        tcase_add_test(tc, test_rome);
-        tcase_add_test(tc, test_cycle32);
-        tcase_add_test(tc, test_sample_files);
+        if (ss_test_ny(argc, argv)) {
+                tcase_add_test(tc, test_ny_d);
+                tcase_add_test(tc, test_ny_astar);
+                tcase_add_test(tc, test_ny_t);
+        } else {
+                tcase_add_test(tc, test_rome);
+                tcase_add_test(tc, test_cycle32);
+                tcase_add_test(tc, test_sample_files);
+        }
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }

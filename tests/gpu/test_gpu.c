@@ -18,6 +18,7 @@
 #include "gpu/gpu.h"
 #include "io/load.h"
 #include "../check_run.h"
+#include "../data.h"
 
 static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};
 
@@ -188,28 +189,11 @@ static void check_graph(const struct ss_graph *g, const char *delta, unsigned ns
         }
 }
 
-static const char *data_file(const char *rel, char *buf, size_t len)
-{
-        const char *dir = getenv("SS_DATA_DIR");
-        if (!dir)
-                return NULL;
-        snprintf(buf, len, "%s/%s", dir, rel);
-        FILE *f = fopen(buf, "rb");
-        if (!f)
-                return NULL;
-        fclose(f);
-        return buf;
-}
-
+/* A graph of the data folder (tests/data.h); a missing file fails the test. */
 static struct ss_graph *load_data(const char *rel)
 {
-        char buf[4096];
         struct ss_err err;
-        const char *p = data_file(rel, buf, sizeof(buf));
-        if (!p) {
-                printf("SKIP: %s not found under SS_DATA_DIR\n", rel);
-                return NULL;
-        }
+        const char *p = ss_test_data(rel);
         struct ss_graph *g = ss_graph_load(p, NULL, NULL, &err);
         ck_assert_msg(g != NULL, "%s", err.msg);
         return g;
@@ -221,8 +205,6 @@ START_TEST(test_sample_known_answers)
 {
         announce("test_sample_known_answers");
         struct ss_graph *g = load_data("dimacs/samples/sample.gr");
-        if (!g)
-                return;
         /* From ../shared/data/README.md: from 1, d = [0, 1, 3, 3, 3, 6]. */
         const ss_dist from1[] = {0, 1, 3, 3, 3, 6};
         const ss_dist from3[] = {SS_DIST_INF, 0, 0, 2, 0, 5};
@@ -264,8 +246,6 @@ START_TEST(test_samples_all_sources)
                                "dimacs/samples/gapbs-4.gr"};
         for (size_t f = 0; f < 3; f++) {
                 struct ss_graph *g = load_data(files[f]);
-                if (!g)
-                        continue;
                 const char *deltas[] = {"tuned", "median", "mean", "maxw-over-maxdeg", "1"};
                 for (size_t d = 0; d < 5; d++) {
                         struct ss_gpu *gpu = open_gpu(g, deltas[d], NULL, 1);
@@ -294,8 +274,6 @@ START_TEST(test_rome99)
 {
         announce("test_rome99");
         struct ss_graph *g = load_data("dimacs/rome99.gr");
-        if (!g)
-                return;
         check_graph(g, NULL, 6, 97);
         check_graph(g, "median", 3, 211);
         check_graph(g, "maxw-over-maxdeg", 3, 211);
@@ -320,8 +298,6 @@ START_TEST(test_ny_source1)
 {
         announce("test_ny_source1");
         struct ss_graph *g = load_data("dimacs/USA-road-d.NY.gr.gz");
-        if (!g)
-                return;
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
         ss_dist *all = malloc(g->n * sizeof(ss_dist));
         struct ss_err err;

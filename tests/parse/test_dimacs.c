@@ -15,6 +15,7 @@
 #include "core/graph.h"
 #include "io/load.h"
 #include "tmpdir_run.h"
+#include "../data.h"
 
 /* ---- fixtures ----------------------------------------------------------- */
 
@@ -69,32 +70,12 @@ static char *ring_text(uint32_t n)
         return s;
 }
 
-static const char *data_dir(void)
-{
-        const char *d = getenv("SS_DATA_DIR");
-        static char path[512];
-        if (!d)
-                return NULL;
-        snprintf(path, sizeof(path), "%s/dimacs", d);
-        struct stat st;
-        return stat(path, &st) == 0 ? path : NULL;
-}
-
+/* A file under tests/data/dimacs. */
 static const char *data_file(const char *rel)
 {
-        static char path[640];
-        const char *d = data_dir();
-        if (!d) {
-                printf("SKIP: SS_DATA_DIR not set or %s absent\n", rel);
-                return NULL;
-        }
-        snprintf(path, sizeof(path), "%s/%s", d, rel);
-        struct stat st;
-        if (stat(path, &st) != 0) {
-                printf("SKIP: %s absent\n", path);
-                return NULL;
-        }
-        return path;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "dimacs/%s", rel);
+        return ss_test_data(buf);
 }
 
 /* ---- assertions --------------------------------------------------------- */
@@ -194,8 +175,6 @@ static const char sample_gr[] = "c sample\np sp 6 8\na 1 2 1\na 1 3 10\na 2 4 2\
 START_TEST(test_sample_gr)
 {
         const char *path = data_file("samples/sample.gr");
-        if (!path)
-                return;
         struct ss_arcs a;
         read_gr_ok(path, &a);
         assert_sample_arcs(&a);
@@ -206,8 +185,6 @@ END_TEST
 START_TEST(test_sample_co)
 {
         const char *path = data_file("samples/sample.co");
-        if (!path)
-                return;
         int32_t *x, *y;
         struct ss_err err;
         ck_assert_int_eq(ss_dimacs_read_co(path, 6, &x, &y, NULL, &err), SS_OK);
@@ -224,8 +201,6 @@ END_TEST
 START_TEST(test_sample_ss_p2p)
 {
         const char *ss = data_file("samples/sample.ss");
-        if (!ss)
-                return;
         uint32_t *ids;
         size_t count;
         struct ss_err err;
@@ -237,8 +212,6 @@ START_TEST(test_sample_ss_p2p)
         free(ids);
 
         const char *p2p = data_file("samples/sample.p2p");
-        if (!p2p)
-                return;
         ck_assert_int_eq(ss_dimacs_read_p2p(p2p, 6, &ids, &count, &err), SS_OK);
         ck_assert_uint_eq(count, 3);
         static const uint32_t want[6] = {0, 4, 4, 0, 0, 1};
@@ -251,8 +224,6 @@ END_TEST
 START_TEST(test_samples_loops_parallel)
 {
         const char *path = data_file("samples/gapbs-4.gr");
-        if (!path)
-                return;
         struct ss_arcs a;
         read_gr_ok(path, &a);
         ck_assert_uint_eq(a.n, 14);
@@ -283,8 +254,6 @@ END_TEST
 START_TEST(test_rome99)
 {
         const char *path = data_file("rome99.gr");
-        if (!path)
-                return;
         struct ss_arcs a;
         read_gr_ok(path, &a);
         ck_assert_uint_eq(a.n, 3353);

@@ -14,6 +14,7 @@
 #include "io/load.h"
 #include "io/snapshot.h"
 #include "tmpdir_run.h"
+#include "../data.h"
 
 /* Header fields the damage tests touch (see the layout in snapshot.c). */
 #define H_VERSION     8
@@ -209,15 +210,8 @@ END_TEST
 
 START_TEST(test_round_trip_ny)
 {
-        const char *d = getenv("SS_DATA_DIR");
-        char gr[512], co[512];
-        snprintf(gr, sizeof(gr), "%s/dimacs/USA-road-d.NY.gr.gz", d ? d : "");
-        snprintf(co, sizeof(co), "%s/dimacs/USA-road-d.NY.co.gz", d ? d : "");
-        struct stat st;
-        if (!d || stat(gr, &st) != 0 || stat(co, &st) != 0) {
-                printf("SKIP: NY graph not found under SS_DATA_DIR\n");
-                return;
-        }
+        const char *gr = ss_test_data("dimacs/USA-road-d.NY.gr.gz");
+        const char *co = ss_test_data("dimacs/USA-road-d.NY.co.gz");
         struct ss_err err;
         struct ss_graph *g = ss_graph_load(gr, co, NULL, &err);
         ck_assert_msg(g != NULL, "%s", err.msg);
@@ -513,6 +507,17 @@ START_TEST(test_random_damage)
 }
 END_TEST
 
+/* The shared-data suite: NY's round trip alone. */
+static Suite *ny_suite(void)
+{
+        Suite *s = suite_create("snapshot-ny");
+        TCase *tc = tcase_create("ny");
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_round_trip_ny);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
 static Suite *snapshot_suite(void)
 {
         Suite *s = suite_create("snapshot");
@@ -520,7 +525,6 @@ static Suite *snapshot_suite(void)
         tcase_add_test(rt, test_round_trip_with_coordinates);
         tcase_add_test(rt, test_round_trip_without_coordinates);
         tcase_add_test(rt, test_round_trip_no_arcs);
-        tcase_add_test(rt, test_round_trip_ny);
         tcase_add_test(rt, test_progress_and_refs);
         tcase_add_test(rt, test_probe_and_write_errors);
         suite_add_tcase(s, rt);
@@ -538,7 +542,7 @@ static Suite *snapshot_suite(void)
         return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-        return run_in_tmpdir(snapshot_suite(), "ssspd-snap");
+        return run_in_tmpdir(ss_test_ny(argc, argv) ? ny_suite() : snapshot_suite(), "ssspd-snap");
 }

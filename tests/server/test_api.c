@@ -13,6 +13,7 @@
 
 #include "cpu/dijkstra.h"
 #include "cpu/astar.h"
+#include "../data.h"
 #include "harness.h"
 #include "io/load.h"
 
@@ -473,13 +474,7 @@ END_TEST
 
 START_TEST(samples_noroute_and_no_coords)
 {
-        const char *data = getenv("SS_DATA_DIR");
-        char gr[512];
-        snprintf(gr, sizeof(gr), "%s/dimacs/samples/sample.gr", data ? data : "");
-        if (!data || access(gr, R_OK) != 0) {
-                printf("SKIP: %s not found\n", gr);
-                return;
-        }
+        const char *gr = ss_test_data("dimacs/samples/sample.gr");
         struct daemon d;
         const char *args[] = {"--graph", gr, "--workers", "1", NULL};
         h_start(&d, args, true);
@@ -502,19 +497,13 @@ START_TEST(samples_noroute_and_no_coords)
 END_TEST
 
 /* ------------------------------------------------------------------------
- * NY, when the shared data is present
+ * NY: the shared-data suite ("ny" as the last argument)
  */
 
 START_TEST(new_york)
 {
-        const char *data = getenv("SS_DATA_DIR");
-        char gr[512], co[512];
-        snprintf(gr, sizeof(gr), "%s/dimacs/USA-road-d.NY.gr.gz", data ? data : "");
-        snprintf(co, sizeof(co), "%s/dimacs/USA-road-d.NY.co.gz", data ? data : "");
-        if (!data || access(gr, R_OK) != 0 || access(co, R_OK) != 0) {
-                printf("SKIP: NY not found under SS_DATA_DIR\n");
-                return;
-        }
+        const char *gr = ss_test_data("dimacs/USA-road-d.NY.gr.gz");
+        const char *co = ss_test_data("dimacs/USA-road-d.NY.co.gz");
         struct daemon d;
         const char *args[] = {"--graph", gr, "--coords", co, "--access-log", "no", NULL};
         h_start(&d, args, true);
@@ -550,6 +539,16 @@ START_TEST(new_york)
 }
 END_TEST
 
+static Suite *ny_suite(void)
+{
+        Suite *s = suite_create("server.api-ny");
+        TCase *tc = tcase_create("ny");
+        tcase_add_test(tc, new_york);
+        tcase_set_timeout(tc, 120);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
 static Suite *api_suite(void)
 {
         Suite *s = suite_create("server.api");
@@ -565,7 +564,6 @@ static Suite *api_suite(void)
         suite_add_tcase(s, tc);
         TCase *tc2 = tcase_create("dimacs");
         tcase_add_test(tc2, samples_noroute_and_no_coords);
-        tcase_add_test(tc2, new_york);
         tcase_set_timeout(tc2, 120);
         suite_add_tcase(s, tc2);
         return s;
@@ -573,5 +571,5 @@ static Suite *api_suite(void)
 
 int main(int argc, char **argv)
 {
-        return h_main(argc, argv, api_suite, false);
+        return h_main(argc, argv, ss_test_ny(argc, argv) ? ny_suite : api_suite, false);
 }
