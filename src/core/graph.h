@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Slots of struct ss_graph.ext, one per kind of derived data. */
-enum ss_graph_ext_slot { SS_GRAPH_EXT_ASTAR = 0, SS_GRAPH_EXT_COUNT = 4 };
+enum ss_graph_ext_slot { SS_GRAPH_EXT_ASTAR = 0, SS_GRAPH_EXT_CCH = 1, SS_GRAPH_EXT_COUNT = 4 };
 
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX

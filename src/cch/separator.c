@@ -1,0 +1,627 @@
+/* Node separators by inertial flow (Schild and Sommer, 2015).
+ *
+ * For each of a few directions, the nodes are projected onto a line (the
+ * coordinates, or BFS distances from two far-apart nodes when there are no
+ * coordinates); the first quarter becomes the source, the last quarter the
+ * sink, and a maximum flow with unit node capacities between them gives a
+ * minimum node cut. Since the source and the sink each hold a quarter of
+ * the nodes, every such cut is balanced. The smallest cut over the
+ * directions wins (the better balance among equal ones).
+ *
+ * The flow runs on the split graph, where node v becomes in(v) -> out(v) of
+ * capacity 1 and every edge {u, v} becomes out(u) -> in(v) and out(v) ->
+ * in(u) of unbounded capacity, without building it: state 2v is in(v),
+ * 2v + 1 is out(v), and the residual arcs follow from two links per node:
+ * fin[v], where v's unit of flow comes from, and fout[v], where it goes (a
+ * unit capacity admits one of each). Dinic's algorithm: a BFS labels the
+ * states by distance from the source, a depth-first search with
+ * current-arc pointers saturates the shortest augmenting paths, repeat.
+ * Road graphs need few rounds, as their cuts are small and the augmenting
+ * paths of one round have almost the same length.
+ */
+#include "cch/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define SRCV (UINT32_MAX - 1) /* fin: the flow comes from the source */
+#define SNKV (UINT32_MAX - 1) /* fout: the flow goes to the sink */
+
+#define SIDE_MID 0u
+#define SIDE_S   1u
+#define SIDE_T   2u
+#define SIDE     3u
+#define TOUCH_S  4u /* a middle node next to the source */
+#define TOUCH_T  8u /* a middle node next to the sink */
+
+#define MAX_DIRS 4
+
+struct key {
+        int64_t k;
+        uint32_t v;
+};
+
+static inline bool key_less(const struct key *a, const struct key *b)
+{
+        return a->k < b->k || (a->k == b->k && a->v < b->v);
+}
+
+/* Partitions a[0..n) so that a[pos] holds the element of rank pos, with no
+ * larger one before it and no smaller one after (quickselect). */
+static void select_nth(struct key *a, size_t n, size_t pos)
+{
+        size_t lo = 0, hi = n; /* the answer is in [lo, hi) */
+        while (hi - lo > 8) {
+                size_t mid = lo + (hi - lo) / 2;
+                /* median of three to the front as the pivot */
+                struct key *x = &a[lo], *y = &a[mid], *z = &a[hi - 1], t;
+                if (key_less(y, x)) {
+                        t = *x, *x = *y, *y = t;
+                }
+                if (key_less(z, y)) {
+                        t = *y, *y = *z, *z = t;
+                        if (key_less(y, x)) {
+                                t = *x, *x = *y, *y = t;
+                        }
+                }
+                struct key pivot = *y;
+                size_t i = lo, j = hi - 1;
+                for (;;) {
+                        while (key_less(&a[i], &pivot))
+                                i++;
+                        while (key_less(&pivot, &a[j]))
+                                j--;
+                        if (i >= j)
+                                break;
+                        t = a[i], a[i] = a[j], a[j] = t;
+                        i++;
+                        j--;
+                }
+                /* [lo, j] <= pivot <= [j + 1, hi) */
+                if (pos <= j)
+                        hi = j + 1;
+                else
+                        lo = j + 1;
+        }
+        for (size_t i = lo + 1; i < hi; i++) {
+                struct key v = a[i];
+                size_t j = i;
+                while (j > lo && key_less(&v, &a[j - 1])) {
+                        a[j] = a[j - 1];
+                        j--;
+                }
+                a[j] = v;
+        }
+}
+
+/* ---- one direction's flow ------------------------------------------------ */
+
+struct flow {
+        const struct ss__cch_piece *p;
+        uint32_t k;
+        uint8_t *side;
+        uint32_t *fin, *fout;
+        int32_t *level; /* 2k states */
+        uint32_t *cur;  /* 2k: the next residual arc to try */
+        struct key *keys;
+        uint32_t *queue, *stack; /* 2k each, in the memory of keys */
+        uint32_t nsrc, nsnk;     /* nodes in the source and sink quarters */
+};
+
+static void flow_free(struct flow *f)
+{
+        free(f->side);
+        free(f->fin);
+        free(f->fout);
+        free(f->level);
+        free(f->cur);
+        free(f->keys);
+        memset(f, 0, sizeof(*f));
+}
+
+static int flow_alloc(struct flow *f, const struct ss__cch_piece *p)
+{
+        size_t k = p->k;
+        memset(f, 0, sizeof(*f));
+        f->p = p;
+        f->k = p->k;
+        f->side = malloc(k);
+        f->fin = malloc(k * sizeof(uint32_t));
+        f->fout = malloc(k * sizeof(uint32_t));
+        f->level = malloc(2 * k * sizeof(int32_t));
+        f->cur = malloc(2 * k * sizeof(uint32_t));
+        /* 16 bytes a node: the keys first, then the BFS queue and the DFS
+         * stack (2k states each), which are needed only once the keys are
+         * done with. */
+        f->keys = malloc(k * sizeof(struct key));
+        if (!f->side || !f->fin || !f->fout || !f->level || !f->cur || !f->keys) {
+                flow_free(f);
+                return SS_ENOMEM;
+        }
+        f->queue = (uint32_t *)(void *)f->keys;
+        f->stack = f->queue + 2 * k;
+        return SS_OK;
+}
+
+static inline bool mid(const struct flow *f, uint32_t v)
+{
+        return (f->side[v] & SIDE) == SIDE_MID;
+}
+
+/* Chooses the quarters from the keys and marks every node's side. Source
+ * nodes next to a sink node become middle nodes, so that the cut is finite
+ * (a long edge can join the two quarters). Returns false when no source
+ * node is left. */
+static bool flow_sides(struct flow *f)
+{
+        const struct ss__cch_piece *p = f->p;
+        uint32_t k = f->k, q = k / 4 ? k / 4 : 1;
+        select_nth(f->keys, k, q - 1);
+        select_nth(f->keys + q, k - q, k - q - q);
+        memset(f->side, SIDE_MID, k);
+        for (uint32_t i = 0; i < q; i++)
+                f->side[f->keys[i].v] = SIDE_S;
+        for (uint32_t i = k - q; i < k; i++)
+                f->side[f->keys[i].v] = SIDE_T;
+        f->nsrc = 0;
+        f->nsnk = q;
+        for (uint32_t i = 0; i < q; i++) {
+                uint32_t v = f->keys[i].v;
+                for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++)
+                        if ((f->side[p->adj[e]] & SIDE) == SIDE_T) {
+                                f->side[v] = SIDE_MID;
+                                break;
+                        }
+                f->nsrc += f->side[v] == SIDE_S;
+        }
+        if (f->nsrc == 0)
+                return false;
+        for (uint32_t v = 0; v < k; v++) {
+                uint8_t s = f->side[v] & SIDE;
+                if (s == SIDE_MID)
+                        continue;
+                for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++) {
+                        uint32_t u = p->adj[e];
+                        if (mid(f, u))
+                                f->side[u] |= s == SIDE_S ? TOUCH_S : TOUCH_T;
+                }
+        }
+        for (uint32_t v = 0; v < k; v++)
+                f->fin[v] = f->fout[v] = NONE;
+        return true;
+}
+
+/* Labels the states by BFS distance from the source in the residual graph.
+ * Returns the sink's distance, or 0 when the sink cannot be reached (then
+ * level[] >= 0 marks exactly the states the source reaches). */
+static uint32_t flow_bfs(struct flow *f)
+{
+        const struct ss__cch_piece *p = f->p;
+        uint32_t k = f->k, head = 0, tail = 0;
+        memset(f->level, 0xff, 2 * (size_t)k * sizeof(int32_t));
+        for (uint32_t v = 0; v < k; v++)
+                if (mid(f, v) && (f->side[v] & TOUCH_S)) {
+                        f->level[2 * v] = 0;
+                        f->queue[tail++] = 2 * v;
+                }
+        while (head < tail) {
+                uint32_t st = f->queue[head++], v = st >> 1;
+                int32_t next = f->level[st] + 1;
+                if (st & 1) {
+                        /* Every state of this level was labelled while the
+                         * previous level was expanded: stop at the sink. */
+                        if (f->side[v] & TOUCH_T)
+                                return (uint32_t)next;
+                        if (f->fout[v] != NONE && f->level[2 * v] < 0) {
+                                f->level[2 * v] = next;
+                                f->queue[tail++] = 2 * v;
+                        }
+                        for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++) {
+                                uint32_t u = p->adj[e];
+                                if (mid(f, u) && f->level[2 * u] < 0) {
+                                        f->level[2 * u] = next;
+                                        f->queue[tail++] = 2 * u;
+                                }
+                        }
+                } else {
+                        uint32_t to = f->fout[v] == NONE ? 2 * v + 1
+                                      : f->fin[v] < k    ? 2 * f->fin[v] + 1
+                                                         : NONE;
+                        if (to != NONE && f->level[to] < 0) {
+                                f->level[to] = next;
+                                f->queue[tail++] = to;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The next residual arc of st into the next level, from cur[st] on (cur
+ * stays on it, for the next path); NONE when there is none. */
+static uint32_t flow_next(struct flow *f, uint32_t st)
+{
+        const struct ss__cch_piece *p = f->p;
+        uint32_t v = st >> 1, k = f->k;
+        int32_t want = f->level[st] + 1;
+        if (!(st & 1)) {
+                for (; f->cur[st] < 2; f->cur[st]++) {
+                        uint32_t to = NONE;
+                        if (f->cur[st] == 0 && f->fout[v] == NONE)
+                                to = 2 * v + 1;
+                        else if (f->cur[st] == 1 && f->fout[v] != NONE && f->fin[v] < k)
+                                to = 2 * f->fin[v] + 1;
+                        if (to != NONE && f->level[to] == want)
+                                return to;
+                }
+                return NONE;
+        }
+        uint32_t deg = p->first[v + 1] - p->first[v];
+        for (; f->cur[st] <= deg; f->cur[st]++) {
+                uint32_t to;
+                if (f->cur[st] == 0) {
+                        if (f->fout[v] == NONE)
+                                continue;
+                        to = 2 * v;
+                } else {
+                        uint32_t u = p->adj[p->first[v] + f->cur[st] - 1];
+                        if (!mid(f, u))
+                                continue;
+                        to = 2 * u;
+                }
+                if (f->level[to] == want)
+                        return to;
+        }
+        return NONE;
+}
+
+/* Pushes one unit along the path stack[0..len) (source before it, sink
+ * after it); see the file comment for the links. */
+static void flow_augment(struct flow *f, uint32_t len)
+{
+        const uint32_t *s = f->stack;
+        f->fin[s[0] >> 1] = SRCV;
+        for (uint32_t i = 1; i < len; i++) {
+                uint32_t a = s[i - 1], b = s[i], va = a >> 1, vb = b >> 1;
+                if (va == vb)
+                        continue; /* a node arc: the links say it all */
+                if (a & 1) {
+                        /* out(va) -> in(vb): flow va -> vb */
+                        f->fout[va] = vb;
+                        f->fin[vb] = va;
+                } else {
+                        /* in(va) -> out(vb): cancels the flow vb -> va */
+                        f->fout[vb] = NONE;
+                        if (f->fin[va] == vb)
+                                f->fin[va] = NONE;
+                }
+        }
+        f->fout[s[len - 1] >> 1] = SNKV;
+}
+
+/* Saturates the level graph whose sink is at distance dist. Returns false
+ * when the flow passed limit (the direction cannot win). */
+static bool flow_block(struct flow *f, uint32_t dist, uint32_t *value, const atomic_uint *limit)
+{
+        uint32_t k = f->k;
+        int32_t last = (int32_t)dist - 1; /* the level of the states next to the sink */
+        memset(f->cur, 0, 2 * (size_t)k * sizeof(uint32_t));
+        for (uint32_t r = 0; r < k; r++) {
+                uint32_t root = 2 * r;
+                while (f->level[root] == 0) {
+                        uint32_t len = 0;
+                        f->stack[len++] = root;
+                        while (len > 0) {
+                                uint32_t st = f->stack[len - 1];
+                                if (f->level[st] == last) {
+                                        if ((st & 1) && (f->side[st >> 1] & TOUCH_T)) {
+                                                flow_augment(f, len);
+                                                if (++*value > atomic_load_explicit(
+                                                                   limit, memory_order_relaxed))
+                                                        return false;
+                                                break;
+                                        }
+                                        f->level[st] = -1;
+                                        len--;
+                                        continue;
+                                }
+                                uint32_t to = flow_next(f, st);
+                                if (to == NONE) {
+                                        f->level[st] = -1; /* a dead end for this round */
+                                        len--;
+                                } else {
+                                        f->stack[len++] = to;
+                                }
+                        }
+                }
+        }
+        return true;
+}
+
+/* The reverse BFS: level[] >= 0 marks the states that reach the sink. */
+static void flow_bfs_to_sink(struct flow *f)
+{
+        const struct ss__cch_piece *p = f->p;
+        uint32_t k = f->k, head = 0, tail = 0;
+        memset(f->level, 0xff, 2 * (size_t)k * sizeof(int32_t));
+        for (uint32_t v = 0; v < k; v++)
+                if (mid(f, v) && (f->side[v] & TOUCH_T)) {
+                        f->level[2 * v + 1] = 0;
+                        f->queue[tail++] = 2 * v + 1;
+                }
+        while (head < tail) {
+                uint32_t st = f->queue[head++], v = st >> 1;
+                uint32_t from[2] = {NONE, NONE};
+                if (st & 1) {
+                        /* arcs into out(v): in(v) -> out(v) while v is
+                         * unused; in(w) -> out(v) when v's flow goes to w */
+                        if (f->fout[v] == NONE)
+                                from[0] = 2 * v;
+                        else if (f->fout[v] < k)
+                                from[0] = 2 * f->fout[v];
+                } else {
+                        /* arcs into in(v): out(v) -> in(v) while v is used;
+                         * out(u) -> in(v) for every middle neighbour u */
+                        if (f->fout[v] != NONE)
+                                from[0] = 2 * v + 1;
+                        for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++) {
+                                uint32_t u = p->adj[e];
+                                if (mid(f, u) && f->level[2 * u + 1] < 0) {
+                                        f->level[2 * u + 1] = 0;
+                                        f->queue[tail++] = 2 * u + 1;
+                                }
+                        }
+                }
+                for (int i = 0; i < 2; i++)
+                        if (from[i] != NONE && f->level[from[i]] < 0) {
+                                f->level[from[i]] = 0;
+                                f->queue[tail++] = from[i];
+                        }
+        }
+}
+
+/* ---- directions ---------------------------------------------------------- */
+
+struct result {
+        bool ok;
+        uint32_t cut, small; /* cut size; nodes on the smaller side */
+        uint32_t *sep;       /* cut nodes (malloc'd) */
+};
+
+struct search {
+        const struct ss__cch_piece *p;
+        unsigned ndirs;
+        const uint32_t *bfs_a, *bfs_b; /* BFS keys when there are no coordinates */
+        atomic_uint next_dir;
+        atomic_uint best;     /* flows larger than this cannot win */
+        atomic_int failed;    /* SS_ENOMEM from a worker */
+        struct result res[MAX_DIRS];
+};
+
+static void make_keys(const struct search *s, unsigned dir, struct key *keys)
+{
+        const struct ss__cch_piece *p = s->p;
+        static const int dx[MAX_DIRS] = {1, 0, 1, 1}, dy[MAX_DIRS] = {0, 1, 1, -1};
+        for (uint32_t v = 0; v < p->k; v++) {
+                int64_t key;
+                if (p->x) {
+                        uint32_t g = p->gid[v];
+                        key = (int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g];
+                } else if (dir == 0) {
+                        key = s->bfs_a[v];
+                } else {
+                        key = (int64_t)s->bfs_a[v] - s->bfs_b[v];
+                }
+                keys[v] = (struct key){key, v};
+        }
+}
+
+/* One direction: sides, maximum flow, then the more balanced of the two
+ * minimum cuts next to the source and next to the sink. */
+static int run_dir(struct search *s, struct flow *f, unsigned dir)
+{
+        struct result *r = &s->res[dir];
+        uint32_t k = f->k, value = 0, dist;
+
+        make_keys(s, dir, f->keys);
+        if (!flow_sides(f))
+                return SS_OK;
+        while ((dist = flow_bfs(f)) != 0)
+                if (!flow_block(f, dist, &value, &s->best))
+                        return SS_OK;
+
+        uint32_t src_side = f->nsrc, src_cut = 0;
+        for (uint32_t v = 0; v < k; v++) {
+                if (!mid(f, v))
+                        continue;
+                src_side += f->level[2 * v + 1] >= 0;
+                src_cut += f->level[2 * v] >= 0 && f->level[2 * v + 1] < 0;
+        }
+        bool *in_src = malloc(k);
+        r->sep = malloc((value ? value : 1) * sizeof(uint32_t));
+        if (!in_src || !r->sep) {
+                free(in_src);
+                free(r->sep);
+                r->sep = NULL;
+                return SS_ENOMEM;
+        }
+        for (uint32_t v = 0; v < k; v++)
+                in_src[v] = mid(f, v) && f->level[2 * v] >= 0 && f->level[2 * v + 1] < 0;
+        flow_bfs_to_sink(f);
+        uint32_t snk_side = f->nsnk;
+        for (uint32_t v = 0; v < k; v++)
+                if (mid(f, v))
+                        snk_side += f->level[2 * v] >= 0;
+        uint32_t a1 = src_side, b1 = k - src_side - value;
+        uint32_t b2 = snk_side, a2 = k - snk_side - value;
+        uint32_t small1 = a1 < b1 ? a1 : b1, small2 = a2 < b2 ? a2 : b2;
+        uint32_t n = 0;
+        if (small1 >= small2) {
+                for (uint32_t v = 0; v < k && n < value; v++)
+                        if (in_src[v])
+                                r->sep[n++] = v;
+        } else {
+                for (uint32_t v = 0; v < k && n < value; v++)
+                        if (mid(f, v) && f->level[2 * v + 1] >= 0 && f->level[2 * v] < 0)
+                                r->sep[n++] = v;
+        }
+        free(in_src);
+        (void)src_cut;
+        r->ok = n == value && value > 0;
+        r->cut = value;
+        r->small = small1 >= small2 ? small1 : small2;
+        unsigned cur = atomic_load(&s->best);
+        while (r->ok && value < cur && !atomic_compare_exchange_weak(&s->best, &cur, value))
+                ;
+        return SS_OK;
+}
+
+static void dir_worker(void *arg, unsigned i, unsigned nthreads)
+{
+        struct search *s = arg;
+        struct flow f;
+        (void)i;
+        (void)nthreads;
+        if (flow_alloc(&f, s->p) != SS_OK) {
+                atomic_store(&s->failed, 1);
+                return;
+        }
+        for (;;) {
+                unsigned dir = atomic_fetch_add(&s->next_dir, 1);
+                if (dir >= s->ndirs)
+                        break;
+                if (run_dir(s, &f, dir) != SS_OK)
+                        atomic_store(&s->failed, 1);
+        }
+        flow_free(&f);
+}
+
+/* ---- BFS, for keys and the fallback ------------------------------------- */
+
+/* Hop distances from src into dist[k]; returns the last node reached (the
+ * farthest). */
+static uint32_t bfs(const struct ss__cch_piece *p, uint32_t src, uint32_t *dist, uint32_t *queue)
+{
+        uint32_t head = 0, tail = 0;
+        for (uint32_t v = 0; v < p->k; v++)
+                dist[v] = UINT32_MAX;
+        dist[src] = 0;
+        queue[tail++] = src;
+        while (head < tail) {
+                uint32_t v = queue[head++];
+                for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++) {
+                        uint32_t u = p->adj[e];
+                        if (dist[u] == UINT32_MAX) {
+                                dist[u] = dist[v] + 1;
+                                queue[tail++] = u;
+                        }
+                }
+        }
+        return queue[tail - 1];
+}
+
+/* A BFS layer near the middle: removing it splits the nodes before it
+ * from those after. With two layers only, the start node alone. */
+static uint32_t layer_separator(const struct ss__cch_piece *p, const uint32_t *dist, uint32_t a,
+                                uint32_t *sep)
+{
+        uint32_t k = p->k, far = 0, n = 0;
+        for (uint32_t v = 0; v < k; v++)
+                far = dist[v] > far ? dist[v] : far;
+        if (far <= 1) {
+                sep[0] = a;
+                return 1;
+        }
+        uint32_t *count = calloc((size_t)far + 1, sizeof(uint32_t));
+        uint32_t layer = far / 2;
+        if (count) {
+                for (uint32_t v = 0; v < k; v++)
+                        count[dist[v]]++;
+                uint32_t below = 0;
+                for (layer = 1; layer < far - 1; layer++) {
+                        below += count[layer - 1];
+                        if (below + count[layer] >= k / 2)
+                                break;
+                }
+                free(count);
+        }
+        if (layer < 1)
+                layer = 1;
+        for (uint32_t v = 0; v < k; v++)
+                if (dist[v] == layer)
+                        sep[n++] = v;
+        return n;
+}
+
+int ss__cch_separator(const struct ss__cch_piece *p, unsigned threads, uint32_t *sep,
+                      uint32_t *nsep, struct ss_err *err)
+{
+        uint32_t k = p->k;
+        struct search s;
+        uint32_t *dist_a = NULL, *dist_b = NULL, *queue = NULL;
+        int rc = SS_OK;
+
+        memset(&s, 0, sizeof(s));
+        s.p = p;
+        s.ndirs = p->x ? 4 : 2;
+        atomic_init(&s.next_dir, 0);
+        atomic_init(&s.failed, 0);
+        /* Large pieces must have small cuts: a road graph's grow like the
+         * square root of the piece or slower, and a graph without them (a
+         * social network) would fill in towards a dense matrix. The cap also
+         * bounds the flow's work on such a graph. */
+        atomic_init(&s.best, k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1);
+
+        /* Without coordinates, and for the fallback: BFS from a node far
+         * from everything (the last one a BFS from node 0 reaches) and from
+         * the node farthest from that one. */
+        dist_a = malloc((size_t)k * sizeof(uint32_t));
+        dist_b = malloc((size_t)k * sizeof(uint32_t));
+        queue = malloc((size_t)k * sizeof(uint32_t));
+        if (!dist_a || !dist_b || !queue) {
+                rc = SS_ENOMEM;
+                goto out;
+        }
+        uint32_t a = bfs(p, 0, dist_a, queue);
+        uint32_t b = bfs(p, a, dist_a, queue);
+        if (!p->x)
+                bfs(p, b, dist_b, queue);
+        s.bfs_a = dist_a;
+        s.bfs_b = dist_b;
+
+        unsigned t = threads < s.ndirs ? threads : s.ndirs;
+        ss__cch_run(t ? t : 1, NULL, dir_worker, &s);
+        if (atomic_load(&s.failed)) {
+                rc = SS_ENOMEM;
+                goto out;
+        }
+        int best = -1;
+        for (unsigned d = 0; d < s.ndirs; d++) {
+                const struct result *r = &s.res[d];
+                if (!r->ok)
+                        continue;
+                if (best < 0 || r->cut < s.res[best].cut ||
+                    (r->cut == s.res[best].cut && r->small > s.res[best].small))
+                        best = (int)d;
+        }
+        if (best >= 0) {
+                *nsep = s.res[best].cut;
+                memcpy(sep, s.res[best].sep, (size_t)*nsep * sizeof(uint32_t));
+        } else {
+                *nsep = layer_separator(p, dist_a, a, sep);
+        }
+        if (k >= SS__CCH_CHECK_K && *nsep > k / 8)
+                rc = ss_err_set(err, SS_ETOOBIG,
+                                "a piece of %u nodes has no separator of at most %u nodes: "
+                                "the graph is not road-like",
+                                k, k / 8);
+out:
+        for (unsigned d = 0; d < MAX_DIRS; d++)
+                free(s.res[d].sep);
+        free(dist_a);
+        free(dist_b);
+        free(queue);
+        if (rc == SS_ENOMEM)
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
+        return rc;
+}
