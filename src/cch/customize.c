@@ -13,10 +13,11 @@
  *
  * In parallel: subtrees of the elimination tree are independent, so the
  * bottom is cut into subtrees of at most n / (16 threads) nodes, which
- * threads take whole (largest first). The nodes above them (the top few
- * separators: few nodes, but the longest edge lists) follow level by level,
- * where a level holds the nodes of one height in the tree; a node with many
- * triangles is split into chunks of its edges.
+ * threads take whole. The nodes above them (the top few separators: few
+ * nodes, but the longest edge lists) become ready when all their children
+ * are done, and a node with many triangles is split into chunks of its
+ * edges; threads take tasks and chunks from one queue as they become
+ * ready, so independent branches of the tree never wait for each other.
  *
  * Weights are 32-bit until something needs more: an input weight of
  * UINT32_MAX or a detour that long, which makes the run start again in 64
@@ -24,6 +25,7 @@
  */
 #include "cch/internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,11 +40,20 @@ struct ss_cch_customizer {
         /* Bottom: subtrees, as node lists in rank order, largest first. */
         uint32_t ntasks;
         uint32_t *task_first, *task_node;
-        /* Top: nodes by height; item (node, chunk) ranges per level. */
-        uint32_t nlevels;
-        uint32_t *level_first, *level_node;
-        uint32_t *chunk_first; /* per top node in level_node order, + 1 */
-        atomic_uint *level_next;
+        /* Top: the nodes above, ascending, each split into chunks. */
+        uint32_t ntop;
+        uint32_t *top_node;
+        uint32_t *chunk_first;    /* ntop + 1: chunks of top node i */
+        uint32_t *children;       /* ntop: children in the elimination tree */
+        atomic_uint *pending;     /* ntop: children not done yet, this run */
+        atomic_uint *chunks_left; /* ntop: chunks not done yet, this run */
+
+        /* The queue of ready items: bottom tasks t, then top chunks as
+         * ntasks + chunk index. */
+        pthread_mutex_t lock;
+        pthread_cond_t cv;
+        uint32_t *queue;
+        uint32_t queued, left; /* items in the queue; items not finished */
 };
 
 void ss_cch_customizer_free(struct ss_cch_customizer *cz)
@@ -55,10 +66,14 @@ void ss_cch_customizer_free(struct ss_cch_customizer *cz)
         free(cz->map);
         free(cz->task_first);
         free(cz->task_node);
-        free(cz->level_first);
-        free(cz->level_node);
+        free(cz->top_node);
         free(cz->chunk_first);
-        free(cz->level_next);
+        free(cz->children);
+        free(cz->pending);
+        free(cz->chunks_left);
+        free(cz->queue);
+        pthread_mutex_destroy(&cz->lock);
+        pthread_cond_destroy(&cz->cv);
         free(cz);
 }
 
@@ -87,6 +102,20 @@ static uint32_t chunks_of(const struct ss_cch *c, uint32_t x, unsigned threads)
         return k ? (uint32_t)k : 1;
 }
 
+/* The position of top node x in top_node (which is ascending). */
+static uint32_t top_index(const struct ss_cch_customizer *cz, uint32_t x)
+{
+        uint32_t lo = 0, hi = cz->ntop;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (cz->top_node[mid] < x)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
 /* The schedule for several threads (see the file comment). */
 static int plan(struct ss_cch_customizer *cz)
 {
@@ -94,24 +123,20 @@ static int plan(struct ss_cch_customizer *cz)
         uint32_t n = c->n, cutoff = n / (cz->threads * 16);
         uint32_t *size = malloc(((size_t)n + 1) * sizeof(uint32_t));
         uint32_t *tid = malloc(((size_t)n + 1) * sizeof(uint32_t));
-        uint32_t *height = calloc((size_t)n + 1, sizeof(uint32_t));
         struct task_size *ts = NULL;
         uint32_t *newid = NULL;
         int rc = SS_ENOMEM;
 
         if (cutoff < 256)
                 cutoff = 256;
-        if (!size || !tid || !height)
+        if (!size || !tid)
                 goto out;
         for (uint32_t x = 0; x < n; x++)
                 size[x] = 1;
         for (uint32_t x = 0; x < n; x++) {
                 uint32_t p = ss_cch_parent(c, x);
-                if (p != SS_NO_NODE) {
+                if (p != SS_NO_NODE)
                         size[p] += size[x];
-                        if (height[p] < height[x] + 1)
-                                height[p] = height[x] + 1;
-                }
         }
         /* Task ids top down: a subtree root starts a task, the nodes below
          * it inherit its id; top nodes get none. */
@@ -151,52 +176,39 @@ static int plan(struct ss_cch_customizer *cz)
                 cz->task_first[t] = cz->task_first[t - 1];
         cz->task_first[0] = 0;
 
-        /* Top nodes by height; only the heights that occur become levels. */
-        uint32_t maxh = 0;
-        for (uint32_t x = 0; x < n; x++)
-                if (tid[x] == SS_NO_NODE && height[x] > maxh)
-                        maxh = height[x];
-        uint32_t *count = calloc((size_t)maxh + 2, sizeof(uint32_t));
-        if (!count)
-                goto out;
-        for (uint32_t x = 0; x < n; x++)
-                if (tid[x] == SS_NO_NODE)
-                        count[height[x]]++;
-        uint32_t nlevels = 0;
-        for (uint32_t h = 0; h <= maxh; h++)
-                nlevels += count[h] > 0;
-        cz->nlevels = ntop ? nlevels : 0;
-        cz->level_first = calloc((size_t)nlevels + 2, sizeof(uint32_t));
-        cz->level_node = malloc(((size_t)ntop + 1) * sizeof(uint32_t));
+        /* Top nodes in ascending rank, their chunks and children. */
+        cz->ntop = ntop;
+        cz->top_node = malloc(((size_t)ntop + 1) * sizeof(uint32_t));
         cz->chunk_first = calloc((size_t)ntop + 2, sizeof(uint32_t));
-        cz->level_next = malloc(((size_t)nlevels + 1) * sizeof(atomic_uint));
-        if (!cz->level_first || !cz->level_node || !cz->chunk_first || !cz->level_next) {
-                free(count);
+        cz->children = calloc((size_t)ntop + 1, sizeof(uint32_t));
+        cz->pending = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
+        cz->chunks_left = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
+        if (!cz->top_node || !cz->chunk_first || !cz->children || !cz->pending ||
+            !cz->chunks_left)
                 goto out;
-        }
-        /* count[h] becomes the start of height h among the top nodes */
-        uint32_t at = 0, lv = 0;
-        for (uint32_t h = 0; h <= maxh; h++) {
-                uint32_t k = count[h];
-                count[h] = at;
-                if (k) {
-                        cz->level_first[lv++] = at;
-                        at += k;
-                }
-        }
-        cz->level_first[lv] = at;
+        uint32_t at = 0;
         for (uint32_t x = 0; x < n; x++)
                 if (tid[x] == SS_NO_NODE)
-                        cz->level_node[count[height[x]]++] = x;
-        free(count);
+                        cz->top_node[at++] = x;
         for (uint32_t i = 0; i < ntop; i++)
                 cz->chunk_first[i + 1] =
-                    cz->chunk_first[i] + chunks_of(c, cz->level_node[i], cz->threads);
+                    cz->chunk_first[i] + chunks_of(c, cz->top_node[i], cz->threads);
+        for (uint32_t x = 0; x < n; x++) {
+                uint32_t p = ss_cch_parent(c, x);
+                /* a top node's child: a top node or a task's root */
+                if (p != SS_NO_NODE && tid[p] == SS_NO_NODE)
+                        cz->children[top_index(cz, p)]++;
+        }
+        uint64_t items = (uint64_t)ntasks + cz->chunk_first[ntop];
+        if (items >= UINT32_MAX)
+                goto out;
+        cz->queue = malloc((items + 1) * sizeof(uint32_t));
+        if (!cz->queue)
+                goto out;
         rc = SS_OK;
 out:
         free(size);
         free(tid);
-        free(height);
         free(ts);
         free(newid);
         return rc;
@@ -208,6 +220,8 @@ struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned
         if (!cz)
                 return NULL;
         cz->cch = c;
+        pthread_mutex_init(&cz->lock, NULL);
+        pthread_cond_init(&cz->cv, NULL);
         cz->threads = ss__cch_threads(threads);
         /* Small graphs gain nothing from threads. */
         if (c->n < 4096)
@@ -307,6 +321,57 @@ static inline __attribute__((always_inline)) void relax_node(const struct ss_cch
         }
 }
 
+/* ---- the ready queue ----------------------------------------------------- */
+
+/* Takes a ready item; SS_NO_NODE when every item is finished. */
+static uint32_t pop(struct ss_cch_customizer *cz)
+{
+        pthread_mutex_lock(&cz->lock);
+        while (cz->queued == 0 && cz->left > 0)
+                pthread_cond_wait(&cz->cv, &cz->lock);
+        uint32_t item = cz->queued ? cz->queue[--cz->queued] : SS_NO_NODE;
+        pthread_mutex_unlock(&cz->lock);
+        return item;
+}
+
+/* Ends an item; done is the node it finished (a task's root or a top node
+ * whose last chunk it was) or SS_NO_NODE. The parent of done becomes ready
+ * with its last child. */
+static void finish(struct ss_cch_customizer *cz, uint32_t done)
+{
+        uint32_t p = done == SS_NO_NODE ? SS_NO_NODE : ss_cch_parent(cz->cch, done);
+        uint32_t ready = SS_NO_NODE;
+        if (p != SS_NO_NODE) {
+                uint32_t i = top_index(cz, p);
+                if (atomic_fetch_sub_explicit(&cz->pending[i], 1, memory_order_acq_rel) == 1)
+                        ready = i;
+        }
+        pthread_mutex_lock(&cz->lock);
+        if (ready != SS_NO_NODE) {
+                for (uint32_t k = cz->chunk_first[ready]; k < cz->chunk_first[ready + 1]; k++)
+                        cz->queue[cz->queued++] = cz->ntasks + k;
+        }
+        if (--cz->left == 0 || cz->queued > 1)
+                pthread_cond_broadcast(&cz->cv);
+        else if (cz->queued == 1)
+                pthread_cond_signal(&cz->cv);
+        pthread_mutex_unlock(&cz->lock);
+}
+
+/* Fills the queue with every task, the largest on top, and resets the
+ * counters, before a run. */
+static void schedule(struct ss_cch_customizer *cz)
+{
+        cz->queued = 0;
+        for (uint32_t t = cz->ntasks; t-- > 0;)
+                cz->queue[cz->queued++] = t;
+        cz->left = cz->ntasks + cz->chunk_first[cz->ntop];
+        for (uint32_t i = 0; i < cz->ntop; i++) {
+                atomic_init(&cz->pending[i], cz->children[i]);
+                atomic_init(&cz->chunks_left[i], cz->chunk_first[i + 1] - cz->chunk_first[i]);
+        }
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 struct run {
@@ -316,7 +381,6 @@ struct run {
         void *wv;
         bool wide;
         struct ss__cch_barrier barrier;
-        atomic_uint next_task;
         atomic_int over;
 };
 
@@ -377,41 +441,39 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                         relax_node(c, r->wv, map, x, c->up_first[x], c->up_first[x + 1], wide,
                                    &over);
         } else {
-                for (;;) {
-                        uint32_t t = atomic_fetch_add_explicit(&r->next_task, 1,
-                                                               memory_order_relaxed);
-                        if (t >= cz->ntasks)
-                                break;
-                        for (uint32_t j = cz->task_first[t]; j < cz->task_first[t + 1]; j++) {
-                                uint32_t x = cz->task_node[j];
-                                relax_node(c, r->wv, map, x, c->up_first[x], c->up_first[x + 1],
-                                           wide, &over);
-                        }
-                }
-                for (uint32_t l = 0; l < cz->nlevels; l++) {
-                        if (k > 1)
-                                ss__cch_barrier_wait(&r->barrier);
-                        uint32_t first = cz->level_first[l], last = cz->level_first[l + 1];
-                        uint32_t base = cz->chunk_first[first], items = cz->chunk_first[last] - base;
-                        uint32_t node_at = first;
-                        for (;;) {
-                                uint32_t it = atomic_fetch_add_explicit(&cz->level_next[l], 1,
-                                                                        memory_order_relaxed);
-                                if (it >= items)
-                                        break;
-                                /* items only grow, so the node moves forward */
-                                while (cz->chunk_first[node_at + 1] <= base + it)
-                                        node_at++;
-                                uint32_t x = cz->level_node[node_at];
-                                uint32_t nchunks = cz->chunk_first[node_at + 1] -
-                                                   cz->chunk_first[node_at];
-                                uint32_t ci = base + it - cz->chunk_first[node_at];
+                uint32_t item;
+                while ((item = pop(cz)) != SS_NO_NODE) {
+                        uint32_t done = SS_NO_NODE; /* a node or task root now finished */
+                        if (item < cz->ntasks) {
+                                for (uint32_t j = cz->task_first[item];
+                                     j < cz->task_first[item + 1]; j++) {
+                                        uint32_t x = cz->task_node[j];
+                                        relax_node(c, r->wv, map, x, c->up_first[x],
+                                                   c->up_first[x + 1], wide, &over);
+                                }
+                                done = cz->task_node[cz->task_first[item + 1] - 1];
+                        } else {
+                                uint32_t ci = item - cz->ntasks, lo = 0, hi = cz->ntop;
+                                while (lo + 1 < hi) { /* the top node whose chunks hold ci */
+                                        uint32_t mid = lo + (hi - lo) / 2;
+                                        if (cz->chunk_first[mid] <= ci)
+                                                lo = mid;
+                                        else
+                                                hi = mid;
+                                }
+                                uint32_t x = cz->top_node[lo];
+                                uint32_t nch = cz->chunk_first[lo + 1] - cz->chunk_first[lo];
+                                uint32_t k0 = ci - cz->chunk_first[lo];
                                 uint32_t f = c->up_first[x], deg = c->up_first[x + 1] - f;
                                 relax_node(c, r->wv, map, x,
-                                           f + (uint32_t)((uint64_t)deg * ci / nchunks),
-                                           f + (uint32_t)((uint64_t)deg * (ci + 1) / nchunks),
-                                           wide, &over);
+                                           f + (uint32_t)((uint64_t)deg * k0 / nch),
+                                           f + (uint32_t)((uint64_t)deg * (k0 + 1) / nch), wide,
+                                           &over);
+                                if (atomic_fetch_sub_explicit(&cz->chunks_left[lo], 1,
+                                                              memory_order_acq_rel) == 1)
+                                        done = x;
                         }
+                        finish(cz, done);
                 }
         }
         if (over)
@@ -443,10 +505,9 @@ static int customize_as(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
         }
         struct run r = {.cz = cz, .g = g, .w = w, .wide = wide};
         r.wv = wide ? (void *)m->w64 : (void *)m->w32;
-        atomic_init(&r.next_task, 0);
         atomic_init(&r.over, 0);
-        for (uint32_t l = 0; l < cz->nlevels; l++)
-                atomic_init(&cz->level_next[l], 0);
+        if (cz->threads > 1)
+                schedule(cz);
         ss__cch_run(cz->threads, &r.barrier, wide ? worker64 : worker32, &r);
         m->wide = wide;
         if (!wide && atomic_load(&r.over))

@@ -68,13 +68,24 @@ struct ss__cch_piece {
 /* Pieces at least this large must split with a separator of at most k / 8
  * nodes, or the graph is declared not road-like (SS_ETOOBIG). */
 #define SS__CCH_CHECK_K 4096u
+/* Smaller pieces split at a BFS layer, without a flow. */
+#define SS__CCH_SMALL_K 8u
+/* Smaller pieces try two directions (the axes), larger ones the diagonals too. */
+#define SS__CCH_DIAGONAL_K 4096u
+/* After a piece this large, a worker hands its separator scratch back. */
+#define SS__CCH_TRIM_K (1u << 20)
+
+/* A worker's scratch for separators, kept from piece to piece. */
+struct ss__cch_sepws;
+struct ss__cch_sepws *ss__cch_sepws_new(void);
+void ss__cch_sepws_free(struct ss__cch_sepws *ws);
 
 /* Finds a node separator of the connected piece p (k >= 3): sep (room for k)
- * gets its local ids, *nsep their number; removing them leaves at least two
- * components. threads > 1 tries the cut directions in parallel. Returns
+ * gets its local ids, *nsep their number; removing them leaves pieces
+ * smaller than p. threads > 1 tries the cut directions in parallel. Returns
  * SS_OK, SS_ENOMEM or SS_ETOOBIG, with err set. */
-int ss__cch_separator(const struct ss__cch_piece *p, unsigned threads, uint32_t *sep,
-                      uint32_t *nsep, struct ss_err *err);
+int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, unsigned threads,
+                      uint32_t *sep, uint32_t *nsep, struct ss_err *err);
 
 /* ---- contraction and derived arrays (contract.c, topology.c) ------------- */
 

@@ -61,10 +61,13 @@ static void piece_free(struct piece *p)
 struct scratch {
         uint32_t cap;
         uint32_t *comp, *order, *loc, *sep;
+        struct ss__cch_sepws *ws;
 };
 
 static int scratch_fit(struct scratch *s, uint32_t k)
 {
+        if (!s->ws && !(s->ws = ss__cch_sepws_new()))
+                return SS_ENOMEM;
         if (k <= s->cap)
                 return SS_OK;
         free(s->comp);
@@ -85,6 +88,7 @@ static int scratch_fit(struct scratch *s, uint32_t k)
 
 static void scratch_free(struct scratch *s)
 {
+        ss__cch_sepws_free(s->ws);
         free(s->comp);
         free(s->order);
         free(s->loc);
@@ -183,7 +187,7 @@ static int dissect(struct nd *nd, struct piece *p, struct scratch *s, struct pie
         if (p->connected) {
                 struct ss__cch_piece sp = {k, p->gid, p->first, p->adj, nd->x, nd->y};
                 unsigned dir_threads = k >= PARDIR_K && k >= nd->g->n / 8 ? nd->threads : 1;
-                rc = ss__cch_separator(&sp, dir_threads, s->sep, &nsep, err);
+                rc = ss__cch_separator(s->ws, &sp, dir_threads, s->sep, &nsep, err);
                 if (rc != SS_OK)
                         return rc;
                 for (uint32_t i = 0; i < nsep; i++) {

@@ -21,6 +21,7 @@
  */
 #include "cch/internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,8 @@ static void select_nth(struct key *a, size_t n, size_t pos)
 struct flow {
         const struct ss__cch_piece *p;
         uint32_t k;
+        size_t cap;     /* nodes the arrays have room for */
+        uint32_t *cut;  /* the cut found, k entries */
         uint8_t *side;
         uint32_t *fin, *fout;
         int32_t *level; /* 2k states */
@@ -117,28 +120,36 @@ static void flow_free(struct flow *f)
         free(f->level);
         free(f->cur);
         free(f->keys);
+        free(f->cut);
         memset(f, 0, sizeof(*f));
 }
 
-static int flow_alloc(struct flow *f, const struct ss__cch_piece *p)
+/* Makes f ready for piece p, growing its arrays when p is larger than any
+ * before. */
+static int flow_fit(struct flow *f, const struct ss__cch_piece *p)
 {
         size_t k = p->k;
-        memset(f, 0, sizeof(*f));
+        if (k > f->cap) {
+                flow_free(f);
+                f->side = malloc(k);
+                f->fin = malloc(k * sizeof(uint32_t));
+                f->fout = malloc(k * sizeof(uint32_t));
+                f->level = malloc(2 * k * sizeof(int32_t));
+                f->cur = malloc(2 * k * sizeof(uint32_t));
+                /* 16 bytes a node: the keys first, then the BFS queue and the
+                 * DFS stack (2k states each), which are needed only once the
+                 * keys are done with. */
+                f->keys = malloc(k * sizeof(struct key));
+                f->cut = malloc(k * sizeof(uint32_t));
+                if (!f->side || !f->fin || !f->fout || !f->level || !f->cur || !f->keys ||
+                    !f->cut) {
+                        flow_free(f);
+                        return SS_ENOMEM;
+                }
+                f->cap = k;
+        }
         f->p = p;
         f->k = p->k;
-        f->side = malloc(k);
-        f->fin = malloc(k * sizeof(uint32_t));
-        f->fout = malloc(k * sizeof(uint32_t));
-        f->level = malloc(2 * k * sizeof(int32_t));
-        f->cur = malloc(2 * k * sizeof(uint32_t));
-        /* 16 bytes a node: the keys first, then the BFS queue and the DFS
-         * stack (2k states each), which are needed only once the keys are
-         * done with. */
-        f->keys = malloc(k * sizeof(struct key));
-        if (!f->side || !f->fin || !f->fout || !f->level || !f->cur || !f->keys) {
-                flow_free(f);
-                return SS_ENOMEM;
-        }
         f->queue = (uint32_t *)(void *)f->keys;
         f->stack = f->queue + 2 * k;
         return SS_OK;
@@ -382,20 +393,68 @@ static void flow_bfs_to_sink(struct flow *f)
 
 /* ---- directions ---------------------------------------------------------- */
 
-struct result {
-        bool ok;
-        uint32_t cut, small; /* cut size; nodes on the smaller side */
-        uint32_t *sep;       /* cut nodes (malloc'd) */
+struct ss__cch_sepws {
+        struct flow flow[MAX_DIRS]; /* one per thread trying directions */
+        size_t cap;
+        uint32_t *dist_a, *dist_b, *queue;
 };
 
+struct ss__cch_sepws *ss__cch_sepws_new(void)
+{
+        return calloc(1, sizeof(struct ss__cch_sepws));
+}
+
+/* Frees the arrays but keeps the workspace (after a large piece). */
+static void sepws_trim(struct ss__cch_sepws *ws)
+{
+        for (int i = 0; i < MAX_DIRS; i++)
+                flow_free(&ws->flow[i]);
+        free(ws->dist_a);
+        free(ws->dist_b);
+        free(ws->queue);
+        ws->dist_a = ws->dist_b = ws->queue = NULL;
+        ws->cap = 0;
+}
+
+void ss__cch_sepws_free(struct ss__cch_sepws *ws)
+{
+        if (!ws)
+                return;
+        sepws_trim(ws);
+        free(ws);
+}
+
+static int sepws_fit(struct ss__cch_sepws *ws, size_t k)
+{
+        if (k <= ws->cap)
+                return SS_OK;
+        free(ws->dist_a);
+        free(ws->dist_b);
+        free(ws->queue);
+        ws->dist_a = malloc(k * sizeof(uint32_t));
+        ws->dist_b = malloc(k * sizeof(uint32_t));
+        ws->queue = malloc(k * sizeof(uint32_t));
+        if (!ws->dist_a || !ws->dist_b || !ws->queue) {
+                sepws_trim(ws);
+                return SS_ENOMEM;
+        }
+        ws->cap = k;
+        return SS_OK;
+}
+
 struct search {
+        struct ss__cch_sepws *ws;
         const struct ss__cch_piece *p;
         unsigned ndirs;
-        const uint32_t *bfs_a, *bfs_b; /* BFS keys when there are no coordinates */
         atomic_uint next_dir;
-        atomic_uint best;     /* flows larger than this cannot win */
-        atomic_int failed;    /* SS_ENOMEM from a worker */
-        struct result res[MAX_DIRS];
+        atomic_uint best;  /* flows larger than this cannot win */
+        atomic_int failed; /* SS_ENOMEM from a thread */
+        /* The winner so far, under lock: its cut size, smaller side and
+         * nodes (copied into sep). */
+        pthread_mutex_t lock;
+        bool found;
+        uint32_t cut, small;
+        uint32_t *sep;
 };
 
 static void make_keys(const struct search *s, unsigned dir, struct key *keys)
@@ -408,45 +467,39 @@ static void make_keys(const struct search *s, unsigned dir, struct key *keys)
                         uint32_t g = p->gid[v];
                         key = (int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g];
                 } else if (dir == 0) {
-                        key = s->bfs_a[v];
+                        key = s->ws->dist_a[v];
                 } else {
-                        key = (int64_t)s->bfs_a[v] - s->bfs_b[v];
+                        key = (int64_t)s->ws->dist_a[v] - s->ws->dist_b[v];
                 }
                 keys[v] = (struct key){key, v};
         }
 }
 
 /* One direction: sides, maximum flow, then the more balanced of the two
- * minimum cuts next to the source and next to the sink. */
-static int run_dir(struct search *s, struct flow *f, unsigned dir)
+ * minimum cuts next to the source and next to the sink, offered to s. */
+static void run_dir(struct search *s, struct flow *f, unsigned dir)
 {
-        struct result *r = &s->res[dir];
         uint32_t k = f->k, value = 0, dist;
 
         make_keys(s, dir, f->keys);
         if (!flow_sides(f))
-                return SS_OK;
+                return;
         while ((dist = flow_bfs(f)) != 0)
                 if (!flow_block(f, dist, &value, &s->best))
-                        return SS_OK;
+                        return;
+        if (value == 0)
+                return;
 
-        uint32_t src_side = f->nsrc, src_cut = 0;
-        for (uint32_t v = 0; v < k; v++) {
-                if (!mid(f, v))
-                        continue;
-                src_side += f->level[2 * v + 1] >= 0;
-                src_cut += f->level[2 * v] >= 0 && f->level[2 * v + 1] < 0;
-        }
-        bool *in_src = malloc(k);
-        r->sep = malloc((value ? value : 1) * sizeof(uint32_t));
-        if (!in_src || !r->sep) {
-                free(in_src);
-                free(r->sep);
-                r->sep = NULL;
-                return SS_ENOMEM;
-        }
+        uint32_t src_side = f->nsrc, n = 0;
         for (uint32_t v = 0; v < k; v++)
-                in_src[v] = mid(f, v) && f->level[2 * v] >= 0 && f->level[2 * v + 1] < 0;
+                if (mid(f, v)) {
+                        src_side += f->level[2 * v + 1] >= 0;
+                        if (f->level[2 * v] >= 0 && f->level[2 * v + 1] < 0 && n < value)
+                                f->cut[n++] = v;
+                }
+        /* The levels still mark what the source reaches; the sink's side
+         * needs its own search. */
+        uint32_t nsrc_cut = n;
         flow_bfs_to_sink(f);
         uint32_t snk_side = f->nsnk;
         for (uint32_t v = 0; v < k; v++)
@@ -454,35 +507,38 @@ static int run_dir(struct search *s, struct flow *f, unsigned dir)
                         snk_side += f->level[2 * v] >= 0;
         uint32_t a1 = src_side, b1 = k - src_side - value;
         uint32_t b2 = snk_side, a2 = k - snk_side - value;
-        uint32_t small1 = a1 < b1 ? a1 : b1, small2 = a2 < b2 ? a2 : b2;
-        uint32_t n = 0;
-        if (small1 >= small2) {
-                for (uint32_t v = 0; v < k && n < value; v++)
-                        if (in_src[v])
-                                r->sep[n++] = v;
-        } else {
+        uint32_t small1 = a1 < b1 ? a1 : b1, small2 = a2 < b2 ? a2 : b2, small = small1;
+        if (small1 < small2) {
+                small = small2;
+                n = 0;
                 for (uint32_t v = 0; v < k && n < value; v++)
                         if (mid(f, v) && f->level[2 * v + 1] >= 0 && f->level[2 * v] < 0)
-                                r->sep[n++] = v;
+                                f->cut[n++] = v;
+        } else {
+                n = nsrc_cut;
         }
-        free(in_src);
-        (void)src_cut;
-        r->ok = n == value && value > 0;
-        r->cut = value;
-        r->small = small1 >= small2 ? small1 : small2;
+        if (n != value)
+                return; /* cannot happen: a minimum cut has the flow's size */
+
+        pthread_mutex_lock(&s->lock);
+        if (!s->found || value < s->cut || (value == s->cut && small > s->small)) {
+                s->found = true;
+                s->cut = value;
+                s->small = small;
+                memcpy(s->sep, f->cut, (size_t)value * sizeof(uint32_t));
+        }
+        pthread_mutex_unlock(&s->lock);
         unsigned cur = atomic_load(&s->best);
-        while (r->ok && value < cur && !atomic_compare_exchange_weak(&s->best, &cur, value))
+        while (value < cur && !atomic_compare_exchange_weak(&s->best, &cur, value))
                 ;
-        return SS_OK;
 }
 
 static void dir_worker(void *arg, unsigned i, unsigned nthreads)
 {
         struct search *s = arg;
-        struct flow f;
-        (void)i;
+        struct flow *f = &s->ws->flow[i];
         (void)nthreads;
-        if (flow_alloc(&f, s->p) != SS_OK) {
+        if (flow_fit(f, s->p) != SS_OK) {
                 atomic_store(&s->failed, 1);
                 return;
         }
@@ -490,13 +546,11 @@ static void dir_worker(void *arg, unsigned i, unsigned nthreads)
                 unsigned dir = atomic_fetch_add(&s->next_dir, 1);
                 if (dir >= s->ndirs)
                         break;
-                if (run_dir(s, &f, dir) != SS_OK)
-                        atomic_store(&s->failed, 1);
+                run_dir(s, f, dir);
         }
-        flow_free(&f);
 }
 
-/* ---- BFS, for keys and the fallback ------------------------------------- */
+/* ---- BFS, for keys and small pieces --------------------------------------- */
 
 /* Hop distances from src into dist[k]; returns the last node reached (the
  * farthest). */
@@ -523,7 +577,7 @@ static uint32_t bfs(const struct ss__cch_piece *p, uint32_t src, uint32_t *dist,
 /* A BFS layer near the middle: removing it splits the nodes before it
  * from those after. With two layers only, the start node alone. */
 static uint32_t layer_separator(const struct ss__cch_piece *p, const uint32_t *dist, uint32_t a,
-                                uint32_t *sep)
+                                uint32_t *count, uint32_t *sep)
 {
         uint32_t k = p->k, far = 0, n = 0;
         for (uint32_t v = 0; v < k; v++)
@@ -532,38 +586,48 @@ static uint32_t layer_separator(const struct ss__cch_piece *p, const uint32_t *d
                 sep[0] = a;
                 return 1;
         }
-        uint32_t *count = calloc((size_t)far + 1, sizeof(uint32_t));
-        uint32_t layer = far / 2;
-        if (count) {
-                for (uint32_t v = 0; v < k; v++)
-                        count[dist[v]]++;
-                uint32_t below = 0;
-                for (layer = 1; layer < far - 1; layer++) {
-                        below += count[layer - 1];
-                        if (below + count[layer] >= k / 2)
-                                break;
-                }
-                free(count);
+        /* far < k, so count (k entries) has room for every layer */
+        memset(count, 0, ((size_t)far + 1) * sizeof(uint32_t));
+        for (uint32_t v = 0; v < k; v++)
+                count[dist[v]]++;
+        uint32_t below = 0, layer;
+        for (layer = 1; layer < far - 1; layer++) {
+                below += count[layer - 1];
+                if (below + count[layer] >= k / 2)
+                        break;
         }
-        if (layer < 1)
-                layer = 1;
         for (uint32_t v = 0; v < k; v++)
                 if (dist[v] == layer)
                         sep[n++] = v;
         return n;
 }
 
-int ss__cch_separator(const struct ss__cch_piece *p, unsigned threads, uint32_t *sep,
-                      uint32_t *nsep, struct ss_err *err)
+int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, unsigned threads,
+                      uint32_t *sep, uint32_t *nsep, struct ss_err *err)
 {
         uint32_t k = p->k;
         struct search s;
-        uint32_t *dist_a = NULL, *dist_b = NULL, *queue = NULL;
         int rc = SS_OK;
 
+        if (sepws_fit(ws, k) != SS_OK)
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
+        /* BFS from a node far from everything (the last one a BFS from node
+         * 0 reaches) and from the node farthest from that one: keys without
+         * coordinates, and the separators of small pieces. */
+        uint32_t a = bfs(p, 0, ws->dist_a, ws->queue);
+        uint32_t b = bfs(p, a, ws->dist_a, ws->queue);
+        if (k < SS__CCH_SMALL_K) {
+                *nsep = layer_separator(p, ws->dist_a, a, ws->queue, sep);
+                return SS_OK;
+        }
+        if (!p->x)
+                bfs(p, b, ws->dist_b, ws->queue);
+
         memset(&s, 0, sizeof(s));
+        s.ws = ws;
         s.p = p;
-        s.ndirs = p->x ? 4 : 2;
+        s.ndirs = p->x ? (k >= SS__CCH_DIAGONAL_K ? 4 : 2) : 2;
+        s.sep = sep;
         atomic_init(&s.next_dir, 0);
         atomic_init(&s.failed, 0);
         /* Large pieces must have small cuts: a road graph's grow like the
@@ -571,57 +635,26 @@ int ss__cch_separator(const struct ss__cch_piece *p, unsigned threads, uint32_t 
          * social network) would fill in towards a dense matrix. The cap also
          * bounds the flow's work on such a graph. */
         atomic_init(&s.best, k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1);
-
-        /* Without coordinates, and for the fallback: BFS from a node far
-         * from everything (the last one a BFS from node 0 reaches) and from
-         * the node farthest from that one. */
-        dist_a = malloc((size_t)k * sizeof(uint32_t));
-        dist_b = malloc((size_t)k * sizeof(uint32_t));
-        queue = malloc((size_t)k * sizeof(uint32_t));
-        if (!dist_a || !dist_b || !queue) {
-                rc = SS_ENOMEM;
-                goto out;
-        }
-        uint32_t a = bfs(p, 0, dist_a, queue);
-        uint32_t b = bfs(p, a, dist_a, queue);
-        if (!p->x)
-                bfs(p, b, dist_b, queue);
-        s.bfs_a = dist_a;
-        s.bfs_b = dist_b;
-
+        pthread_mutex_init(&s.lock, NULL);
         unsigned t = threads < s.ndirs ? threads : s.ndirs;
         ss__cch_run(t ? t : 1, NULL, dir_worker, &s);
+        pthread_mutex_destroy(&s.lock);
         if (atomic_load(&s.failed)) {
-                rc = SS_ENOMEM;
-                goto out;
+                sepws_trim(ws);
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
         }
-        int best = -1;
-        for (unsigned d = 0; d < s.ndirs; d++) {
-                const struct result *r = &s.res[d];
-                if (!r->ok)
-                        continue;
-                if (best < 0 || r->cut < s.res[best].cut ||
-                    (r->cut == s.res[best].cut && r->small > s.res[best].small))
-                        best = (int)d;
-        }
-        if (best >= 0) {
-                *nsep = s.res[best].cut;
-                memcpy(sep, s.res[best].sep, (size_t)*nsep * sizeof(uint32_t));
-        } else {
-                *nsep = layer_separator(p, dist_a, a, sep);
-        }
+        if (s.found)
+                *nsep = s.cut;
+        else
+                *nsep = layer_separator(p, ws->dist_a, a, ws->queue, sep);
         if (k >= SS__CCH_CHECK_K && *nsep > k / 8)
                 rc = ss_err_set(err, SS_ETOOBIG,
                                 "a piece of %u nodes has no separator of at most %u nodes: "
                                 "the graph is not road-like",
                                 k, k / 8);
-out:
-        for (unsigned d = 0; d < MAX_DIRS; d++)
-                free(s.res[d].sep);
-        free(dist_a);
-        free(dist_b);
-        free(queue);
-        if (rc == SS_ENOMEM)
-                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
+        /* The arrays of a large piece would sit idle through the smaller
+         * ones that follow. */
+        if (k >= SS__CCH_TRIM_K)
+                sepws_trim(ws);
         return rc;
 }
