@@ -141,12 +141,18 @@ const struct ss_cch *ss_cch_of(const struct ss_graph *g);
 /* Weights for every edge in both directions: w32 or w64 (wide) at 2a (up,
  * x to y) and 2a + 1 (down, y to x); "no path" is UINT32_MAX or UINT64_MAX.
  * 32 bits suffice unless an input weight is UINT32_MAX or a shortcut gets
- * longer than that; the customization then switches to 64 bits by itself. */
+ * longer than that; the customization then switches to 64 bits by itself.
+ * middle[2a + d] is, for the same direction, the lower corner w of the
+ * triangle whose two edges give the weight (a path x -> w -> y shorter than
+ * any arc between the ends), or SS_NO_NODE when the weight is an arc's:
+ * paths unpack without any search. */
+
 struct ss_cch_metric {
         const struct ss_cch *cch;
         bool wide;
         uint32_t *w32;
         uint64_t *w64;
+        uint32_t *middle;
         ss_atomic_uint refs;
 };
 
@@ -159,7 +165,8 @@ struct ss_cch_customizer;
 struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned threads);
 void ss_cch_customizer_free(struct ss_cch_customizer *cz);
 
-/* An empty metric with one reference (NULL when out of memory). */
+/* An empty metric with one reference (NULL when out of memory). It takes
+ * 16 bytes a supergraph edge once customized (24 with 64-bit weights). */
 struct ss_cch_metric *ss_cch_metric_new(const struct ss_cch *c);
 struct ss_cch_metric *ss_cch_metric_ref(struct ss_cch_metric *m);
 /* Drops a reference; frees the metric with the last (NULL is ignored). */

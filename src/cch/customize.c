@@ -10,6 +10,8 @@
  * among them). For each downward neighbour w of x, the upward neighbours y
  * of w above x are the other corners; a per-thread map from y to the id of
  * {x, y} makes each triangle one lookup, with no triangle list in memory.
+ * The corner w of the triangle that last lowered a weight is kept with it,
+ * for unpacking paths.
  *
  * In parallel: subtrees of the elimination tree are independent, so the
  * bottom is cut into subtrees of at most n / (16 threads) nodes, which
@@ -242,25 +244,29 @@ fail:
 
 /* ---- the kernels --------------------------------------------------------- */
 
-/* Lowers weight at to a + b (both finite). A 32-bit slot that would need
- * more bits raises *over instead. */
-static inline __attribute__((always_inline)) void lower(void *wv, uint64_t at, uint64_t a,
+/* Lowers weight at to a + b (both finite); returns true when it did. A
+ * 32-bit slot that would need more bits raises *over instead. */
+static inline __attribute__((always_inline)) bool lower(void *wv, uint64_t at, uint64_t a,
                                                          uint64_t b, bool wide, bool *over)
 {
         uint64_t s = a + b;
         if (wide) {
                 uint64_t *w = wv;
-                if (s < w[at])
-                        w[at] = s;
-                return;
+                if (s >= w[at])
+                        return false;
+                w[at] = s;
+                return true;
         }
         uint32_t *w = wv;
         if (s >= INF32) {
                 if (w[at] == INF32)
                         *over = true;
-        } else if (s < w[at]) {
-                w[at] = (uint32_t)s;
+                return false;
         }
+        if (s >= w[at])
+                return false;
+        w[at] = (uint32_t)s;
+        return true;
 }
 
 static inline __attribute__((always_inline)) uint64_t load(const void *wv, uint64_t i, bool wide)
@@ -274,7 +280,8 @@ static inline __attribute__((always_inline)) uint64_t load(const void *wv, uint6
 /* Relaxes the edges alo .. ahi - 1 of rank x (all of x's, or a chunk) over
  * their lower triangles. */
 static inline __attribute__((always_inline)) void relax_node(const struct ss_cch *c, void *wv,
-                                                              uint32_t *map, uint32_t x,
+                                                              uint32_t *middle, uint32_t *map,
+                                                              uint32_t x,
                                                               uint32_t alo, uint32_t ahi,
                                                               bool wide, bool *over)
 {
@@ -309,13 +316,14 @@ static inline __attribute__((always_inline)) void relax_node(const struct ss_cch
                         const uint64_t a = map[y];
                         if (x_w != SS_DIST_INF) {
                                 uint64_t w_y = load(wv, 2 * (uint64_t)p, wide);
-                                if (w_y != SS_DIST_INF)
-                                        lower(wv, 2 * a, x_w, w_y, wide, over);
+                                if (w_y != SS_DIST_INF && lower(wv, 2 * a, x_w, w_y, wide, over))
+                                        middle[2 * a] = w;
                         }
                         if (w_x != SS_DIST_INF) {
                                 uint64_t y_w = load(wv, 2 * (uint64_t)p + 1, wide);
-                                if (y_w != SS_DIST_INF)
-                                        lower(wv, 2 * a + 1, y_w, w_x, wide, over);
+                                if (y_w != SS_DIST_INF &&
+                                    lower(wv, 2 * a + 1, y_w, w_x, wide, over))
+                                        middle[2 * a + 1] = w;
                         }
                 }
         }
@@ -379,6 +387,7 @@ struct run {
         const struct ss_graph *g;
         const uint32_t *w;
         void *wv;
+        uint32_t *middle;
         bool wide;
         struct ss__cch_barrier barrier;
         atomic_int over;
@@ -394,6 +403,7 @@ static inline __attribute__((always_inline)) void phase_fill(struct run *r, unsi
                         ((uint64_t *)r->wv)[j] = SS_DIST_INF;
         else
                 memset((uint32_t *)r->wv + lo, 0xff, (hi - lo) * sizeof(uint32_t));
+        memset(r->middle + lo, 0xff, (hi - lo) * sizeof(uint32_t));
 }
 
 /* The graph's arcs, split by tail: edge {x, y}'s up weight comes only from
@@ -438,7 +448,7 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                 ss__cch_barrier_wait(&r->barrier);
         if (cz->threads == 1) {
                 for (uint32_t x = 0; x < c->n; x++)
-                        relax_node(c, r->wv, map, x, c->up_first[x], c->up_first[x + 1], wide,
+                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x], c->up_first[x + 1], wide,
                                    &over);
         } else {
                 uint32_t item;
@@ -448,7 +458,7 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                                 for (uint32_t j = cz->task_first[item];
                                      j < cz->task_first[item + 1]; j++) {
                                         uint32_t x = cz->task_node[j];
-                                        relax_node(c, r->wv, map, x, c->up_first[x],
+                                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x],
                                                    c->up_first[x + 1], wide, &over);
                                 }
                                 done = cz->task_node[cz->task_first[item + 1] - 1];
@@ -465,7 +475,7 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                                 uint32_t nch = cz->chunk_first[lo + 1] - cz->chunk_first[lo];
                                 uint32_t k0 = ci - cz->chunk_first[lo];
                                 uint32_t f = c->up_first[x], deg = c->up_first[x + 1] - f;
-                                relax_node(c, r->wv, map, x,
+                                relax_node(c, r->wv, r->middle, map, x,
                                            f + (uint32_t)((uint64_t)deg * k0 / nch),
                                            f + (uint32_t)((uint64_t)deg * (k0 + 1) / nch), wide,
                                            &over);
@@ -503,8 +513,11 @@ static int customize_as(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
                 if (!(m->w32 = malloc(len * sizeof(uint32_t))))
                         return SS_ENOMEM;
         }
+        if (!m->middle && !(m->middle = malloc(len * sizeof(uint32_t))))
+                return SS_ENOMEM;
         struct run r = {.cz = cz, .g = g, .w = w, .wide = wide};
         r.wv = wide ? (void *)m->w64 : (void *)m->w32;
+        r.middle = m->middle;
         atomic_init(&r.over, 0);
         if (cz->threads > 1)
                 schedule(cz);
@@ -587,10 +600,12 @@ void ss_cch_metric_unref(struct ss_cch_metric *m)
                 return;
         free(m->w32);
         free(m->w64);
+        free(m->middle);
         free(m);
 }
 
 uint64_t ss_cch_metric_bytes(const struct ss_cch_metric *m)
 {
-        return 2 * (uint64_t)m->cch->arcs * (m->wide ? sizeof(uint64_t) : sizeof(uint32_t));
+        return 2 * (uint64_t)m->cch->arcs *
+               (sizeof(uint32_t) + (m->wide ? sizeof(uint64_t) : sizeof(uint32_t)));
 }

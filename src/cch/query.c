@@ -9,10 +9,10 @@
  * node whose distance is already no better than the best meeting found is
  * not relaxed (its edges cannot lead to anything shorter).
  *
- * A path comes back as edges of the supergraph; each is unpacked into the
- * lower triangle {w, x, y} whose two edges add up to its weight (one exists
- * unless the weight is that of a graph arc), recursively, which ends since
- * the lower corner falls each time.
+ * A path comes back as edges of the supergraph; each one whose weight is a
+ * detour is unpacked into the lower triangle {w, x, y} whose two edges gave
+ * its weight (the customization keeps w), recursively, which ends since the
+ * lower corner falls each time; the others are graph arcs.
  */
 #include "cch/internal.h"
 
@@ -160,35 +160,6 @@ static int path_push(struct path *p, uint32_t v)
         return SS_OK;
 }
 
-/* The weight of the step from rank u to rank v over edge a. */
-static inline uint64_t step(const struct ss_cch_metric *m, uint32_t a, uint32_t u, uint32_t v)
-{
-        return ss__cch_w(m, 2 * (uint64_t)a + (u > v), m->wide);
-}
-
-/* A lower corner w of edge {u, v} with u -> w -> v as long as u -> v, or
- * SS_NO_NODE when the weight is a graph arc's. */
-static uint32_t middle(const struct ss_cch_metric *m, uint32_t u, uint32_t v, uint64_t want)
-{
-        const struct ss_cch *c = m->cch;
-        uint32_t lo = u < v ? u : v, hi = u < v ? v : u;
-        uint32_t nlo = c->down_first[lo + 1] - c->down_first[lo];
-        uint32_t nhi = c->down_first[hi + 1] - c->down_first[hi];
-        /* Walk the shorter downward list, look the other edge up. */
-        uint32_t other = nlo <= nhi ? hi : lo, from = nlo <= nhi ? lo : hi;
-        for (uint32_t i = c->down_first[from]; i < c->down_first[from + 1]; i++) {
-                uint32_t w = c->down_tail[i];
-                uint32_t a_from = c->down_arc[i], a_other = ss__cch_find_arc(c, w, other);
-                if (a_other == SS_CCH_NO_ARC)
-                        continue;
-                uint32_t a_u = from == u ? a_from : a_other, a_v = from == u ? a_other : a_from;
-                uint64_t uw = step(m, a_u, u, w), wv = step(m, a_v, w, v);
-                if (uw != SS_DIST_INF && wv != SS_DIST_INF && uw + wv == want)
-                        return w;
-        }
-        return SS_NO_NODE;
-}
-
 /* Appends the graph nodes of the path from rank u to rank v, edge {u, v}
  * unpacked, without u itself. */
 static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t u, uint32_t v,
@@ -205,7 +176,7 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_
                 uint32_t e = a < b ? ss__cch_find_arc(c, a, b) : ss__cch_find_arc(c, b, a);
                 if (e == SS_CCH_NO_ARC)
                         return SS_EINTERNAL;
-                uint32_t w = middle(m, a, b, step(m, e, a, b));
+                uint32_t w = m->middle[2 * (uint64_t)e + (a > b)];
                 if (w == SS_NO_NODE) {
                         if (path_push(out, c->node[b]) != SS_OK)
                                 return SS_ENOMEM;
