@@ -63,8 +63,8 @@ static uint64_t arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
         return best;
 }
 
-static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
-                    uint32_t t, ss_dist d)
+static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s, uint32_t t,
+                    ss_dist d)
 {
         if (len == 0 || p[0] != s || p[len - 1] != t)
                 return false;
@@ -179,8 +179,8 @@ int main(int argc, char **argv)
                         return 1;
                 }
                 c = own;
-                printf("order: %.3f s (top separator %u nodes, %s)\n", st.order_s,
-                       st.top_separator, g->x && !copt.bfs_keys ? "coordinates" : "BFS keys");
+                printf("order: %.3f s (top separator %u nodes, %s)\n", st.order_s, st.top_separator,
+                       g->x && !copt.bfs_keys ? "coordinates" : "BFS keys");
                 printf("contraction: %.3f s, derived arrays %.3f s\n", st.contract_s, st.derive_s);
         }
         printf("supergraph: %u edges (%.2f per graph arc), elimination tree height %u, %" PRIu64
@@ -215,7 +215,8 @@ int main(int argc, char **argv)
         /* Queries: the same pairs for both, interleaved. */
         struct ss_cch_query *q = ss_cch_query_new(c);
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
-        uint32_t *src = malloc(queries * sizeof(uint32_t)), *dst = malloc(queries * sizeof(uint32_t));
+        uint32_t *src = malloc(queries * sizeof(uint32_t)),
+                 *dst = malloc(queries * sizeof(uint32_t));
         double *tc = malloc(queries * sizeof(double)), *tp = malloc(queries * sizeof(double));
         double *td = malloc(queries * sizeof(double)), *ratio = malloc(queries * sizeof(double));
         if (!q || !ws || !src || !dst || !tc || !tp || !td || !ratio) {
@@ -283,8 +284,8 @@ int main(int argc, char **argv)
                     (dd != SS_DIST_INF && !path_ok(g, paths[i], lens[i], src[i], dst[i], dd)) ||
                     (dd == SS_DIST_INF && paths[i])) {
                         if (bad_path++ < 5)
-                                printf("BAD PATH: %u -> %u (%zu nodes)\n", src[i] + 1,
-                                       dst[i] + 1, lens[i]);
+                                printf("BAD PATH: %u -> %u (%zu nodes)\n", src[i] + 1, dst[i] + 1,
+                                       lens[i]);
                 }
                 free(paths[i]);
         }

@@ -58,9 +58,10 @@ struct ss_cch {
         uint64_t m;    /* arcs of the graph it was built for */
 
         /* Stored (snapshots keep these three). */
-        uint32_t *rank;     /* n: rank[v] of node v, a permutation of 0..n-1 */
-        uint32_t *up_first; /* n + 1: the edges {x, y}, y > x, of rank x are up_first[x] .. [x+1]-1 */
-        uint32_t *up_head;  /* arcs: y, ascending within each x; the first is x's parent */
+        uint32_t *rank; /* n: rank[v] of node v, a permutation of 0..n-1 */
+        uint32_t
+            *up_first; /* n + 1: the edges {x, y}, y > x, of rank x are up_first[x] .. [x+1]-1 */
+        uint32_t *up_head; /* arcs: y, ascending within each x; the first is x's parent */
 
         /* Derived. */
         uint32_t *node;       /* n: node[x], the node of rank x */

@@ -170,8 +170,8 @@ static int contract_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug
         for (uint32_t v = 0; v < n; v++) {
                 if (rank[v] >= n || c->node[rank[v]] != SS_NO_NODE) {
                         ss_cch_free(c);
-                        return ss_err_set(err, SS_EINVAL, "the order is not a permutation (node %u)",
-                                          v + 1);
+                        return ss_err_set(err, SS_EINVAL,
+                                          "the order is not a permutation (node %u)", v + 1);
                 }
                 c->node[rank[v]] = v;
         }

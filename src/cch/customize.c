@@ -185,8 +185,7 @@ static int plan(struct ss_cch_customizer *cz)
         cz->children = calloc((size_t)ntop + 1, sizeof(uint32_t));
         cz->pending = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
         cz->chunks_left = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
-        if (!cz->top_node || !cz->chunk_first || !cz->children || !cz->pending ||
-            !cz->chunks_left)
+        if (!cz->top_node || !cz->chunk_first || !cz->children || !cz->pending || !cz->chunks_left)
                 goto out;
         uint32_t at = 0;
         for (uint32_t x = 0; x < n; x++)
@@ -247,7 +246,7 @@ fail:
 /* Lowers weight at to a + b (both finite); returns true when it did. A
  * 32-bit slot that would need more bits raises *over instead. */
 static inline __attribute__((always_inline)) bool lower(void *wv, uint64_t at, uint64_t a,
-                                                         uint64_t b, bool wide, bool *over)
+                                                        uint64_t b, bool wide, bool *over)
 {
         uint64_t s = a + b;
         if (wide) {
@@ -280,10 +279,9 @@ static inline __attribute__((always_inline)) uint64_t load(const void *wv, uint6
 /* Relaxes the edges alo .. ahi - 1 of rank x (all of x's, or a chunk) over
  * their lower triangles. */
 static inline __attribute__((always_inline)) void relax_node(const struct ss_cch *c, void *wv,
-                                                              uint32_t *middle, uint32_t *map,
-                                                              uint32_t x,
-                                                              uint32_t alo, uint32_t ahi,
-                                                              bool wide, bool *over)
+                                                             uint32_t *middle, uint32_t *map,
+                                                             uint32_t x, uint32_t alo, uint32_t ahi,
+                                                             bool wide, bool *over)
 {
         if (alo == ahi)
                 return;
@@ -394,7 +392,7 @@ struct run {
 };
 
 static inline __attribute__((always_inline)) void phase_fill(struct run *r, unsigned i, unsigned k,
-                                                              bool wide)
+                                                             bool wide)
 {
         uint64_t len = 2 * (uint64_t)r->cz->cch->arcs;
         uint64_t lo = len * i / k, hi = len * (i + 1) / k;
@@ -409,12 +407,13 @@ static inline __attribute__((always_inline)) void phase_fill(struct run *r, unsi
 /* The graph's arcs, split by tail: edge {x, y}'s up weight comes only from
  * node[x]'s arcs and its down weight only from node[y]'s, so threads never
  * share a slot. */
-static inline __attribute__((always_inline)) void phase_input(struct run *r, unsigned i,
-                                                               unsigned k, bool wide, bool *over)
+static inline __attribute__((always_inline)) void phase_input(struct run *r, unsigned i, unsigned k,
+                                                              bool wide, bool *over)
 {
         const struct ss_cch *c = r->cz->cch;
         const struct ss_graph *g = r->g;
-        uint32_t lo = (uint32_t)((uint64_t)g->n * i / k), hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
+        uint32_t lo = (uint32_t)((uint64_t)g->n * i / k),
+                 hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
         for (uint32_t u = lo; u < hi; u++) {
                 uint32_t x = c->rank[u];
                 for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++) {
@@ -433,7 +432,7 @@ static inline __attribute__((always_inline)) void phase_input(struct run *r, uns
 }
 
 static inline __attribute__((always_inline)) void work(struct run *r, unsigned i, unsigned k,
-                                                        bool wide)
+                                                       bool wide)
 {
         struct ss_cch_customizer *cz = r->cz;
         const struct ss_cch *c = cz->cch;
@@ -448,8 +447,8 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                 ss__cch_barrier_wait(&r->barrier);
         if (cz->threads == 1) {
                 for (uint32_t x = 0; x < c->n; x++)
-                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x], c->up_first[x + 1], wide,
-                                   &over);
+                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x], c->up_first[x + 1],
+                                   wide, &over);
         } else {
                 uint32_t item;
                 while ((item = pop(cz)) != SS_NO_NODE) {

@@ -122,7 +122,7 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
  * "none", or 64-bit. Callers pass a constant wide so that each use compiles
  * to one plain load. */
 static inline __attribute__((always_inline)) uint64_t ss__cch_w(const struct ss_cch_metric *m,
-                                                                 uint64_t i, bool wide)
+                                                                uint64_t i, bool wide)
 {
         if (wide)
                 return m->w64[i];
@@ -140,14 +140,14 @@ struct ss__cch_entry {
 
 struct ss_cch_query {
         const struct ss_cch *cch;
-        ss_dist *df, *db;   /* by rank, SS_DIST_INF between queries */
-        uint32_t *pf, *pb;  /* the rank each was reached from */
-        uint32_t *stack;    /* path unpacking: pairs of ranks */
+        ss_dist *df, *db;  /* by rank, SS_DIST_INF between queries */
+        uint32_t *pf, *pb; /* the rank each was reached from */
+        uint32_t *stack;   /* path unpacking: pairs of ranks */
         size_t stack_cap;
-        uint32_t *bucket;   /* matrices: the first entry at each rank, or SS_NO_NODE */
+        uint32_t *bucket; /* matrices: the first entry at each rank, or SS_NO_NODE */
         struct ss__cch_entry *entries;
         size_t nentries, entries_cap;
-        uint32_t *touched;  /* ranks whose bucket is in use */
+        uint32_t *touched; /* ranks whose bucket is in use */
         size_t ntouched, touched_cap;
 };
 

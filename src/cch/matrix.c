@@ -36,11 +36,9 @@ static int entry_add(struct ss_cch_query *q, uint32_t x, uint32_t target, ss_dis
         return SS_OK;
 }
 
-static inline __attribute__((always_inline)) int matrix(struct ss_cch_query *q,
-                                                         const struct ss_cch_metric *m,
-                                                         const uint32_t *sources, size_t ns,
-                                                         const uint32_t *targets, size_t nt,
-                                                         ss_dist *out, bool wide)
+static inline __attribute__((always_inline)) int
+matrix(struct ss_cch_query *q, const struct ss_cch_metric *m, const uint32_t *sources, size_t ns,
+       const uint32_t *targets, size_t nt, ss_dist *out, bool wide)
 {
         const struct ss_cch *c = q->cch;
         int rc = SS_OK;

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SHARE_K   1024u   /* pieces at least this large go to the shared stack */
-#define PARDIR_K  65536u  /* pieces at least this large try their cut directions in parallel */
+#define SHARE_K  1024u  /* pieces at least this large go to the shared stack */
+#define PARDIR_K 65536u /* pieces at least this large try their cut directions in parallel */
 
 struct piece {
         uint32_t k, lo; /* nodes; the first of its ranks */

@@ -58,9 +58,9 @@ void ss_cch_query_free(struct ss_cch_query *q)
  * SS_NO_NODE). The ranks' entries stay set for the path; reset() clears
  * them. */
 static inline __attribute__((always_inline)) ss_dist search(struct ss_cch_query *q,
-                                                             const struct ss_cch_metric *m,
-                                                             uint32_t x, uint32_t y,
-                                                             uint32_t *meet, bool wide)
+                                                            const struct ss_cch_metric *m,
+                                                            uint32_t x, uint32_t y, uint32_t *meet,
+                                                            bool wide)
 {
         const struct ss_cch *c = q->cch;
         ss_dist mu = SS_DIST_INF;
@@ -194,8 +194,8 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_
 
 /* The path of the last search through meet: up from x along pf, down to y
  * along pb, every edge unpacked. */
-static int build_path(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x,
-                      uint32_t y, uint32_t meet, struct path *out)
+static int build_path(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, uint32_t y,
+                      uint32_t meet, struct path *out)
 {
         const struct ss_cch *c = q->cch;
         size_t nup = 0;
@@ -256,9 +256,8 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
 
 /* ---- one-to-all ---------------------------------------------------------- */
 
-static inline __attribute__((always_inline)) void sweep(struct ss_cch_query *q,
-                                                         const struct ss_cch_metric *m,
-                                                         uint32_t x, bool wide)
+static inline __attribute__((always_inline)) void
+sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wide)
 {
         const struct ss_cch *c = q->cch;
         ss_dist *d = q->df;

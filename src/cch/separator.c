@@ -101,8 +101,8 @@ static void select_nth(struct key *a, size_t n, size_t pos)
 struct flow {
         const struct ss__cch_piece *p;
         uint32_t k;
-        size_t cap;     /* nodes the arrays have room for */
-        uint32_t *cut;  /* the cut found, k entries */
+        size_t cap;    /* nodes the arrays have room for */
+        uint32_t *cut; /* the cut found, k entries */
         uint8_t *side;
         uint32_t *fin, *fout;
         int32_t *level; /* 2k states */

@@ -16,17 +16,20 @@ static void map_inputs(void *arg, unsigned i, unsigned k)
         struct inputs *in = arg;
         struct ss_cch *c = in->c;
         const struct ss_graph *g = in->g;
-        uint32_t lo = (uint32_t)((uint64_t)g->n * i / k), hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
+        uint32_t lo = (uint32_t)((uint64_t)g->n * i / k),
+                 hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
         for (uint32_t u = lo; u < hi; u++) {
                 uint32_t x = c->rank[u];
                 for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++) {
                         uint32_t v = g->col[j], a = SS_CCH_NO_ARC;
                         if (v != u) {
                                 uint32_t y = v < g->n ? c->rank[v] : x;
-                                a = x < y ? ss__cch_find_arc(c, x, y) : x > y ? ss__cch_find_arc(c, y, x)
-                                                                              : SS_CCH_NO_ARC;
+                                a = x < y   ? ss__cch_find_arc(c, x, y)
+                                    : x > y ? ss__cch_find_arc(c, y, x)
+                                            : SS_CCH_NO_ARC;
                                 if (a == SS_CCH_NO_ARC)
-                                        atomic_store_explicit(&in->bad, u + 1u, memory_order_relaxed);
+                                        atomic_store_explicit(&in->bad, u + 1u,
+                                                              memory_order_relaxed);
                         }
                         c->input_arc[j] = a;
                 }
@@ -41,9 +44,9 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
         uint32_t *height = NULL;
 
         if (g->n != n || g->m != c->m)
-                return ss_err_set(err, bad,
-                                  "the CCH is for %u nodes and %llu arcs, the graph has %u and %llu",
-                                  n, (unsigned long long)c->m, g->n, (unsigned long long)g->m);
+                return ss_err_set(
+                    err, bad, "the CCH is for %u nodes and %llu arcs, the graph has %u and %llu", n,
+                    (unsigned long long)c->m, g->n, (unsigned long long)g->m);
         if (!c->node) {
                 if (!(c->node = malloc(((size_t)n + 1) * sizeof(uint32_t))))
                         goto nomem;
@@ -193,8 +196,8 @@ void ss_cch_free(struct ss_cch *c)
 uint64_t ss_cch_bytes(const struct ss_cch *c)
 {
         /* rank, node, up_first, down_first; up_head, down_tail, down_arc; input_arc */
-        return 4 * ((uint64_t)c->n + 1) * sizeof(uint32_t) + 3 * (uint64_t)c->arcs * sizeof(uint32_t) +
-               c->m * sizeof(uint32_t);
+        return 4 * ((uint64_t)c->n + 1) * sizeof(uint32_t) +
+               3 * (uint64_t)c->arcs * sizeof(uint32_t) + c->m * sizeof(uint32_t);
 }
 
 static void free_attached(void *p)
