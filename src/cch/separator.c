@@ -454,6 +454,7 @@ struct search {
         pthread_mutex_t lock;
         bool found;
         uint32_t cut, small;
+        unsigned dir;
         uint32_t *sep;
 };
 
@@ -521,10 +522,14 @@ static void run_dir(struct search *s, struct flow *f, unsigned dir)
                 return; /* cannot happen: a minimum cut has the flow's size */
 
         pthread_mutex_lock(&s->lock);
-        if (!s->found || value < s->cut || (value == s->cut && small > s->small)) {
+        /* Ties go to the lower direction, so that the order does not depend
+         * on which thread finished first. */
+        if (!s->found || value < s->cut ||
+            (value == s->cut && (small > s->small || (small == s->small && dir < s->dir)))) {
                 s->found = true;
                 s->cut = value;
                 s->small = small;
+                s->dir = dir;
                 memcpy(s->sep, f->cut, (size_t)value * sizeof(uint32_t));
         }
         pthread_mutex_unlock(&s->lock);

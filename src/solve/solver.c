@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cch/cch.h"
 #include "cpu/dijkstra.h"
 #include "ss_config.h"
 #if SS_HAVE_CUDA
@@ -71,6 +72,62 @@ static int astar_route(struct ss_solver *s, uint32_t source, uint32_t target, ss
                        uint32_t **path, size_t *len, struct ss_err *err)
 {
         return cpu_route(s->g, s->impl, source, target, d, path, len, 1, err);
+}
+
+/* ---- CCH ----------------------------------------------------------------- */
+
+/* The graph's CCH when it came from a prepared snapshot, else one built here
+ * (seconds for a city, minutes for a continent), customized once for the
+ * graph's weights on every CPU. */
+struct cch_solver {
+        struct ss_cch *own;
+        struct ss_cch_metric *metric;
+        struct ss_cch_query *q;
+};
+
+static void cch_close(struct ss_solver *s)
+{
+        struct cch_solver *cs = s->impl;
+        ss_cch_query_free(cs->q);
+        ss_cch_metric_unref(cs->metric);
+        ss_cch_free(cs->own);
+        free(cs);
+}
+
+static int cch_open(struct ss_solver *s, struct ss_err *err)
+{
+        struct cch_solver *cs = calloc(1, sizeof(*cs));
+        if (!cs)
+                return ss_err_set(err, SS_ENOMEM, "out of memory opening the CCH solver");
+        s->impl = cs;
+        const struct ss_cch *c = ss_cch_of(s->g);
+        int rc = SS_OK;
+        if (!c) {
+                struct ss_cch_options o;
+                ss_cch_options_default(&o);
+                rc = ss_cch_build(s->g, &o, &cs->own, NULL, err);
+                c = cs->own;
+        }
+        if (rc == SS_OK)
+                rc = ss_cch_customize_new(c, s->g, NULL, 0, &cs->metric, err);
+        if (rc == SS_OK && !(cs->q = ss_cch_query_new(c)))
+                rc = ss_err_set(err, SS_ENOMEM, "out of memory for a CCH query workspace");
+        if (rc != SS_OK)
+                cch_close(s);
+        return rc;
+}
+
+static int cch_one_to_all(struct ss_solver *s, uint32_t source, ss_dist *dist, struct ss_err *err)
+{
+        struct cch_solver *cs = s->impl;
+        return ss_cch_one_to_all(cs->q, cs->metric, source, dist, err);
+}
+
+static int cch_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_dist *d,
+                     uint32_t **path, size_t *len, struct ss_err *err)
+{
+        struct cch_solver *cs = s->impl;
+        return ss_cch_route(cs->q, cs->metric, source, target, d, path, len, err);
 }
 
 #if SS_HAVE_CUDA
@@ -157,6 +214,7 @@ static int gpu_route(struct ss_solver *s, uint32_t source, uint32_t target, ss_d
 static const struct ss_solver_type solvers[] = {
         {"dijkstra", dij_open, dij_close, dij_one_to_all, dij_route},
         {"astar", dij_open, dij_close, dij_one_to_all, astar_route},
+        {"cch", cch_open, cch_close, cch_one_to_all, cch_route},
 #if SS_HAVE_CUDA
         {"delta", delta_open, gpu_close, gpu_one_to_all, gpu_route},
         {"bf", bf_open, gpu_close, gpu_one_to_all, gpu_route},
