@@ -3,7 +3,7 @@
 
 const struct ss__bench_algo *ss__bench_algos(size_t *count)
 {
-        static struct ss__bench_algo table[5];
+        static struct ss__bench_algo table[6];
         static size_t n;
 
         if (!n) {
@@ -12,6 +12,7 @@ const struct ss__bench_algo *ss__bench_algos(size_t *count)
                 table[n++] = ss__bench_algo_boost_bf;
                 table[n++] = ss__bench_algo_gpu_delta;
                 table[n++] = ss__bench_algo_gpu_bf;
+                table[n++] = ss__bench_algo_cch;
         }
         *count = n;
         return table;

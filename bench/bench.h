@@ -52,6 +52,9 @@ struct ss__bench_algo {
         uint64_t (*last_device_ns)(void *state);
         /* Device memory the row holds (0 on the CPU). */
         uint64_t (*device_bytes)(void *state);
+        /* Writes what setup did into the cell's note (preparation times); NULL
+         * for none. */
+        void (*describe)(void *state, char *note, size_t len);
         /* Frees state (NULL is ignored). */
         void (*teardown)(void *state);
 };
@@ -59,12 +62,13 @@ struct ss__bench_algo {
 /* The table of every row this build knows, in column order; *count gets its length. */
 const struct ss__bench_algo *ss__bench_algos(size_t *count);
 
-/* Rows defined in algo_cpu.c, algo_boost.c and algo_gpu.c. */
+/* Rows defined in algo_cpu.c, algo_boost.c, algo_gpu.c and algo_cch.c. */
 extern const struct ss__bench_algo ss__bench_algo_dijkstra;
 extern const struct ss__bench_algo ss__bench_algo_boost_dijkstra;
 extern const struct ss__bench_algo ss__bench_algo_boost_bf;
 extern const struct ss__bench_algo ss__bench_algo_gpu_delta;
 extern const struct ss__bench_algo ss__bench_algo_gpu_bf;
+extern const struct ss__bench_algo ss__bench_algo_cch;
 
 /* Applies the GPU options (--gpu-delta, --gpu-bf; NULL keeps the default)
  * to every GPU row. Returns 0, SS_EINVAL for a bad value, or SS_ENOGPU when
@@ -78,7 +82,9 @@ void ss__bench_gpu_describe(char *buf, size_t len);
 enum ss__bench_status {
         SS_BENCH_OK = 0,      /* every planned query ran */
         SS_BENCH_TIMEOUT,     /* a query passed the slow-algorithm budget */
-        SS_BENCH_SKIPPED,     /* not run by choice (budget 0, not selected) */
+        SS_BENCH_SKIPPED,     /* not run by choice (budget 0, not selected), or the
+                               * graph does not suit the row (a CCH of a graph without
+                               * small separators) */
         SS_BENCH_UNAVAILABLE, /* not built or no device */
         SS_BENCH_FAILED,      /* setup or a query returned an error */
 };
