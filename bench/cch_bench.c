@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -43,6 +44,15 @@ static const char usage[] =
 static double secs(uint64_t ns)
 {
         return (double)ns / 1e9;
+}
+
+/* CPU seconds of the whole process (every thread), user and system. */
+static double cpu_s(void)
+{
+        struct rusage u;
+        getrusage(RUSAGE_SELF, &u);
+        return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+               (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
 }
 
 static double mean(const double *v, size_t n)
@@ -173,7 +183,11 @@ int main(int argc, char **argv)
         if (c) {
                 printf("cch: from the snapshot\n");
         } else {
-                if (ss_cch_build(g, &copt, &own, &st, &err) != SS_OK) {
+                double c0 = cpu_s();
+                t0 = ss_now_ns();
+                int brc = ss_cch_build(g, &copt, &own, &st, &err);
+                double wall = secs(ss_now_ns() - t0), cpu = cpu_s() - c0;
+                if (brc != SS_OK) {
                         fprintf(stderr, "ssspd-cch-bench: %s\n", err.msg);
                         ss_graph_unref(g);
                         return 1;
@@ -182,6 +196,7 @@ int main(int argc, char **argv)
                 printf("order: %.3f s (top separator %u nodes, %s)\n", st.order_s, st.top_separator,
                        g->x && !copt.bfs_keys ? "coordinates" : "BFS keys");
                 printf("contraction: %.3f s, derived arrays %.3f s\n", st.contract_s, st.derive_s);
+                printf("preprocessing: %.3f s wall, %.3f s CPU over all threads\n", wall, cpu);
         }
         printf("supergraph: %u edges (%.2f per graph arc), elimination tree height %u, %" PRIu64
                " triangles, %.1f MiB\n",
@@ -196,6 +211,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "ssspd-cch-bench: out of memory\n");
                 return 1;
         }
+        double ccpu = cpu_s();
         for (unsigned long r = 0; r < reps; r++) {
                 t0 = ss_now_ns();
                 if (ss_cch_customize(cz, m, g, NULL, &err) != SS_OK) {
@@ -204,11 +220,12 @@ int main(int argc, char **argv)
                 }
                 ct[r] = secs(ss_now_ns() - t0);
         }
+        ccpu = (cpu_s() - ccpu) / (double)reps;
         double cmed, cmin, cmax;
         ss__bench_stats(ct, reps, &cmed, &cmin, &cmax);
-        printf("customization: median %.4f s (min %.4f, max %.4f) over %lu runs, %u threads, "
-               "%s weights\n",
-               cmed, cmin, cmax, reps,
+        printf("customization: median %.4f s (min %.4f, max %.4f) over %lu runs, %.4f s CPU "
+               "each, %u threads, %s weights\n",
+               cmed, cmin, cmax, reps, ccpu,
                threads ? (unsigned)threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
                m->wide ? "64-bit" : "32-bit");
 
