@@ -369,8 +369,8 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
         if (h->flags & ~known)
                 return ss_err_set(err, SS_EFORMAT, "%s: unknown flags 0x%" PRIx64, path, h->flags);
         if (has_cch != !!(h->flags & SS__SNAP_FLAG_CCH))
-                return ss_err_set(err, SS_EFORMAT, "%s: version %" PRIu32 " %s a CCH section",
-                                  path, h->version, has_cch ? "without" : "with");
+                return ss_err_set(err, SS_EFORMAT, "%s: version %" PRIu32 " %s a CCH section", path,
+                                  h->version, has_cch ? "without" : "with");
         if (h->n == 0 || h->n > SS_MAX_NODES)
                 return ss_err_set(err, SS_EFORMAT, "%s: node count %" PRIu64 " out of range", path,
                                   h->n);
@@ -417,8 +417,7 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
                                           path, h->cch_off, h->cch_len, size);
                 pos = h->cch_off + h->cch_len;
         } else if (h->cch_off || h->cch_len) {
-                return ss_err_set(err, SS_EFORMAT, "%s: a CCH section in a version 1 header",
-                                  path);
+                return ss_err_set(err, SS_EFORMAT, "%s: a CCH section in a version 1 header", path);
         }
         /* The writer ends the file with the last section; bytes after it
          * would be covered by neither the CRC nor the padding check. */
@@ -493,8 +492,7 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                             path, version, SS_SNAPSHOT_CCH_VERSION);
                 return SS_OK;
         }
-        if (get32(sec + 12) != SS__CCH_HEADER ||
-            get32(sec + 124) != (uint32_t)crc32(0, sec, 124))
+        if (get32(sec + 12) != SS__CCH_HEADER || get32(sec + 124) != (uint32_t)crc32(0, sec, 124))
                 return ss_err_set(err, SS_EFORMAT, "%s: the CCH section header is corrupt", path);
         uint64_t n = get64(sec + 16), arcs = get64(sec + 24);
         if (n != g->n || arcs >= UINT32_MAX)
@@ -531,8 +529,8 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                         return ss_err_set(err, SS_EFORMAT,
                                           "%s: nonzero reserved bytes in the CCH header", path);
         if (crc != get32(sec + 80))
-                return ss_err_set(err, SS_EFORMAT,
-                                  "%s: CCH checksum mismatch: the file is corrupt", path);
+                return ss_err_set(err, SS_EFORMAT, "%s: CCH checksum mismatch: the file is corrupt",
+                                  path);
         struct ss_cch *c = NULL;
         struct ss_err cerr;
         int rc = ss_cch_from_arrays(g, (uint32_t)arcs, arr[0], arr[1], arr[2], true, 0, &c, &cerr);
@@ -688,7 +686,8 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         g->block = block;
         atomic_init(&g->refs, 1u);
         close(fd);
-        if (h.flags & SS__SNAP_FLAG_CCH && read_cch(path, g, block + h.cch_off, h.cch_len, err) < 0) {
+        if (h.flags & SS__SNAP_FLAG_CCH &&
+            read_cch(path, g, block + h.cch_off, h.cch_len, err) < 0) {
                 ss_graph_unref(g);
                 return NULL;
         }

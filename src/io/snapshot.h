@@ -37,7 +37,7 @@
 extern "C" {
 #endif
 
-#define SS_SNAPSHOT_MAGIC "SSSPDSNP"
+#define SS_SNAPSHOT_MAGIC       "SSSPDSNP"
 #define SS_SNAPSHOT_VERSION     1u /* a graph alone: what every build reads */
 #define SS_SNAPSHOT_VERSION_CCH 2u /* a graph and a CCH section */
 #define SS_SNAPSHOT_CCH_MAGIC   "SSCCHTOP"
@@ -54,8 +54,8 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
  * (row offsets, heads < N, the header's weight and degree bounds), so even a
  * crafted file cannot make a query read out of bounds. A CCH section is
  * checked the same way (ss_cch_from_arrays) and attached to the graph, its
- * arrays left in the block. Reports progress when progress is not NULL. Returns a graph with one reference, or NULL with err
- * set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
+ * arrays left in the block. Reports progress when progress is not NULL. Returns a graph with one
+ * reference, or NULL with err set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err);
 
