@@ -283,26 +283,26 @@ static const struct {
         int (*run)(struct cli *c, int argc, char **argv);
         const char *usage;
 } commands[] = {
-    {"route", cmd_route,
-     "usage: ssspd-cli route [OPTIONS] GRAPH FROM TO\n"
-     "Prints 'distance D' and 'path FROM ... TO' (1-based ids); 'distance -' when TO\n"
-     "is unreachable from FROM.\n"},
-    {"ss", cmd_ss,
-     "usage: ssspd-cli ss [OPTIONS] GRAPH FILE.ss\n"
-     "Prints one 'd CHECKSUM' line per source: the sum of the distances of all\n"
-     "reached nodes modulo 2^62, as the DIMACS challenge's correctness output.\n"},
-    {"p2p", cmd_p2p,
-     "usage: ssspd-cli p2p [OPTIONS] GRAPH FILE.p2p\n"
-     "Prints one 'd DIST' line per query; 'd -' marks a query with no path.\n"},
-    {"snapshot", cmd_snapshot,
-     "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
-     "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
-    {"prepare", cmd_prepare,
-     "usage: ssspd-cli prepare [OPTIONS] GRAPH [COORDS] OUT\n"
-     "Builds the metric-independent part of a customizable contraction hierarchy\n"
-     "(a nested-dissection order and the contraction in it) on every CPU and writes\n"
-     "GRAPH as a snapshot that carries it: '--algorithm cch' and the daemon then\n"
-     "only customize it for the weights, which takes well under a second.\n"},
+        {"route", cmd_route,
+         "usage: ssspd-cli route [OPTIONS] GRAPH FROM TO\n"
+         "Prints 'distance D' and 'path FROM ... TO' (1-based ids); 'distance -' when TO\n"
+         "is unreachable from FROM.\n"},
+        {"ss", cmd_ss,
+         "usage: ssspd-cli ss [OPTIONS] GRAPH FILE.ss\n"
+         "Prints one 'd CHECKSUM' line per source: the sum of the distances of all\n"
+         "reached nodes modulo 2^62, as the DIMACS challenge's correctness output.\n"},
+        {"p2p", cmd_p2p,
+         "usage: ssspd-cli p2p [OPTIONS] GRAPH FILE.p2p\n"
+         "Prints one 'd DIST' line per query; 'd -' marks a query with no path.\n"},
+        {"snapshot", cmd_snapshot,
+         "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
+         "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
+        {"prepare", cmd_prepare,
+         "usage: ssspd-cli prepare [OPTIONS] GRAPH [COORDS] OUT\n"
+         "Builds the metric-independent part of a customizable contraction hierarchy\n"
+         "(a nested-dissection order and the contraction in it) on every CPU and writes\n"
+         "GRAPH as a snapshot that carries it: '--algorithm cch' and the daemon then\n"
+         "only customize it for the weights, which takes well under a second.\n"},
 };
 
 int main(int argc, char **argv)
