@@ -68,6 +68,9 @@ struct ss__cch_piece {
 /* Pieces at least this large must split with a separator of at most k / 8
  * nodes, or the graph is declared not road-like (SS_ETOOBIG). */
 #define SS__CCH_CHECK_K 4096u
+/* Graphs of SS__CCH_CHECK_K nodes or more with more edges a node on average
+ * are refused at once (SS_ETOOBIG). */
+#define SS__CCH_MAX_DEGREE 10u
 /* Smaller pieces split at a BFS layer, without a flow. */
 #define SS__CCH_SMALL_K 8u
 /* Smaller pieces try two directions (the axes), larger ones the diagonals too. */

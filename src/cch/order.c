@@ -297,6 +297,13 @@ int ss__cch_order_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug,
                 return ss_err_set(err, SS_ETOOBIG, "%u nodes: a CCH takes fewer than 2^31", g->n);
         if (g->n == 0)
                 return SS_OK;
+        /* Road networks have 2 to 4 roads a node; at many more the separators
+         * cannot be small, and finding that out by flows takes minutes on a
+         * large graph. */
+        if (g->n >= SS__CCH_CHECK_K && ug->first[g->n] > (uint64_t)SS__CCH_MAX_DEGREE * g->n)
+                return ss_err_set(err, SS_ETOOBIG,
+                                  "%.1f edges a node on average: the graph is not road-like",
+                                  (double)ug->first[g->n] / g->n);
 
         struct piece *root = calloc(1, sizeof(*root));
         if (!root || !(root->gid = malloc((size_t)g->n * sizeof(uint32_t)))) {

@@ -245,8 +245,9 @@ static inline void visit(struct flow *f, uint32_t st, uint32_t parent, int32_t s
  * pushed), trying the neighbours nearest the sink first; level[] == stamp
  * marks what it reached, cur[] the parents. Returns the path's length in
  * f->queue (forward), or 0 when the sink cannot be reached: then the marks
- * are exactly the states the source reaches. */
-static uint32_t flow_search(struct flow *f, int32_t stamp)
+ * are exactly the states the source reaches. Each state taken off the
+ * stack costs one unit of *budget; NONE when it runs out. */
+static uint32_t flow_search(struct flow *f, int32_t stamp, uint64_t *budget)
 {
         const struct ss__cch_piece *p = f->p;
         uint32_t k = f->k, sp = 0, found = NONE;
@@ -255,6 +256,9 @@ static uint32_t flow_search(struct flow *f, int32_t stamp)
                         visit(f, 2 * v, NONE, stamp, &sp);
         while (sp > 0 && found == NONE) {
                 uint32_t st = f->stack[--sp], v = st >> 1;
+                if (*budget == 0)
+                        return NONE;
+                --*budget;
                 if (!(st & 1)) {
                         uint32_t to = f->fout[v] == NONE ? 2 * v + 1
                                       : f->fin[v] < k    ? 2 * f->fin[v] + 1
@@ -438,10 +442,16 @@ static void run_dir(struct search *s, struct flow *f, unsigned dir)
                 f->proj[f->keys[v].v] = f->keys[v].k;
         if (!flow_sides(f))
                 return;
+        /* Road graphs need far less (a few hundred sweeps of the piece at
+         * most); a graph without small cuts would take a sweep per unit of
+         * flow up to the k / 8 cap, so the search gives up instead. */
+        uint64_t budget = (uint64_t)32 * k * (64 - (unsigned)__builtin_clzll(k)) + (1u << 20);
         memset(f->level, 0, 2 * (size_t)k * sizeof(int32_t));
         int32_t stamp = 0;
         uint32_t len;
-        while ((len = flow_search(f, ++stamp)) != 0) {
+        while ((len = flow_search(f, ++stamp, &budget)) != 0) {
+                if (len == NONE)
+                        return; /* too much work: no cut from this direction */
                 flow_augment(f, f->queue, len);
                 if (++value > atomic_load_explicit(&s->best, memory_order_relaxed))
                         return; /* this direction cannot win */
