@@ -445,7 +445,7 @@ static void run_dir(struct search *s, struct flow *f, unsigned dir)
         /* Road graphs need far less (a few hundred sweeps of the piece at
          * most); a graph without small cuts would take a sweep per unit of
          * flow up to the k / 8 cap, so the search gives up instead. */
-        uint64_t budget = (uint64_t)32 * k * (64 - (unsigned)__builtin_clzll(k)) + (1u << 20);
+        uint64_t budget = (uint64_t)64 * k * (64 - (unsigned)__builtin_clzll(k)) + (1u << 20);
         memset(f->level, 0, 2 * (size_t)k * sizeof(int32_t));
         int32_t stamp = 0;
         uint32_t len;
