@@ -6,7 +6,10 @@
  * sink, and a maximum flow with unit node capacities between them gives a
  * minimum node cut. Since the source and the sink each hold a quarter of
  * the nodes, every such cut is balanced. The smallest cut over the
- * directions wins (the better balance among equal ones).
+ * directions wins (the better balance among equal ones, then the lower
+ * direction, so that the result does not depend on thread timing). A
+ * direction gives up once its flow passes the best cut found so far, or
+ * after 64 k log2 k search steps (a graph without small cuts).
  *
  * The flow runs on the split graph, where node v becomes in(v) -> out(v) of
  * capacity 1 and every edge {u, v} becomes out(u) -> in(v) and out(v) ->
@@ -21,7 +24,9 @@
  * the flow is small, and only the last searches, which must reroute the
  * flow around what is already used, sweep the whole piece. Dinic's
  * algorithm, which sweeps the piece in every round and needs about as many
- * rounds as the cut has nodes, was 5 to 20 times slower here.
+ * rounds as the cut has nodes, was 5 to 20 times slower here, and one
+ * search tree kept across paths (Boykov-Kolmogorov) twice as slow, as every
+ * path frees the subtrees below its out-states in the split graph.
  */
 #include "cch/internal.h"
 
