@@ -66,6 +66,9 @@ struct ss__bench_algo {
         uint64_t (*last_device_ns)(void *state);
         /* Device memory the row holds (0 on the CPU). */
         uint64_t (*device_bytes)(void *state);
+        /* Writes what setup did into the cell's note (preparation times); NULL
+         * for none. */
+        void (*describe)(void *state, char *note, size_t len);
         /* Frees state (NULL is ignored). */
         void (*teardown)(void *state);
 };
@@ -98,7 +101,9 @@ void ss__bench_gpu_describe(char *buf, size_t len);
 enum ss__bench_status {
         SS_BENCH_OK = 0,      /* every planned query ran */
         SS_BENCH_TIMEOUT,     /* a query passed the slow-algorithm budget */
-        SS_BENCH_SKIPPED,     /* not run by choice (budget 0, not selected) */
+        SS_BENCH_SKIPPED,     /* not run by choice (budget 0, not selected), or the
+                               * graph does not suit the row (a CCH of a graph without
+                               * small separators) */
         SS_BENCH_UNAVAILABLE, /* not built or no device */
         SS_BENCH_FAILED,      /* setup or a query returned an error */
 };

@@ -184,7 +184,8 @@ static void write_tables(FILE *f, const struct table *t)
         }
         fprintf(f, "\n`> T`: the query passed the time budget T (seconds) and the "
                    "algorithm was stopped; `n/a`: not built or no device here; "
-                   "`skipped`: not run by choice (see the notes below); `—`: left out of that "
+                   "`skipped`: not run by choice, or the graph does not suit the algorithm (see "
+                   "the notes below); `—`: left out of that "
                    "run's --algorithms.\n\n");
 
         fprintf(f, "## Arcs per second (millions; arcs / median time)\n\n");

@@ -245,7 +245,13 @@ START_TEST(test_quick_run_tables)
                 ck_assert(find_row(csv, graphs[g], "gpu-bf", &r));
                 ck_assert(strcmp(r.status, "ok") == 0 || strcmp(r.status, "unavailable") == 0);
                 ck_assert_uint_eq(r.mismatches, 0);
+                /* the CCH runs everywhere, and its note says what setup took */
+                ck_assert(find_row(csv, graphs[g], "cch", &r));
+                ck_assert_str_eq(r.status, "ok");
+                ck_assert_uint_eq(r.queries, 4);
+                ck_assert_uint_eq(r.mismatches, 0);
         }
+        ck_assert(strstr(csv, "customized") != NULL);
 
         md = slurp(out, "results.md");
         ck_assert_msg(md != NULL, "no results.md");

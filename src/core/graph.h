@@ -26,7 +26,12 @@ extern "C" {
 #endif
 
 /* Slots of struct ss_graph.ext, one per kind of derived data. */
-enum ss_graph_ext_slot { SS_GRAPH_EXT_ASTAR = 0, SS_GRAPH_EXT_COUNT = 4 };
+enum ss_graph_ext_slot {
+        SS_GRAPH_EXT_ASTAR = 0,      /* cpu/astar.h: coordinate and landmark bounds */
+        SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure */
+        SS_GRAPH_EXT_CCH_METRIC = 2, /* cch/cch.h: that structure customized for g's weights */
+        SS_GRAPH_EXT_COUNT = 4
+};
 
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX

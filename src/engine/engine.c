@@ -11,6 +11,7 @@
 
 #include "core/cancel.h"
 #include "core/log.h"
+#include "cch/cch.h"
 #include "cpu/astar.h"
 #include "cpu/landmarks.h"
 #include "engine/internal.h"
@@ -90,10 +91,22 @@ int ss_engine_kind_parse(const char *name)
  * matrices and one-to-all (one thread per worker: half the Dijkstra's time
  * on the DIMACS road graphs, docs/cpu.md). A name without a row on dev
  * cannot run there (the CPU then answers with Dijkstra). */
+/* An auto route or matrix on a graph whose CCH is customized: the CCH
+ * answers it on the CPU in microseconds (a search settles a few hundred
+ * nodes), far below what a GPU search costs, so it does not go to a GPU
+ * unless the client asked for one. */
+static bool ss__cch_serves(const struct ss_job *j)
+{
+        return j->algo == SS_ALGO_AUTO && j->engine != SS_ENGINE_GPU &&
+               j->kind != SS_JOB_ONE_TO_ALL && ss_cch_metric_of(j->graph);
+}
+
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
                 return ss_solver_find(ss_algo_name(j->algo), dev);
+        if (ss__cch_serves(j))
+                return ss_solver_find("cch", dev);
         if (dev == SS_DEVICE_GPU)
                 return ss_solver_find("delta", SS_DEVICE_GPU);
         if (j->kind != SS_JOB_ROUTE)
@@ -163,6 +176,20 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
         int rc = ss_astar_prepare(g, err);
         if (rc != SS_OK)
                 return rc;
+        if (e->cfg.cch != SS_ENGINE_CCH_OFF &&
+            (ss_cch_of(g) || e->cfg.cch == SS_ENGINE_CCH_ON || g->n <= SS_ENGINE_CCH_AUTO_NODES)) {
+                struct ss_err cerr = {0};
+                const bool built = !ss_cch_of(g);
+                uint64_t t0 = ss_now_ns();
+                if (built)
+                        ss_log_info("graph", "building the CCH (order and contraction)");
+                if (ss_cch_prepare(g, e->ncpu, &cerr) == SS_OK)
+                        ss_log_info("graph", "CCH ready in %.0f ms (%s and customized): %u edges",
+                                    (double)(ss_now_ns() - t0) / 1e6,
+                                    built ? "built" : "from the snapshot", ss_cch_of(g)->arcs);
+                else
+                        ss_log_warn("graph", "no CCH, routes use the other solvers: %s", cerr.msg);
+        }
         ss__pool_load(e, g);
         if (e->cfg.landmarks > 0) {
                 struct ss_err lerr = {0};

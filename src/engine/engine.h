@@ -133,6 +133,14 @@ struct ss_engine;
 typedef int (*ss_gpu_open_fn)(void *arg, int device, const struct ss_graph *g, unsigned streams,
                               struct ss_backend **out, struct ss_err *err);
 
+/* Whether ss_engine_prepare() makes a CCH (cch/cch.h) ready for a graph:
+ * AUTO customizes the CCH a prepared snapshot carries and builds one for
+ * graphs of at most SS_ENGINE_CCH_AUTO_NODES nodes (seconds); ON builds one
+ * for any graph (minutes on a continent); OFF makes none. Once a graph has
+ * one, auto routes and matrices are answered with it on the CPU. */
+enum ss_engine_cch { SS_ENGINE_CCH_AUTO = 0, SS_ENGINE_CCH_ON, SS_ENGINE_CCH_OFF };
+#define SS_ENGINE_CCH_AUTO_NODES 2000000u
+
 struct ss_engine_config {
         unsigned cpu_workers; /* CPU threads; 0 means one per online core */
         size_t queue_max;     /* jobs waiting (not running) at most; 0 means 1024 */
@@ -149,6 +157,7 @@ struct ss_engine_config {
         ss_gpu_open_fn gpu_open; /* NULL: the real GPU backend */
         void *gpu_open_arg;
         unsigned landmarks;      /* landmarks built by ss_engine_prepare (0: none) */
+        enum ss_engine_cch cch;  /* the CCH ss_engine_prepare makes ready */
 };
 
 #define SS_ENGINE_BATCH_AUTO 0xffffffffu

@@ -6,10 +6,24 @@
  *    40  u32 min_w  44 u32 max_w     48  u32 max_out_degree  52 u32 zero
  *    56  u64 file size
  *    64  five sections {u64 offset, u64 length}: row, col, w, x, y
- *   144  u32 payload CRC-32          148..187 zero
+ *   144  u32 payload CRC-32          148..151 zero
+ *   152  u64 CCH section offset      160 u64 CCH section length (version 2;
+ *        zero in version 1)          168..187 zero
  *   188  u32 CRC-32 of bytes 0..187
  * Sections start on 64-byte boundaries in the order above; x and y have
- * offset and length 0 when the graph has no coordinates. The payload CRC is
+ * offset and length 0 when the graph has no coordinates. Version 2 sets
+ * flag bit 1 and ends the file with the CCH section (64-byte aligned):
+ *
+ * CCH section header (128 bytes), offsets from the section's start:
+ *     0  magic "SSCCHTOP"             8  u32 section version  12 u32 its header size
+ *    16  u64 N                       24  u64 edges (E)
+ *    32  three arrays {u64 offset, u64 length}: rank[N], up_first[N+1], up_head[E] (u32)
+ *    80  u32 CRC-32 of the arrays    84..123 zero
+ *   124  u32 CRC-32 of bytes 0..123
+ * The arrays start on 64-byte boundaries; the padding between them is zero
+ * and the last ends the file. A section version other than 1 is skipped
+ * (the graph loads without its CCH), so that the layout can change without
+ * making the graph unreadable. The payload CRC is
  * zlib's crc32 chained over the sections' bytes (padding excluded, and
  * required to be zero), which is the graph's checksum whether it was parsed
  * from text or read from here.
@@ -22,6 +36,9 @@
  * would send a query out of bounds).
  */
 #include "io/snapshot.h"
+
+#include "cch/cch.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +57,8 @@
 #define SS__SNAP_HEADER      192u
 #define SS__SNAP_ALIGN       64u
 #define SS__SNAP_FLAG_COORDS UINT64_C(1)
+#define SS__SNAP_FLAG_CCH    UINT64_C(2)
+#define SS__CCH_HEADER       128u
 #define SS__SNAP_SECTIONS    5
 /* Reads and CRC work in pieces of this size, so progress moves on big files. */
 #define SS__SNAP_CHUNK (64u << 20)
@@ -54,6 +73,7 @@ struct ss__snap_header {
         uint64_t file_size;
         uint64_t off[SS__SNAP_SECTIONS], len[SS__SNAP_SECTIONS];
         uint32_t payload_crc;
+        uint64_t cch_off, cch_len; /* version 2 */
 };
 
 static void put32(unsigned char *p, uint32_t v)
@@ -116,6 +136,8 @@ static void encode_header(const struct ss__snap_header *h, unsigned char out[SS_
                 put64(out + 72 + 16 * i, h->len[i]);
         }
         put32(out + 144, h->payload_crc);
+        put64(out + 152, h->cch_off);
+        put64(out + 160, h->cch_len);
         put32(out + 188, (uint32_t)crc32(0, out, 188));
 }
 
@@ -135,6 +157,8 @@ static void decode_header(const unsigned char in[SS__SNAP_HEADER], struct ss__sn
                 h->len[i] = get64(in + 72 + 16 * i);
         }
         h->payload_crc = get32(in + 144);
+        h->cch_off = get64(in + 152);
+        h->cch_len = get64(in + 160);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -188,8 +212,48 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
                 pos += h.len[i];
                 crc = crc_bytes(crc, data[i], h.len[i]);
         }
-        h.file_size = pos;
         h.payload_crc = crc;
+
+        /* The CCH section, when g carries one. */
+        const struct ss_cch *c = ss_cch_of(g);
+        unsigned char cch_hdr[SS__CCH_HEADER];
+        const void *cch_data[3] = {NULL, NULL, NULL};
+        uint64_t cch_aoff[3] = {0, 0, 0}, cch_alen[3] = {0, 0, 0};
+        if (c) {
+                h.version = SS_SNAPSHOT_VERSION_CCH;
+                h.flags |= SS__SNAP_FLAG_CCH;
+                cch_data[0] = c->rank;
+                cch_data[1] = c->up_first;
+                cch_data[2] = c->up_head;
+                cch_alen[0] = (uint64_t)c->n * sizeof(uint32_t);
+                cch_alen[1] = ((uint64_t)c->n + 1) * sizeof(uint32_t);
+                cch_alen[2] = (uint64_t)c->arcs * sizeof(uint32_t);
+                uint64_t at = SS__CCH_HEADER;
+                uint32_t acrc = (uint32_t)crc32(0, Z_NULL, 0);
+                for (int i = 0; i < 3; i++) {
+                        at = align_up(at);
+                        cch_aoff[i] = at;
+                        at += cch_alen[i];
+                        acrc = crc_bytes(acrc, cch_data[i], cch_alen[i]);
+                }
+                memset(cch_hdr, 0, sizeof(cch_hdr));
+                memcpy(cch_hdr, SS_SNAPSHOT_CCH_MAGIC, 8);
+                put32(cch_hdr + 8, SS_SNAPSHOT_CCH_VERSION);
+                put32(cch_hdr + 12, SS__CCH_HEADER);
+                put64(cch_hdr + 16, c->n);
+                put64(cch_hdr + 24, c->arcs);
+                for (int i = 0; i < 3; i++) {
+                        put64(cch_hdr + 32 + 16 * i, cch_aoff[i]);
+                        put64(cch_hdr + 40 + 16 * i, cch_alen[i]);
+                }
+                put32(cch_hdr + 80, acrc);
+                put32(cch_hdr + 124, (uint32_t)crc32(0, cch_hdr, 124));
+                pos = align_up(pos);
+                h.cch_off = pos;
+                h.cch_len = at;
+                pos += at;
+        }
+        h.file_size = pos;
 
         /* A temporary file in the same directory, renamed over path at the
          * end, so a reader never sees half a snapshot. */
@@ -219,6 +283,18 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
                 if (rc == 0)
                         rc = write_all(fd, data[i], h.len[i]);
                 pos = h.off[i] + h.len[i];
+        }
+        if (c && rc == 0) {
+                rc = write_all(fd, zeros, h.cch_off - pos);
+                if (rc == 0)
+                        rc = write_all(fd, cch_hdr, sizeof(cch_hdr));
+                pos = SS__CCH_HEADER;
+                for (int i = 0; i < 3 && rc == 0; i++) {
+                        rc = write_all(fd, zeros, cch_aoff[i] - pos);
+                        if (rc == 0)
+                                rc = write_all(fd, cch_data[i], cch_alen[i]);
+                        pos = cch_aoff[i] + cch_alen[i];
+                }
         }
         if (rc == 0)
                 rc = fchmod(fd, 0644);
@@ -269,15 +345,15 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
         if (memcmp(raw, SS_SNAPSHOT_MAGIC, 8) != 0)
                 return ss_err_set(err, SS_EFORMAT, "%s: not a snapshot (bad magic)", path);
         decode_header(raw, h);
-        if (h->version != SS_SNAPSHOT_VERSION)
+        if (h->version != SS_SNAPSHOT_VERSION && h->version != SS_SNAPSHOT_VERSION_CCH)
                 return ss_err_set(err, SS_EFORMAT,
                                   "%s: snapshot format version %" PRIu32
-                                  ", but this build reads version %u",
-                                  path, h->version, SS_SNAPSHOT_VERSION);
+                                  ", but this build reads versions %u to %u",
+                                  path, h->version, SS_SNAPSHOT_VERSION, SS_SNAPSHOT_VERSION_CCH);
         if (h->header_size != SS__SNAP_HEADER)
                 return ss_err_set(err, SS_EFORMAT,
-                                  "%s: header size %" PRIu32 ", expected %u for version %u", path,
-                                  h->header_size, SS__SNAP_HEADER, SS_SNAPSHOT_VERSION);
+                                  "%s: header size %" PRIu32 ", expected %u for version %" PRIu32,
+                                  path, h->header_size, SS__SNAP_HEADER, h->version);
         uint32_t crc = (uint32_t)crc32(0, raw, 188);
         if (crc != get32(raw + 188))
                 return ss_err_set(err, SS_EFORMAT, "%s: header checksum mismatch (corrupt header)",
@@ -288,8 +364,13 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
                                   " bytes, but the file has %" PRIu64 " (%s)",
                                   path, h->file_size, size,
                                   size < h->file_size ? "truncated" : "trailing bytes");
-        if (h->flags & ~SS__SNAP_FLAG_COORDS)
+        bool has_cch = h->version == SS_SNAPSHOT_VERSION_CCH;
+        uint64_t known = SS__SNAP_FLAG_COORDS | (has_cch ? SS__SNAP_FLAG_CCH : 0);
+        if (h->flags & ~known)
                 return ss_err_set(err, SS_EFORMAT, "%s: unknown flags 0x%" PRIx64, path, h->flags);
+        if (has_cch != !!(h->flags & SS__SNAP_FLAG_CCH))
+                return ss_err_set(err, SS_EFORMAT, "%s: version %" PRIu32 " %s a CCH section", path,
+                                  h->version, has_cch ? "without" : "with");
         if (h->n == 0 || h->n > SS_MAX_NODES)
                 return ss_err_set(err, SS_EFORMAT, "%s: node count %" PRIu64 " out of range", path,
                                   h->n);
@@ -325,6 +406,18 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
                                           "-byte file",
                                           path, sec_name[i], h->off[i], h->len[i], size);
                 pos = h->off[i] + h->len[i];
+        }
+        if (has_cch) {
+                if (h->cch_off < pos || h->cch_off % SS__SNAP_ALIGN != 0 || h->cch_off > size ||
+                    h->cch_len > size - h->cch_off || h->cch_len < SS__CCH_HEADER)
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: the CCH section at offset %" PRIu64
+                                          " (length %" PRIu64 ") is misplaced or beyond the end "
+                                          "of the %" PRIu64 "-byte file",
+                                          path, h->cch_off, h->cch_len, size);
+                pos = h->cch_off + h->cch_len;
+        } else if (h->cch_off || h->cch_len) {
+                return ss_err_set(err, SS_EFORMAT, "%s: a CCH section in a version 1 header", path);
         }
         /* The writer ends the file with the last section; bytes after it
          * would be covered by neither the CRC nor the padding check. */
@@ -368,6 +461,83 @@ static int check_graph(const char *path, const struct ss_graph *g, const struct 
                                   "%s: header statistics (weights %" PRIu32 "..%" PRIu32
                                   ", max degree %" PRIu32 ") disagree with the arrays",
                                   path, h->min_w, h->max_w, h->max_out_degree);
+        return SS_OK;
+}
+
+/* Bytes from .. to - 1 of block must be zero (padding). */
+static bool zero_bytes(const char *path, const unsigned char *block, uint64_t from, uint64_t to,
+                       struct ss_err *err)
+{
+        for (uint64_t at = from; at < to; at++)
+                if (block[at] != 0) {
+                        ss_err_set(err, SS_EFORMAT, "%s: nonzero padding byte at offset %" PRIu64,
+                                   path, at);
+                        return false;
+                }
+        return true;
+}
+
+/* Checks the CCH section at sec (len bytes, inside g's block) and attaches
+ * its CCH to g; a section of another layout version is skipped. */
+static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, uint64_t len,
+                    struct ss_err *err)
+{
+        if (memcmp(sec, SS_SNAPSHOT_CCH_MAGIC, 8) != 0)
+                return ss_err_set(err, SS_EFORMAT, "%s: the CCH section has a bad magic", path);
+        uint32_t version = get32(sec + 8);
+        if (version != SS_SNAPSHOT_CCH_VERSION) {
+                ss_log_warn("snapshot",
+                            "%s: CCH section version %" PRIu32 " (this build reads %u): skipped; "
+                            "the CCH is built again when needed",
+                            path, version, SS_SNAPSHOT_CCH_VERSION);
+                return SS_OK;
+        }
+        if (get32(sec + 12) != SS__CCH_HEADER || get32(sec + 124) != (uint32_t)crc32(0, sec, 124))
+                return ss_err_set(err, SS_EFORMAT, "%s: the CCH section header is corrupt", path);
+        uint64_t n = get64(sec + 16), arcs = get64(sec + 24);
+        if (n != g->n || arcs >= UINT32_MAX)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: the CCH section is for %" PRIu64 " nodes and %" PRIu64
+                                  " edges; the graph has %" PRIu32 " nodes",
+                                  path, n, arcs, g->n);
+        static const char *const name[3] = {"rank", "up_first", "up_head"};
+        uint64_t want[3] = {n * 4, (n + 1) * 4, arcs * 4}, pos = SS__CCH_HEADER;
+        uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
+        void *arr[3];
+        for (int i = 0; i < 3; i++) {
+                uint64_t off = get64(sec + 32 + 16 * i), alen = get64(sec + 40 + 16 * i);
+                if (alen != want[i] || off < pos || off % SS__SNAP_ALIGN != 0 || off > len ||
+                    alen > len - off)
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: the CCH array %s (offset %" PRIu64
+                                          ", length %" PRIu64 ") is misplaced or of the wrong size",
+                                          path, name[i], off, alen);
+                for (uint64_t at = pos; at < off; at++)
+                        if (sec[at] != 0)
+                                return ss_err_set(err, SS_EFORMAT,
+                                                  "%s: nonzero padding in the CCH section", path);
+                arr[i] = sec + off;
+                crc = crc_bytes(crc, sec + off, alen);
+                pos = off + alen;
+        }
+        if (pos != len)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "%s: %" PRIu64 " unchecked bytes after the CCH arrays", path,
+                                  len - pos);
+        for (int i = 84; i < 124; i++)
+                if (sec[i] != 0)
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: nonzero reserved bytes in the CCH header", path);
+        if (crc != get32(sec + 80))
+                return ss_err_set(err, SS_EFORMAT, "%s: CCH checksum mismatch: the file is corrupt",
+                                  path);
+        struct ss_cch *c = NULL;
+        struct ss_err cerr;
+        int rc = ss_cch_from_arrays(g, (uint32_t)arcs, arr[0], arr[1], arr[2], true, 0, &c, &cerr);
+        if (rc != SS_OK)
+                return ss_err_set(err, rc == SS_ENOMEM ? SS_ENOMEM : SS_EFORMAT, "%s: %s", path,
+                                  cerr.msg);
+        ss_cch_attach(g, c);
         return SS_OK;
 }
 
@@ -492,6 +662,8 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
                 }
                 pad_from = h.off[i] + h.len[i];
         }
+        if (h.flags & SS__SNAP_FLAG_CCH && !zero_bytes(path, block, pad_from, h.cch_off, err))
+                goto fail;
 
         g = calloc(1, sizeof(*g));
         if (!g) {
@@ -514,6 +686,11 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         g->block = block;
         atomic_init(&g->refs, 1u);
         close(fd);
+        if (h.flags & SS__SNAP_FLAG_CCH &&
+            read_cch(path, g, block + h.cch_off, h.cch_len, err) < 0) {
+                ss_graph_unref(g);
+                return NULL;
+        }
         snap_progress(progress, path, size, size, &last);
         return g;
 

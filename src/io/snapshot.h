@@ -10,7 +10,15 @@
  *   payload: row[N+1] (u64), col[M] (u32), w[M] (u32), then x[N], y[N] (i32)
  *            when coordinates are present.
  * A file whose magic, version, sizes or checksums do not match is rejected
- * with SS_EFORMAT and a message that says which. The payload CRC (zlib crc32
+ * with SS_EFORMAT and a message that says which.
+ *
+ * Version 2 adds one optional section after the graph's: the metric-
+ * independent part of a customizable contraction hierarchy (cch/cch.h: the
+ * order and the chordal supergraph), with its own small header, version and
+ * CRC. A graph that carries a CCH (ss_cch_attach) is written as version 2,
+ * which older builds reject by its version; one without is still written as
+ * version 1. A reader that meets a CCH section of a layout it does not know
+ * skips it (the graph loads; the CCH is built again when needed). The payload CRC (zlib crc32
  * chained over row, col, w, then x and y, padding excluded) equals the
  * checksum ss_graph_finish() computes, so a graph's checksum is the same
  * whether it was parsed from text or read from a snapshot. The byte-level
@@ -29,11 +37,14 @@
 extern "C" {
 #endif
 
-#define SS_SNAPSHOT_MAGIC "SSSPDSNP"
-#define SS_SNAPSHOT_VERSION 1u
+#define SS_SNAPSHOT_MAGIC       "SSSPDSNP"
+#define SS_SNAPSHOT_VERSION     1u /* a graph alone: what every build reads */
+#define SS_SNAPSHOT_VERSION_CCH 2u /* a graph and a CCH section */
+#define SS_SNAPSHOT_CCH_MAGIC   "SSCCHTOP"
+#define SS_SNAPSHOT_CCH_VERSION 1u
 
-/* Writes g to path (through a temporary file renamed into place). Returns
- * SS_OK or SS_EIO with err set. */
+/* Writes g to path (through a temporary file renamed into place), with the
+ * CCH attached to g if there is one. Returns SS_OK or SS_EIO with err set. */
 int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err *err);
 
 /* Reads a snapshot written by ss_snapshot_write() with one pass over the
@@ -41,9 +52,10 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
  * Checks the header CRC and every size against the file length before
  * allocating, then the payload CRC, the zero padding and the CSR structure
  * (row offsets, heads < N, the header's weight and degree bounds), so even a
- * crafted file cannot make a query read out of bounds. Reports progress when
- * progress is not NULL. Returns a graph with one reference, or NULL with err
- * set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
+ * crafted file cannot make a query read out of bounds. A CCH section is
+ * checked the same way (ss_cch_from_arrays) and attached to the graph, its
+ * arrays left in the block. Reports progress when progress is not NULL. Returns a graph with one
+ * reference, or NULL with err set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err);
 

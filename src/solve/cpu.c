@@ -1,6 +1,7 @@
-/* The CPU backend: Dijkstra, A* and the parallel Δ-stepping, one workspace
- * per lane (thread). A lane's Δ-stepping context (its own pool of
- * `threads` threads) is made on its first Δ-stepping task. */
+/* The CPU backend: Dijkstra, A*, the parallel Δ-stepping and the CCH, one
+ * workspace per lane (thread). A lane's Δ-stepping context (its own pool of
+ * `threads` threads) is made on its first Δ-stepping task; the CCH's state
+ * lives in solve/cch.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,12 @@
 #include "cpu/delta.h"
 #include "cpu/dijkstra.h"
 #include "solve/backend.h"
+#include "solve/cpu_internal.h"
 
 struct ss__cpu {
         struct ss_dijkstra_ws **ws; /* one per lane */
         struct ss_cpu_delta **delta; /* one per lane, made when first needed */
+        struct ss__cpu_cch *cch;
         unsigned threads;
         uint64_t delta_width;
 };
@@ -31,6 +34,10 @@ static int ss__cpu_open(struct ss_backend *b, const struct ss_backend_config *cf
         c->threads = cfg->threads;
         c->delta_width = cfg->cpu_delta;
         b->impl = c;
+        if (!(c->cch = ss__cpu_cch_new(b->lanes, cfg->cch_build, cfg->threads))) {
+                b->ops->close(b);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the CPU backend");
+        }
         for (unsigned i = 0; i < b->lanes; i++) {
                 if (!(c->ws[i] = ss_dijkstra_ws_new(b->g->n))) {
                         b->ops->close(b);
@@ -51,6 +58,7 @@ static void ss__cpu_close(struct ss_backend *b)
                 ss_dijkstra_ws_free(c->ws[i]);
                 ss_cpu_delta_free(c->delta[i]);
         }
+        ss__cpu_cch_free(c->cch);
         free(c->ws);
         free(c->delta);
         free(c);
@@ -169,6 +177,12 @@ static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                         ss_cpu_delta_set_delta(c->delta[lane], c->delta_width);
                 }
                 return ss__delta_task(b->g, c->delta[lane], t, err);
+        }
+        if (r->impl == 3) {
+                int rc = ss__cpu_cch_task(c->cch, b->g, lane, t, err);
+                if (rc != SS__CCH_NOT_READY)
+                        return rc;
+                t->ran = ss_solver_find("dijkstra", SS_DEVICE_CPU);
         }
         /* A* answers routes; for everything else it is Dijkstra's row. */
         const bool astar = !strcmp(r->name, "astar") && t->kind == SS_TASK_ROUTE;

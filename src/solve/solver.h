@@ -109,6 +109,8 @@ struct ss_backend_config {
         unsigned batch_streams; /* GPU: streams with a batch workspace (0: all) */
         unsigned threads;      /* CPU: threads of the rows that use several (0: every core) */
         uint64_t cpu_delta;    /* CPU: Δ of the CPU Δ-stepping (0: its default) */
+        bool cch_build;        /* CPU: the cch row builds a hierarchy (with `threads`) when
+                                * the graph has none attached (else Dijkstra answers) */
         unsigned blocks;       /* GPU: thread blocks per search (default: fill the device) */
         const char *bf_variant; /* GPU: auto|scalar|vector */
 };

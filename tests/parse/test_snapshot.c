@@ -308,9 +308,22 @@ START_TEST(test_other_version)
         size_t len;
         unsigned char *b = sample_snapshot(&len);
         ck_assert_uint_eq(get32(b + H_VERSION), SS_SNAPSHOT_VERSION);
-        put32(b + H_VERSION, SS_SNAPSHOT_VERSION + 1);
+        put32(b + H_VERSION, SS_SNAPSHOT_VERSION_CCH + 1);
         fix_header_crc(b); /* a genuine newer file, not a corrupt one */
-        rejected(b, len, "snapshot format version 2, but this build reads version 1");
+        rejected(b, len, "snapshot format version 3, but this build reads versions 1 to 2");
+        /* version 2 promises a CCH section */
+        put32(b + H_VERSION, SS_SNAPSHOT_VERSION_CCH);
+        fix_header_crc(b);
+        rejected(b, len, "version 2 without a CCH section");
+        /* and version 1 cannot have one */
+        put32(b + H_VERSION, SS_SNAPSHOT_VERSION);
+        put64(b + H_FLAGS, get64(b + H_FLAGS) | 2);
+        fix_header_crc(b);
+        rejected(b, len, "unknown flags");
+        put64(b + H_FLAGS, get64(b + H_FLAGS) & ~UINT64_C(2));
+        put64(b + 152, 4096);
+        fix_header_crc(b);
+        rejected(b, len, "a CCH section in a version 1 header");
         put32(b + H_VERSION, 0);
         fix_header_crc(b);
         rejected(b, len, "version 0");

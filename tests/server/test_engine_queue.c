@@ -11,6 +11,7 @@
 
 #include "core/cancel.h"
 #include "engine/engine.h"
+#include "cpu/dijkstra.h"
 #include "cpu/landmarks.h"
 #include "solve/solver.h"
 #include "../check_run.h"
@@ -78,7 +79,8 @@ START_TEST(runs_every_kind)
         struct ss_graph *g = chain(1000);
         struct ss_engine *e;
         struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 16};
+        /* no CCH: the solvers a graph without one gets */
+        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 16, .cch = SS_ENGINE_CCH_OFF};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         w.done = 0;
         uint32_t s = 10, t = 20, back = 5, ts[] = {10, 999, 3};
@@ -228,11 +230,13 @@ static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_
         atomic_store(&fake.calls, 0);
         atomic_store(&fake.max_k, 0u);
         atomic_store(&fake.sources, 0u);
+        /* No CCH: with one, auto routes and matrices would stay on the CPU. */
         struct ss_engine_config cfg = {.cpu_workers = cpu,
                                        .queue_max = queue,
                                        .gpu = true,
                                        .gpu_streams = 1,
-                                       .gpu_open = fake_open};
+                                       .gpu_open = fake_open,
+                                       .cch = SS_ENGINE_CCH_OFF};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         return e;
 }
@@ -244,7 +248,7 @@ START_TEST(cancelled_job_is_dropped)
         struct ss_graph *g = chain(100);
         struct ss_engine *e;
         struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 4};
+        struct ss_engine_config cfg = {.cpu_workers = 1, .queue_max = 4, .cch = SS_ENGINE_CCH_OFF};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         w.done = 0;
         uint32_t s = 0, t = 99;
@@ -536,6 +540,125 @@ START_TEST(matrix_rows_spread_over_cpu_workers)
 }
 END_TEST
 
+/* A grid of two-way streets with pseudo-random weights (a CCH orders it by
+ * BFS distances: it has no coordinates). */
+static struct ss_graph *grid(uint32_t side)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        uint64_t x = 7;
+        ck_assert_int_eq(ss_arcs_init(&a, side * side, 4 * side * side), SS_OK);
+        for (uint32_t r = 0; r < side; r++)
+                for (uint32_t c = 0; c < side; c++) {
+                        const uint32_t v = r * side + c;
+                        for (int d = 0; d < 2; d++) {
+                                if ((d == 0 && c + 1 == side) || (d == 1 && r + 1 == side))
+                                        continue;
+                                const uint32_t u = d == 0 ? v + 1 : v + side;
+                                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                                const uint32_t wt = 1 + (uint32_t)(x >> 40) % 100;
+                                ck_assert_int_eq(ss_arcs_push(&a, v, u, wt), SS_OK);
+                                ck_assert_int_eq(ss_arcs_push(&a, u, v, wt + (d ? 3 : 0)), SS_OK);
+                        }
+                }
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        return g;
+}
+
+static ss_dist arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
+{
+        ss_dist best = SS_DIST_INF;
+        for (uint64_t i = g->row[u]; i < g->row[u + 1]; i++)
+                if (g->col[i] == v && g->w[i] < best)
+                        best = g->w[i];
+        return best;
+}
+
+/* With its CCH ready (cch auto, a small graph: built at prepare), auto
+ * routes and matrices are the CCH's, one-to-all is not, and every answer is
+ * Dijkstra's; algorithm=cch on a graph without one answers with Dijkstra. */
+START_TEST(cch_answers_auto_routes_and_matrices)
+{
+        struct ss_graph *g = grid(40);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 256};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        enum { R = 60, S = 7, T = 9 };
+        uint32_t rs[R], rt[R], ms[S], mt[T];
+        uint64_t x = 99;
+        for (int i = 0; i < R; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                rs[i] = (uint32_t)(x >> 33) % g->n;
+                rt[i] = (uint32_t)(x >> 13) % g->n;
+        }
+        for (int i = 0; i < S; i++)
+                ms[i] = (uint32_t)(i * 211) % g->n;
+        for (int i = 0; i < T; i++)
+                mt[i] = (uint32_t)(i * 173 + 5) % g->n;
+        struct ss_job route[R], matrix, all;
+        w.done = 0;
+        for (int i = 0; i < R; i++) {
+                job_init(&route[i], e, SS_JOB_ROUTE, &rs[i], &rt[i], 1);
+                ck_assert_int_eq(ss_engine_submit(e, &route[i]), SS_OK);
+        }
+        job_init(&matrix, e, SS_JOB_MATRIX, ms, mt, T);
+        matrix.nsources = S;
+        job_init(&all, e, SS_JOB_ONE_TO_ALL, &ms[1], NULL, 0);
+        ck_assert_int_eq(ss_engine_submit(e, &matrix), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &all), SS_OK);
+        wait_done(R + 2);
+        for (int i = 0; i < R; i++) {
+                struct ss_job *j = &route[i];
+                ck_assert_int_eq(j->status, SS_OK);
+                ck_assert_int_eq(j->ran_algo, algo("cch"));
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, rs[i], rt[i], NULL), SS_OK);
+                ck_assert_uint_eq(j->dist[0], ss_dijkstra_dist(ws, rt[i]));
+                ck_assert_uint_eq(j->path[0], rs[i]);
+                ck_assert_uint_eq(j->path[j->path_len - 1], rt[i]);
+                ss_dist sum = 0;
+                for (size_t k = 0; k + 1 < j->path_len; k++)
+                        sum += arc_weight(g, j->path[k], j->path[k + 1]);
+                ck_assert_uint_eq(sum, j->dist[0]);
+                ss_job_release(j);
+        }
+        ck_assert_int_eq(matrix.status, SS_OK);
+        ck_assert_int_eq(matrix.ran_algo, algo("cch"));
+        for (int i = 0; i < S; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, ms[i], SS_NO_NODE, NULL), SS_OK);
+                for (int k = 0; k < T; k++)
+                        ck_assert_uint_eq(matrix.dist[i * T + k], ss_dijkstra_dist(ws, mt[k]));
+        }
+        ck_assert_int_eq(all.status, SS_OK);
+        ck_assert_int_ne(all.ran_algo, algo("cch"));
+        ss_job_release(&matrix);
+        ss_job_release(&all);
+        ss_engine_free(e);
+
+        /* no CCH: algorithm=cch is Dijkstra's answer, and says so */
+        cfg.cch = SS_ENGINE_CCH_OFF;
+        struct ss_graph *h = grid(12);
+        ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_OK);
+        uint32_t s = 3, t = 140;
+        job_init(&route[0], e, SS_JOB_ROUTE, &s, &t, 1);
+        route[0].algo = algo("cch");
+        w.done = 0;
+        ck_assert_int_eq(ss_engine_submit(e, &route[0]), SS_OK);
+        wait_done(1);
+        ck_assert_int_eq(route[0].status, SS_OK);
+        ck_assert_int_eq(route[0].ran_algo, algo("dijkstra"));
+        ck_assert_int_eq(ss_dijkstra_run(h, ws, s, t, NULL), SS_OK);
+        ck_assert_uint_eq(route[0].dist[0], ss_dijkstra_dist(ws, t));
+        ss_job_release(&route[0]);
+        ss_engine_free(e);
+        ss_graph_unref(h);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(swap_keeps_old_graph_alive)
 {
         struct ss_graph *g1 = chain(10), *g2 = chain(20);
@@ -627,6 +750,7 @@ int main(void)
         tcase_add_test(tc, auto_routes_prefer_cpu_with_landmarks);
         tcase_add_test(tc, gpu_takes_queued_routes_as_batches);
         tcase_add_test(tc, matrix_rows_spread_over_cpu_workers);
+        tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);

@@ -1,0 +1,234 @@
+/* Customizable contraction hierarchies (CCH): exact shortest paths between
+ * two nodes in microseconds on road graphs, and weights that can change
+ * without redoing the expensive part.
+ *
+ * Three phases, after Dibbelt, Strasser and Wagner ("Customizable
+ * Contraction Hierarchies", 2014/2016):
+ *
+ *  1. Metric-independent preprocessing, from the graph's structure alone
+ *     (struct ss_cch): a nested-dissection order of the nodes (inertial flow
+ *     on the coordinates, or on BFS distances when there are none) and the
+ *     contraction of the nodes in that order, which adds every fill-in edge:
+ *     the result is a chordal supergraph of the undirected graph. It is
+ *     stored in snapshots (io/snapshot.h), so a daemon need not redo it.
+ *  2. Customization (struct ss_cch_metric): for every supergraph edge, the
+ *     length of the shortest path between its ends in each direction that
+ *     uses only lower-ranked nodes, from any array of arc weights.
+ *     Seconds on the CPU for a continent-size graph, milliseconds for a city.
+ *  3. Queries: both elimination-tree ancestor chains of s and t relaxed
+ *     upwards, no priority queue; paths by unpacking each edge into the
+ *     lower triangle that gives its length. Matrices with buckets.
+ *
+ * Node ids at this interface are the graph's (0-based); inside, nodes are
+ * called by their rank in the order ("x", "y": ranks; "u", "v": nodes).
+ * An edge {x, y} of the supergraph, x < y, has one id a (its position in
+ * up_head) and two weights: up (x to y) and down (y to x). The graph may be
+ * directed, with parallel arcs (the smallest weight counts), self-loops
+ * (ignored), zero weights and unreachable pairs.
+ *
+ * Sharing: a struct ss_cch is immutable once built and may be shared by any
+ * number of threads. A metric is immutable once customized; queries take it
+ * by const pointer, so new weights are customized into a second metric while
+ * queries go on with the first, and the caller swaps the pointer (metrics
+ * are reference-counted for that). A query workspace belongs to one thread.
+ */
+#ifndef SS_CCH_H
+#define SS_CCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/atomic_compat.h"
+#include "core/error.h"
+#include "core/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SS_CCH_NO_ARC UINT32_MAX
+
+/* The metric-independent part: order and chordal supergraph, plus the
+ * arrays derived from them that customization and queries need. Read-only
+ * for users; ss_cch_free() releases it. */
+struct ss_cch {
+        uint32_t n;    /* nodes */
+        uint32_t arcs; /* supergraph edges */
+        uint64_t m;    /* arcs of the graph it was built for */
+
+        /* Stored (snapshots keep these three). */
+        uint32_t *rank; /* n: rank[v] of node v, a permutation of 0..n-1 */
+        uint32_t
+            *up_first; /* n + 1: the edges {x, y}, y > x, of rank x are up_first[x] .. [x+1]-1 */
+        uint32_t *up_head; /* arcs: y, ascending within each x; the first is x's parent */
+
+        /* Derived. */
+        uint32_t *node;       /* n: node[x], the node of rank x */
+        uint32_t *down_first; /* n + 1: the edges {w, x}, w < x, of rank x */
+        uint32_t *down_tail;  /* arcs: w, ascending within each x */
+        uint32_t *down_arc;   /* arcs: the id of edge {w, x} */
+        uint32_t *input_arc;  /* m: the edge graph arc j lies on; SS_CCH_NO_ARC for a loop */
+        uint32_t height;      /* levels of the elimination tree (0 for no nodes) */
+        uint64_t triangles;   /* lower triangles: the work of one customization */
+
+        /* rank, up_first and up_head point into a snapshot's block that the
+         * graph owns (not freed here) when borrowed is true. */
+        bool borrowed;
+};
+
+/* The elimination-tree parent of rank x (its lowest upward neighbour), or
+ * SS_NO_NODE for a root. */
+static inline uint32_t ss_cch_parent(const struct ss_cch *c, uint32_t x)
+{
+        return c->up_first[x] < c->up_first[x + 1] ? c->up_head[c->up_first[x]] : SS_NO_NODE;
+}
+
+struct ss_cch_options {
+        unsigned threads; /* 0: every online CPU */
+        bool bfs_keys;    /* order by BFS distances even when there are coordinates */
+};
+
+/* Time spent in each preprocessing step, for logs and benchmarks. */
+struct ss_cch_stats {
+        double order_s;    /* nested dissection */
+        double contract_s; /* chordal supergraph */
+        double derive_s;   /* downward lists, input arcs */
+        uint32_t top_separator;
+};
+
+void ss_cch_options_default(struct ss_cch_options *o);
+
+/* Computes a nested-dissection order of g's nodes into rank[g->n]. Returns
+ * SS_OK, SS_ENOMEM, or SS_ETOOBIG when g has no small separators (it is not
+ * road-like: a CCH of it would not fit or not pay), with err set. */
+int ss_cch_order(const struct ss_graph *g, const struct ss_cch_options *opt, uint32_t *rank,
+                 uint32_t *top_separator, struct ss_err *err);
+
+/* Contracts g in the order rank (copied) and derives the query arrays.
+ * Returns SS_OK with *out set, SS_EINVAL (rank is not a permutation),
+ * SS_ENOMEM or SS_ETOOBIG (2^32 - 1 edges or more), with err set. */
+int ss_cch_contract(const struct ss_graph *g, const uint32_t *rank, unsigned threads,
+                    struct ss_cch **out, struct ss_cch_stats *stats, struct ss_err *err);
+
+/* ss_cch_order() and ss_cch_contract() in one; stats may be NULL. */
+int ss_cch_build(const struct ss_graph *g, const struct ss_cch_options *opt, struct ss_cch **out,
+                 struct ss_cch_stats *stats, struct ss_err *err);
+
+/* Builds a CCH of g from stored arrays (a snapshot's), checking everything a
+ * crafted file could get wrong: rank a permutation, edges ascending and
+ * upward, the supergraph chordal in that order (every node's upward
+ * neighbours form a clique) and holding every arc of g. With borrowed the
+ * arrays stay where they are and must outlive the CCH; otherwise it takes
+ * them over (and frees them on failure too). Returns SS_OK, SS_EFORMAT (the
+ * arrays are inconsistent) or SS_ENOMEM, with err set. */
+int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
+                       uint32_t *up_head, bool borrowed, unsigned threads, struct ss_cch **out,
+                       struct ss_err *err);
+
+/* Frees a CCH (NULL is ignored). */
+void ss_cch_free(struct ss_cch *c);
+
+/* Bytes of host memory the CCH holds. */
+uint64_t ss_cch_bytes(const struct ss_cch *c);
+
+/* Hangs c on g (slot SS_GRAPH_EXT_CCH; g frees it), before g is shared. */
+void ss_cch_attach(struct ss_graph *g, struct ss_cch *c);
+/* The CCH attached to g, or NULL. */
+const struct ss_cch *ss_cch_of(const struct ss_graph *g);
+
+/* ---- customization ------------------------------------------------------- */
+
+/* Weights for every edge in both directions: w32 or w64 (wide) at 2a (up,
+ * x to y) and 2a + 1 (down, y to x); "no path" is UINT32_MAX or UINT64_MAX.
+ * 32 bits suffice unless an input weight is UINT32_MAX or a shortcut gets
+ * longer than that; the customization then switches to 64 bits by itself.
+ * middle[2a + d] is, for the same direction, the lower corner w of the
+ * triangle whose two edges give the weight (a path x -> w -> y shorter than
+ * any arc between the ends), or SS_NO_NODE when the weight is an arc's:
+ * paths unpack without any search. */
+
+struct ss_cch_metric {
+        const struct ss_cch *cch;
+        bool wide;
+        uint32_t *w32;
+        uint64_t *w64;
+        uint32_t *middle;
+        ss_atomic_uint refs;
+};
+
+/* A customization's scratch and schedule for one thread count, reused
+ * across customizations (4 bytes per node and thread). One customization at
+ * a time per customizer. */
+struct ss_cch_customizer;
+
+/* threads 0: every online CPU. Returns NULL when out of memory. */
+struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned threads);
+void ss_cch_customizer_free(struct ss_cch_customizer *cz);
+
+/* An empty metric with one reference (NULL when out of memory). It takes
+ * 16 bytes a supergraph edge once customized (24 with 64-bit weights). */
+struct ss_cch_metric *ss_cch_metric_new(const struct ss_cch *c);
+struct ss_cch_metric *ss_cch_metric_ref(struct ss_cch_metric *m);
+/* Drops a reference; frees the metric with the last (NULL is ignored). */
+void ss_cch_metric_unref(struct ss_cch_metric *m);
+uint64_t ss_cch_metric_bytes(const struct ss_cch_metric *m);
+
+/* Customizes m for g's arcs with weights w[g->m] (NULL: g->w). g must be
+ * the graph (or one of the same structure) the CCH was built for. m must
+ * not be in use by a query. Returns SS_OK, SS_EINVAL (another graph) or
+ * SS_ENOMEM, with err set. */
+int ss_cch_customize(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
+                     const struct ss_graph *g, const uint32_t *w, struct ss_err *err);
+
+/* A customizer for one run: a new metric customized with threads threads. */
+int ss_cch_customize_new(const struct ss_cch *c, const struct ss_graph *g, const uint32_t *w,
+                         unsigned threads, struct ss_cch_metric **out, struct ss_err *err);
+
+/* Hangs m (customized for g's own weights, with the CCH attached to g) on g,
+ * taking over the caller's reference, before g is shared; the engine and
+ * the solver rows then answer from it. */
+void ss_cch_attach_metric(struct ss_graph *g, struct ss_cch_metric *m);
+/* The metric attached to g, or NULL (no CCH, or not customized). */
+const struct ss_cch_metric *ss_cch_metric_of(const struct ss_graph *g);
+
+/* Builds g's CCH when it has none (g came from a plain file), customizes it
+ * for g's weights with threads threads (0: every core) and attaches both.
+ * Call before g is shared. Returns SS_OK, or what ss_cch_build() and
+ * ss_cch_customize() return (SS_ETOOBIG: g is not road-like). */
+int ss_cch_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err);
+
+/* ---- queries ------------------------------------------------------------- */
+
+/* Per-thread workspace: 24 bytes per node (two distances, two
+ * predecessors), plus 4 more once a matrix has run. NULL when out of memory. */
+struct ss_cch_query *ss_cch_query_new(const struct ss_cch *c);
+void ss_cch_query_free(struct ss_cch_query *q);
+
+/* The distance from s to t (SS_DIST_INF when unreachable). s and t must be
+ * below n. */
+ss_dist ss_cch_distance(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                        uint32_t t);
+
+/* Distance and, when path is not NULL, the path s .. t as a malloc'd array
+ * of *len node ids (NULL and 0 when unreachable). Returns SS_OK, SS_ERANGE
+ * or SS_ENOMEM, with err set. */
+int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s, uint32_t t,
+                 ss_dist *d, uint32_t **path, size_t *len, struct ss_err *err);
+
+/* Distances from s to every node into dist[n], node-indexed (an upward
+ * search, then one downward sweep over every edge). */
+int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                      ss_dist *dist, struct ss_err *err);
+
+/* out[i * nt + j] = distance from sources[i] to targets[j]: buckets of the
+ * targets' backward searches, scanned by the sources' forward searches.
+ * Returns SS_OK, SS_ERANGE or SS_ENOMEM, with err set. */
+int ss_cch_matrix(struct ss_cch_query *q, const struct ss_cch_metric *m, const uint32_t *sources,
+                  size_t ns, const uint32_t *targets, size_t nt, ss_dist *out, struct ss_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

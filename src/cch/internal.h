@@ -1,0 +1,178 @@
+/* What the files of src/cch/ share and nobody else uses. */
+#ifndef SS_CCH_INTERNAL_H
+#define SS_CCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cch/cch.h"
+#include "core/error.h"
+#include "core/graph.h"
+
+/* ---- threads (parallel.c) ------------------------------------------------ */
+
+/* threads, or the online CPUs when threads is 0 (at least 1). */
+unsigned ss__cch_threads(unsigned threads);
+
+struct ss__cch_barrier;
+
+/* Runs fn(arg, i, k) for i in 0..k-1 on k threads, i = 0 on the calling
+ * thread, where k is threads or fewer when the host refuses to start more
+ * (the work is then split over the threads there are). When b is not NULL
+ * it is initialised for k threads before any fn starts. */
+void ss__cch_run(unsigned threads, struct ss__cch_barrier *b,
+                 void (*fn)(void *arg, unsigned i, unsigned nthreads), void *arg);
+
+/* A spinning barrier for phases of a few microseconds (pthread barriers
+ * sleep in the kernel); it yields after a while, for oversubscribed hosts. */
+struct ss__cch_barrier {
+        atomic_uint count, gen;
+        unsigned n;
+};
+
+void ss__cch_barrier_init(struct ss__cch_barrier *b, unsigned n);
+void ss__cch_barrier_wait(struct ss__cch_barrier *b);
+
+/* ---- the undirected graph (ugraph.c) -------------------------------------- */
+
+/* g without directions, loops or parallel arcs: every edge {u, v} in both
+ * adjacency lists, each list ascending. */
+struct ss__cch_ugraph {
+        uint32_t n;
+        uint32_t *first; /* n + 1 */
+        uint32_t *adj;   /* first[n] = twice the edges */
+};
+
+/* Returns SS_OK, SS_ENOMEM or SS_ETOOBIG (2^31 edges or more), err set. */
+int ss__cch_ugraph_build(const struct ss_graph *g, unsigned threads, struct ss__cch_ugraph *ug,
+                         struct ss_err *err);
+void ss__cch_ugraph_free(struct ss__cch_ugraph *ug);
+
+/* The nested-dissection order of g, whose undirected graph is ug, into
+ * rank (order.c); ss_cch_order() without building ug. */
+int ss__cch_order_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug,
+                     const struct ss_cch_options *opt, uint32_t *rank, uint32_t *top_separator,
+                     struct ss_err *err);
+
+/* ---- separators (separator.c) -------------------------------------------- */
+
+/* A connected piece of the graph being dissected, with local ids 0..k-1. */
+struct ss__cch_piece {
+        uint32_t k;
+        const uint32_t *gid;   /* k: the node each local id stands for */
+        const uint32_t *first; /* k + 1 */
+        const uint32_t *adj;   /* local ids */
+        const int32_t *x, *y;  /* the graph's coordinates (by node), or NULL */
+};
+
+/* Pieces at least this large must split with a separator of at most k / 8
+ * nodes, or the graph is declared not road-like (SS_ETOOBIG). */
+#define SS__CCH_CHECK_K 4096u
+/* Graphs of SS__CCH_CHECK_K nodes or more with more edges a node on average
+ * are refused at once (SS_ETOOBIG). */
+#define SS__CCH_MAX_DEGREE 10u
+/* Smaller pieces split at a BFS layer, without a flow. */
+#define SS__CCH_SMALL_K 8u
+/* Smaller pieces try two directions (the axes), larger ones the diagonals too. */
+#define SS__CCH_DIAGONAL_K 4096u
+/* After a piece this large, a worker hands its separator scratch back. */
+#define SS__CCH_TRIM_K (1u << 20)
+
+/* A worker's scratch for separators, kept from piece to piece. */
+struct ss__cch_sepws;
+struct ss__cch_sepws *ss__cch_sepws_new(void);
+void ss__cch_sepws_free(struct ss__cch_sepws *ws);
+
+/* Finds a node separator of the connected piece p (k >= 3): sep (room for k)
+ * gets its local ids, *nsep their number; removing them leaves pieces
+ * smaller than p. threads > 1 tries the cut directions in parallel. Returns
+ * SS_OK, SS_ENOMEM or SS_ETOOBIG, with err set. */
+int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, unsigned threads,
+                      uint32_t *sep, uint32_t *nsep, struct ss_err *err);
+
+/* ---- contraction and derived arrays (contract.c, topology.c) ------------- */
+
+/* The chordal supergraph of ug in the order rank (node of rank x: node[x]).
+ * Returns SS_OK with *up_first and *up_head malloc'd and *arcs set,
+ * SS_ENOMEM or SS_ETOOBIG, with err set. */
+int ss__cch_fill(const struct ss__cch_ugraph *ug, const uint32_t *rank, const uint32_t *node,
+                 uint32_t **up_first, uint32_t **up_head, uint32_t *arcs, struct ss_err *err);
+
+/* Fills c->node (when NULL) and every derived array of c from rank,
+ * up_first and up_head, checking them as ss_cch_from_arrays() says when
+ * check is true (a failure is then SS_EFORMAT; without check it is
+ * SS_EINTERNAL). Returns SS_OK, SS_ENOMEM or that failure, with err set. */
+int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
+                   struct ss_err *err);
+
+/* The id of edge {x, y}, x < y, or SS_CCH_NO_ARC. */
+static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint32_t y)
+{
+        uint32_t lo = c->up_first[x], hi = c->up_first[x + 1];
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (c->up_head[mid] < y)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < c->up_first[x + 1] && c->up_head[lo] == y ? lo : SS_CCH_NO_ARC;
+}
+
+/* ---- weights ------------------------------------------------------------- */
+
+/* The weight at index i of a metric's array: 32-bit with UINT32_MAX for
+ * "none", or 64-bit. Callers pass a constant wide so that each use compiles
+ * to one plain load. */
+static inline __attribute__((always_inline)) uint64_t ss__cch_w(const struct ss_cch_metric *m,
+                                                                uint64_t i, bool wide)
+{
+        if (wide)
+                return m->w64[i];
+        uint32_t v = m->w32[i];
+        return v == UINT32_MAX ? SS_DIST_INF : v;
+}
+
+/* ---- queries (query.c, matrix.c) ----------------------------------------- */
+
+/* One bucket entry of a matrix: the distance from rank x to target j. */
+struct ss__cch_entry {
+        ss_dist d;
+        uint32_t target, next;
+};
+
+struct ss_cch_query {
+        const struct ss_cch *cch;
+        ss_dist *df, *db;  /* by rank, SS_DIST_INF between queries */
+        uint32_t *pf, *pb; /* the rank each was reached from */
+        uint32_t *stack;   /* path unpacking: pairs of ranks */
+        size_t stack_cap;
+        uint32_t *bucket; /* matrices: the first entry at each rank, or SS_NO_NODE */
+        struct ss__cch_entry *entries;
+        size_t nentries, entries_cap;
+        uint32_t *touched; /* ranks whose bucket is in use */
+        size_t ntouched, touched_cap;
+};
+
+/* Relaxes the edges of rank x upwards from d[x]: with dir 0 the up weights
+ * (a search from a source), with dir 1 the down weights (a backward search
+ * from a target). pred (may be NULL) records x at each rank improved. */
+static inline __attribute__((always_inline)) void
+ss__cch_relax(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d,
+              uint32_t *pred, unsigned dir, bool wide)
+{
+        const ss_dist dx = d[x];
+        for (uint32_t a = c->up_first[x]; a < c->up_first[x + 1]; a++) {
+                uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + dir, wide);
+                if (w == SS_DIST_INF)
+                        continue;
+                uint32_t y = c->up_head[a];
+                if (dx + w < d[y]) {
+                        d[y] = dx + w;
+                        if (pred)
+                                pred[y] = x;
+                }
+        }
+}
+
+#endif

@@ -1,0 +1,297 @@
+/* Point-to-point and one-to-all queries on a customized CCH.
+ *
+ * The upward search space of a node in a CCH is exactly its ancestors in
+ * the elimination tree, so a query needs no priority queue: it walks the
+ * two ancestor chains of s and t from the bottom, relaxing the upward edges
+ * of each node with the up weights (from s) or the down weights (towards
+ * t); the chains meet at the lowest common ancestor and run on together to
+ * the root, and the shortest path tops out at one of the common nodes. A
+ * node whose distance is already no better than the best meeting found is
+ * not relaxed (its edges cannot lead to anything shorter).
+ *
+ * A path comes back as edges of the supergraph; each one whose weight is a
+ * detour is unpacked into the lower triangle {w, x, y} whose two edges gave
+ * its weight (the customization keeps w), recursively, which ends since the
+ * lower corner falls each time; the others are graph arcs.
+ */
+#include "cch/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ss_cch_query *ss_cch_query_new(const struct ss_cch *c)
+{
+        struct ss_cch_query *q = calloc(1, sizeof(*q));
+        size_t n = (size_t)c->n + 1;
+        if (!q)
+                return NULL;
+        q->cch = c;
+        q->df = malloc(n * sizeof(ss_dist));
+        q->db = malloc(n * sizeof(ss_dist));
+        q->pf = malloc(n * sizeof(uint32_t));
+        q->pb = malloc(n * sizeof(uint32_t));
+        if (!q->df || !q->db || !q->pf || !q->pb) {
+                ss_cch_query_free(q);
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+                q->df[i] = q->db[i] = SS_DIST_INF;
+        return q;
+}
+
+void ss_cch_query_free(struct ss_cch_query *q)
+{
+        if (!q)
+                return;
+        free(q->df);
+        free(q->db);
+        free(q->pf);
+        free(q->pb);
+        free(q->stack);
+        free(q->bucket);
+        free(q->entries);
+        free(q->touched);
+        free(q);
+}
+
+/* Both chain searches; returns the distance and the meeting rank (or
+ * SS_NO_NODE). The ranks' entries stay set for the path; reset() clears
+ * them. */
+static inline __attribute__((always_inline)) ss_dist search(struct ss_cch_query *q,
+                                                            const struct ss_cch_metric *m,
+                                                            uint32_t x, uint32_t y, uint32_t *meet,
+                                                            bool wide)
+{
+        const struct ss_cch *c = q->cch;
+        ss_dist mu = SS_DIST_INF;
+        *meet = SS_NO_NODE;
+        q->df[x] = 0;
+        q->db[y] = 0;
+        /* SS_NO_NODE is above every rank: a chain that ends waits there. */
+        while (x != y) {
+                if (x < y) {
+                        if (q->df[x] < mu)
+                                ss__cch_relax(c, m, x, q->df, q->pf, 0, wide);
+                        x = ss_cch_parent(c, x);
+                } else {
+                        if (q->db[y] < mu)
+                                ss__cch_relax(c, m, y, q->db, q->pb, 1, wide);
+                        y = ss_cch_parent(c, y);
+                }
+        }
+        for (; x != SS_NO_NODE; x = ss_cch_parent(c, x)) {
+                ss_dist f = q->df[x], b = q->db[x];
+                if (f != SS_DIST_INF && b != SS_DIST_INF && f + b < mu) {
+                        mu = f + b;
+                        *meet = x;
+                }
+                if (f < mu)
+                        ss__cch_relax(c, m, x, q->df, q->pf, 0, wide);
+                if (b < mu)
+                        ss__cch_relax(c, m, x, q->db, q->pb, 1, wide);
+        }
+        return mu;
+}
+
+static void reset(struct ss_cch_query *q, uint32_t x, uint32_t y)
+{
+        const struct ss_cch *c = q->cch;
+        for (; x != SS_NO_NODE; x = ss_cch_parent(c, x))
+                q->df[x] = SS_DIST_INF;
+        for (; y != SS_NO_NODE; y = ss_cch_parent(c, y))
+                q->db[y] = SS_DIST_INF;
+}
+
+static ss_dist search32(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x,
+                        uint32_t y, uint32_t *meet)
+{
+        return search(q, m, x, y, meet, false);
+}
+
+static ss_dist search64(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x,
+                        uint32_t y, uint32_t *meet)
+{
+        return search(q, m, x, y, meet, true);
+}
+
+ss_dist ss_cch_distance(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                        uint32_t t)
+{
+        const struct ss_cch *c = q->cch;
+        uint32_t x = c->rank[s], y = c->rank[t], meet;
+        ss_dist d = m->wide ? search64(q, m, x, y, &meet) : search32(q, m, x, y, &meet);
+        reset(q, x, y);
+        return d;
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+static int stack_fit(struct ss_cch_query *q, size_t need)
+{
+        if (need <= q->stack_cap)
+                return SS_OK;
+        size_t cap = q->stack_cap ? q->stack_cap : 256;
+        while (cap < need)
+                cap *= 2;
+        uint32_t *s = realloc(q->stack, cap * sizeof(uint32_t));
+        if (!s)
+                return SS_ENOMEM;
+        q->stack = s;
+        q->stack_cap = cap;
+        return SS_OK;
+}
+
+struct path {
+        uint32_t *v;
+        size_t len, cap;
+};
+
+static int path_push(struct path *p, uint32_t v)
+{
+        if (p->len == p->cap) {
+                size_t cap = p->cap ? 2 * p->cap : 64;
+                uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
+                if (!g)
+                        return SS_ENOMEM;
+                p->v = g;
+                p->cap = cap;
+        }
+        p->v[p->len++] = v;
+        return SS_OK;
+}
+
+/* Appends the graph nodes of the path from rank u to rank v, edge {u, v}
+ * unpacked, without u itself. */
+static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t u, uint32_t v,
+                  struct path *out)
+{
+        const struct ss_cch *c = q->cch;
+        size_t top = 0;
+        if (stack_fit(q, 2) != SS_OK)
+                return SS_ENOMEM;
+        q->stack[top++] = u;
+        q->stack[top++] = v;
+        while (top > 0) {
+                uint32_t b = q->stack[--top], a = q->stack[--top];
+                uint32_t e = a < b ? ss__cch_find_arc(c, a, b) : ss__cch_find_arc(c, b, a);
+                if (e == SS_CCH_NO_ARC)
+                        return SS_EINTERNAL;
+                uint32_t w = m->middle[2 * (uint64_t)e + (a > b)];
+                if (w == SS_NO_NODE) {
+                        if (path_push(out, c->node[b]) != SS_OK)
+                                return SS_ENOMEM;
+                        continue;
+                }
+                if (stack_fit(q, top + 4) != SS_OK)
+                        return SS_ENOMEM;
+                q->stack[top++] = w; /* w -> b after a -> w */
+                q->stack[top++] = b;
+                q->stack[top++] = a;
+                q->stack[top++] = w;
+        }
+        return SS_OK;
+}
+
+/* The path of the last search through meet: up from x along pf, down to y
+ * along pb, every edge unpacked. */
+static int build_path(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, uint32_t y,
+                      uint32_t meet, struct path *out)
+{
+        const struct ss_cch *c = q->cch;
+        size_t nup = 0;
+        /* the upward half, collected backwards from meet */
+        for (uint32_t r = meet; r != x; r = q->pf[r]) {
+                if (stack_fit(q, nup + 1) != SS_OK)
+                        return SS_ENOMEM;
+                q->stack[nup++] = r;
+        }
+        uint32_t *up = malloc((nup + 1) * sizeof(uint32_t));
+        if (!up)
+                return SS_ENOMEM;
+        for (size_t i = 0; i < nup; i++)
+                up[i] = q->stack[nup - 1 - i];
+        int rc = path_push(out, c->node[x]);
+        uint32_t at = x;
+        for (size_t i = 0; i < nup && rc == SS_OK; i++) {
+                rc = unpack(q, m, at, up[i], out);
+                at = up[i];
+        }
+        free(up);
+        for (uint32_t r = meet; r != y && rc == SS_OK; r = q->pb[r])
+                rc = unpack(q, m, r, q->pb[r], out);
+        return rc;
+}
+
+int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s, uint32_t t,
+                 ss_dist *d, uint32_t **path, size_t *len, struct ss_err *err)
+{
+        const struct ss_cch *c = q->cch;
+        if (path) {
+                *path = NULL;
+                *len = 0;
+        }
+        if (s >= c->n || t >= c->n)
+                return ss_err_set(err, SS_ERANGE, "node %u or %u is outside 1..%u", s + 1, t + 1,
+                                  c->n);
+        uint32_t x = c->rank[s], y = c->rank[t], meet;
+        *d = m->wide ? search64(q, m, x, y, &meet) : search32(q, m, x, y, &meet);
+        int rc = SS_OK;
+        if (path && *d != SS_DIST_INF) {
+                struct path p = {0};
+                rc = build_path(q, m, x, y, meet, &p);
+                if (rc == SS_OK) {
+                        *path = p.v;
+                        *len = p.len;
+                } else {
+                        free(p.v);
+                }
+        }
+        reset(q, x, y);
+        if (rc == SS_ENOMEM)
+                return ss_err_set(err, rc, "out of memory for a path");
+        if (rc != SS_OK)
+                return ss_err_set(err, rc, "a CCH path could not be unpacked");
+        return SS_OK;
+}
+
+/* ---- one-to-all ---------------------------------------------------------- */
+
+static inline __attribute__((always_inline)) void
+sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wide)
+{
+        const struct ss_cch *c = q->cch;
+        ss_dist *d = q->df;
+        d[x] = 0;
+        for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r))
+                if (d[r] != SS_DIST_INF)
+                        ss__cch_relax(c, m, r, d, NULL, 0, wide);
+        /* Downwards over every edge, from the top: each rank's upward
+         * neighbours are final when it comes. */
+        for (uint32_t z = c->n; z-- > 0;) {
+                ss_dist best = d[z];
+                for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
+                        ss_dist dy = d[c->up_head[a]];
+                        uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1, wide);
+                        if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < best)
+                                best = dy + w;
+                }
+                d[z] = best;
+        }
+}
+
+int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                      ss_dist *dist, struct ss_err *err)
+{
+        const struct ss_cch *c = q->cch;
+        if (s >= c->n)
+                return ss_err_set(err, SS_ERANGE, "node %u is outside 1..%u", s + 1, c->n);
+        if (m->wide)
+                sweep(q, m, c->rank[s], true);
+        else
+                sweep(q, m, c->rank[s], false);
+        for (uint32_t z = 0; z < c->n; z++) {
+                dist[c->node[z]] = q->df[z];
+                q->df[z] = SS_DIST_INF;
+        }
+        return SS_OK;
+}

@@ -1,0 +1,216 @@
+/* The arrays a CCH derives from its order and supergraph, the checks that
+ * make stored ones safe to use, and the CCH's life cycle. */
+#include "cch/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct inputs {
+        struct ss_cch *c;
+        const struct ss_graph *g;
+        atomic_uint bad; /* a graph arc with no edge under it, + 1; 0 when none */
+};
+
+static void map_inputs(void *arg, unsigned i, unsigned k)
+{
+        struct inputs *in = arg;
+        struct ss_cch *c = in->c;
+        const struct ss_graph *g = in->g;
+        uint32_t lo = (uint32_t)((uint64_t)g->n * i / k),
+                 hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
+        for (uint32_t u = lo; u < hi; u++) {
+                uint32_t x = c->rank[u];
+                for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++) {
+                        uint32_t v = g->col[j], a = SS_CCH_NO_ARC;
+                        if (v != u) {
+                                uint32_t y = v < g->n ? c->rank[v] : x;
+                                a = x < y   ? ss__cch_find_arc(c, x, y)
+                                    : x > y ? ss__cch_find_arc(c, y, x)
+                                            : SS_CCH_NO_ARC;
+                                if (a == SS_CCH_NO_ARC)
+                                        atomic_store_explicit(&in->bad, u + 1u,
+                                                              memory_order_relaxed);
+                        }
+                        c->input_arc[j] = a;
+                }
+        }
+}
+
+int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
+                   struct ss_err *err)
+{
+        const int bad = check ? SS_EFORMAT : SS_EINTERNAL;
+        uint32_t n = c->n;
+        uint32_t *height = NULL;
+
+        if (g->n != n || g->m != c->m)
+                return ss_err_set(
+                    err, bad, "the CCH is for %u nodes and %llu arcs, the graph has %u and %llu", n,
+                    (unsigned long long)c->m, g->n, (unsigned long long)g->m);
+        if (!c->node) {
+                if (!(c->node = malloc(((size_t)n + 1) * sizeof(uint32_t))))
+                        goto nomem;
+                for (uint32_t x = 0; x < n; x++)
+                        c->node[x] = SS_NO_NODE;
+                for (uint32_t v = 0; v < n; v++) {
+                        uint32_t x = c->rank[v];
+                        if (x >= n || c->node[x] != SS_NO_NODE)
+                                return ss_err_set(err, bad, "the CCH order is not a permutation");
+                        c->node[x] = v;
+                }
+        }
+        if (check) {
+                if (c->up_first[0] != 0 || c->up_first[n] != c->arcs)
+                        return ss_err_set(err, bad, "the CCH edge offsets do not span its %u edges",
+                                          c->arcs);
+                for (uint32_t x = 0; x < n; x++) {
+                        if (c->up_first[x + 1] < c->up_first[x] || c->up_first[x + 1] > c->arcs)
+                                return ss_err_set(err, bad,
+                                                  "the CCH edge offsets decrease at rank %u", x);
+                        uint32_t prev = x;
+                        for (uint32_t i = c->up_first[x]; i < c->up_first[x + 1]; i++) {
+                                uint32_t y = c->up_head[i];
+                                if (y <= prev || y >= n)
+                                        return ss_err_set(err, bad,
+                                                          "the CCH edges of rank %u are not "
+                                                          "ascending, upward ranks",
+                                                          x);
+                                prev = y;
+                        }
+                }
+                /* Chordality, which customization relies on: if every node's
+                 * upward neighbours but its parent are upward neighbours of
+                 * the parent, then every node's upward neighbours form a
+                 * clique (by induction from the top). */
+                for (uint32_t x = 0; x < n; x++) {
+                        uint32_t f = c->up_first[x], e = c->up_first[x + 1];
+                        if (f == e)
+                                continue;
+                        uint32_t p = c->up_head[f];
+                        for (uint32_t i = f + 1; i < e; i++)
+                                if (ss__cch_find_arc(c, p, c->up_head[i]) == SS_CCH_NO_ARC)
+                                        return ss_err_set(err, bad,
+                                                          "the CCH supergraph is not chordal at "
+                                                          "rank %u",
+                                                          x);
+                }
+        }
+
+        /* Downward lists, filled in ascending w so each comes out sorted. */
+        c->down_first = calloc((size_t)n + 2, sizeof(uint32_t));
+        c->down_tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        c->down_arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        c->input_arc = malloc((c->m + 1) * sizeof(uint32_t));
+        height = calloc((size_t)n + 1, sizeof(uint32_t));
+        if (!c->down_first || !c->down_tail || !c->down_arc || !c->input_arc || !height)
+                goto nomem;
+        for (uint32_t a = 0; a < c->arcs; a++)
+                c->down_first[c->up_head[a] + 1]++;
+        for (uint32_t x = 0; x < n; x++)
+                c->down_first[x + 1] += c->down_first[x];
+        for (uint32_t w = 0; w < n; w++)
+                for (uint32_t a = c->up_first[w]; a < c->up_first[w + 1]; a++) {
+                        uint32_t at = c->down_first[c->up_head[a]]++;
+                        c->down_tail[at] = w;
+                        c->down_arc[at] = a;
+                }
+        memmove(c->down_first + 1, c->down_first, (size_t)n * sizeof(uint32_t));
+        c->down_first[0] = 0;
+
+        struct inputs in = {.c = c, .g = g};
+        atomic_init(&in.bad, 0);
+        ss__cch_run(ss__cch_threads(threads), NULL, map_inputs, &in);
+        unsigned u = atomic_load(&in.bad);
+        if (u) {
+                free(height);
+                return ss_err_set(err, bad, "the CCH supergraph lacks an arc of node %u", u);
+        }
+
+        /* Levels of the elimination tree, and the customization's work. */
+        c->height = 0;
+        c->triangles = 0;
+        for (uint32_t x = 0; x < n; x++) {
+                uint64_t d = c->up_first[x + 1] - c->up_first[x];
+                c->triangles += d * (d - (d > 0)) / 2;
+                uint32_t p = ss_cch_parent(c, x);
+                if (p != SS_NO_NODE && height[p] < height[x] + 1)
+                        height[p] = height[x] + 1;
+                if (height[x] + 1 > c->height)
+                        c->height = height[x] + 1;
+        }
+        free(height);
+        return SS_OK;
+
+nomem:
+        free(height);
+        return ss_err_set(err, SS_ENOMEM, "out of memory for the CCH of %u nodes (%u edges)", n,
+                          c->arcs);
+}
+
+int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
+                       uint32_t *up_head, bool borrowed, unsigned threads, struct ss_cch **out,
+                       struct ss_err *err)
+{
+        struct ss_cch *c = calloc(1, sizeof(*c));
+        if (!c) {
+                if (!borrowed) {
+                        free(rank);
+                        free(up_first);
+                        free(up_head);
+                }
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
+        }
+        c->n = g->n;
+        c->m = g->m;
+        c->arcs = arcs;
+        c->rank = rank;
+        c->up_first = up_first;
+        c->up_head = up_head;
+        c->borrowed = borrowed;
+        int rc = ss__cch_derive(c, g, true, threads, err);
+        if (rc != SS_OK) {
+                ss_cch_free(c);
+                return rc;
+        }
+        *out = c;
+        return SS_OK;
+}
+
+void ss_cch_free(struct ss_cch *c)
+{
+        if (!c)
+                return;
+        if (!c->borrowed) {
+                free(c->rank);
+                free(c->up_first);
+                free(c->up_head);
+        }
+        free(c->node);
+        free(c->down_first);
+        free(c->down_tail);
+        free(c->down_arc);
+        free(c->input_arc);
+        free(c);
+}
+
+uint64_t ss_cch_bytes(const struct ss_cch *c)
+{
+        /* rank, node, up_first, down_first; up_head, down_tail, down_arc; input_arc */
+        return 4 * ((uint64_t)c->n + 1) * sizeof(uint32_t) +
+               3 * (uint64_t)c->arcs * sizeof(uint32_t) + c->m * sizeof(uint32_t);
+}
+
+static void free_attached(void *p)
+{
+        ss_cch_free(p);
+}
+
+void ss_cch_attach(struct ss_graph *g, struct ss_cch *c)
+{
+        ss_graph_attach(g, SS_GRAPH_EXT_CCH, c, free_attached);
+}
+
+const struct ss_cch *ss_cch_of(const struct ss_graph *g)
+{
+        return g->ext[SS_GRAPH_EXT_CCH].data;
+}

@@ -1,0 +1,128 @@
+/* The CPU backend's CCH row: routes, matrices and one-to-all answered from
+ * a customizable contraction hierarchy (cch/cch.h).
+ *
+ * The metric is the graph's own (attached by ss_cch_prepare(), which the
+ * engine runs before a graph serves) or, for a backend opened with
+ * cch_build (ssspd-cli, ssspd-bench), one this backend builds on its first
+ * CCH task. Without either the row answers with Dijkstra and says so in
+ * the task's `ran`, so that algorithm=cch never fails for want of a
+ * hierarchy. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cch/cch.h"
+#include "core/log.h"
+#include "solve/cpu_internal.h"
+
+struct ss__cpu_cch {
+        pthread_mutex_t lock; /* guards the build of own/own_metric */
+        bool build;           /* build one when the graph has none */
+        unsigned threads;
+        int failed;                     /* the build's status once it failed */
+        struct ss_cch *own;             /* built here (the graph had none) */
+        struct ss_cch_metric *own_metric;
+        const struct ss_cch *cch;       /* the structure queries run on */
+        const struct ss_cch_metric *metric;
+        struct ss_cch_query **q; /* one per lane, made on first use */
+        unsigned lanes;
+};
+
+struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads)
+{
+        struct ss__cpu_cch *x = calloc(1, sizeof(*x));
+        if (!x || !(x->q = calloc(lanes, sizeof(*x->q)))) {
+                free(x);
+                return NULL;
+        }
+        pthread_mutex_init(&x->lock, NULL);
+        x->lanes = lanes;
+        x->build = build;
+        x->threads = threads;
+        return x;
+}
+
+void ss__cpu_cch_free(struct ss__cpu_cch *x)
+{
+        if (!x)
+                return;
+        for (unsigned i = 0; i < x->lanes; i++)
+                ss_cch_query_free(x->q[i]);
+        free(x->q);
+        ss_cch_metric_unref(x->own_metric);
+        ss_cch_free(x->own);
+        pthread_mutex_destroy(&x->lock);
+        free(x);
+}
+
+/* The metric to answer from, or NULL: answer with Dijkstra. */
+static const struct ss_cch_metric *ss__metric(struct ss__cpu_cch *x, const struct ss_graph *g)
+{
+        const struct ss_cch_metric *m = ss_cch_metric_of(g);
+        if (m) {
+                x->cch = ss_cch_of(g);
+                return m;
+        }
+        if (!x->build)
+                return NULL;
+        pthread_mutex_lock(&x->lock);
+        if (!x->metric && !x->failed) {
+                struct ss_err err = {0};
+                const struct ss_cch *c = ss_cch_of(g);
+                int rc = SS_OK;
+                if (!c) {
+                        struct ss_cch_options o;
+                        ss_cch_options_default(&o);
+                        o.threads = x->threads;
+                        rc = ss_cch_build(g, &o, &x->own, NULL, &err);
+                        c = x->own;
+                }
+                if (rc == SS_OK)
+                        rc = ss_cch_customize_new(c, g, NULL, x->threads, &x->own_metric, &err);
+                if (rc == SS_OK) {
+                        x->cch = c;
+                        x->metric = x->own_metric;
+                } else {
+                        x->failed = rc;
+                        ss_log_warn("cch", "no CCH for this graph, Dijkstra answers: %s", err.msg);
+                }
+        }
+        pthread_mutex_unlock(&x->lock);
+        return x->metric;
+}
+
+int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
+                     struct ss_task *t, struct ss_err *err)
+{
+        const struct ss_cch_metric *m = ss__metric(x, g);
+        if (!m)
+                return SS__CCH_NOT_READY;
+        if (!x->q[lane] && !(x->q[lane] = ss_cch_query_new(x->cch)))
+                return ss_err_set(err, SS_ENOMEM, "no memory for a CCH query workspace");
+        struct ss_cch_query *q = x->q[lane];
+        int rc = SS_OK;
+        switch (t->kind) {
+        case SS_TASK_TARGETS:
+                /* Buckets: every target searched once for all the sources. */
+                t->searches += (unsigned)t->nsources;
+                return ss_cch_matrix(q, m, t->sources, t->nsources, t->targets, t->ntargets,
+                                     t->dist, err);
+        case SS_TASK_ONE_TO_ALL:
+                for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
+                        t->searches++;
+                        rc = ss_cch_one_to_all(q, m, t->sources[i], t->dist + i * (size_t)g->n,
+                                               err);
+                }
+                return rc;
+        case SS_TASK_ROUTE:
+                for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
+                        t->searches++;
+                        rc = ss_cch_route(q, m, t->sources[i], t->targets[i], &t->dist[i],
+                                          t->path ? &t->path[i] : NULL,
+                                          t->path ? &t->path_len[i] : NULL, err);
+                }
+                return rc;
+        }
+        return ss_err_set(err, SS_EINTERNAL, "unknown task kind %d", (int)t->kind);
+}

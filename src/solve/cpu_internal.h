@@ -1,0 +1,24 @@
+/* The CPU backend's parts (solve/cpu.c, solve/cch.c). Private to src/solve/. */
+#ifndef SS_SOLVE_CPU_INTERNAL_H
+#define SS_SOLVE_CPU_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "solve/solver.h"
+
+/* The CCH row's state in one CPU backend: query workspaces per lane and,
+ * when build is set, a hierarchy built for a graph that came without one. */
+struct ss__cpu_cch;
+struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads);
+void ss__cpu_cch_free(struct ss__cpu_cch *x);
+
+/* ss__cpu_cch_task()'s answer when there is no customized hierarchy to
+ * answer from: the caller answers with Dijkstra instead. */
+#define SS__CCH_NOT_READY 1
+
+/* Runs t on lane with the CCH: SS_OK, SS__CCH_NOT_READY, or an error with
+ * err set. */
+int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
+                     struct ss_task *t, struct ss_err *err);
+
+#endif

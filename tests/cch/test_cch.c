@@ -1,0 +1,522 @@
+/* The customizable contraction hierarchy against the CPU Dijkstra: every
+ * distance, path and matrix entry on random graphs (directed, asymmetric,
+ * zero weights, parallel arcs, loops, unreachable pairs), generated road
+ * graphs and the DIMACS graphs when they are present; customization again
+ * after weights rise and fall; 64-bit weights; stored arrays checked. */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../check_run.h"
+#include "../data.h"
+#include "cch/cch.h"
+#include "cpu/dijkstra.h"
+#include "gen/gen.h"
+#include "io/load.h"
+#include "util.h"
+
+/* ---- small graphs -------------------------------------------------------- */
+
+static void check_text(const char *text)
+{
+        struct ss_graph *g = cu_graph_text(text);
+        for (unsigned threads = 1; threads <= 2; threads++) {
+                struct ss_cch *c = cu_build(g, threads, false);
+                struct ss_cch_metric *m = cu_customize(c, g, NULL, threads);
+                cu_check_against_dijkstra(g, m, 0, 1, 1, 1);
+                if (g->n)
+                        cu_check_matrix(g, m, 3, 4, 2);
+                ss_cch_metric_unref(m);
+                ss_cch_free(c);
+        }
+        ss_graph_unref(g);
+}
+
+START_TEST(test_small_graphs)
+{
+        check_text("1");
+        check_text("2; 1 2 5");
+        check_text("3; 1 1 4; 2 2 0");                      /* loops only */
+        check_text("4; 1 2 3; 2 1 3; 3 4 1");               /* two components */
+        check_text("3; 1 2 7; 1 2 2; 1 2 9; 2 3 1");        /* parallel arcs: the smallest counts */
+        check_text("4; 1 2 0; 2 3 0; 3 1 0; 3 4 0");        /* a zero-weight cycle */
+        check_text("5; 1 2 1; 2 3 1; 3 4 1; 4 5 1; 5 1 1"); /* a directed cycle */
+        check_text("4; 1 2 10; 2 1 1; 2 3 10; 3 2 1; 3 4 10; 4 3 1"); /* asymmetric */
+        /* the challenge's sample: zero weights, unreachable pairs */
+        check_text("6; 1 2 1; 1 3 10; 2 4 2; 3 5 0; 4 3 0; 4 6 3; 5 2 0; 5 6 20");
+}
+END_TEST
+
+START_TEST(test_sample_answers)
+{
+        struct ss_graph *g =
+            cu_graph_text("6; 1 2 1; 1 3 10; 2 4 2; 3 5 0; 4 3 0; 4 6 3; 5 2 0; 5 6 20");
+        struct ss_cch *c = cu_build(g, 1, false);
+        struct ss_cch_metric *m = cu_customize(c, g, NULL, 1);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        static const ss_dist from1[6] = {0, 1, 3, 3, 3, 6};
+        for (uint32_t t = 0; t < 6; t++)
+                ck_assert_uint_eq(ss_cch_distance(q, m, 0, t), from1[t]);
+        ck_assert_uint_eq(ss_cch_distance(q, m, 4, 0), SS_DIST_INF);
+        ss_dist d;
+        uint32_t *path;
+        size_t len;
+        struct ss_err err;
+        ck_assert_int_eq(ss_cch_route(q, m, 0, 5, &d, &path, &len, &err), SS_OK);
+        ck_assert_uint_eq(d, 6);
+        cu_check_path(g, path, len, 0, 5, 6);
+        free(path);
+        ck_assert_int_eq(ss_cch_route(q, m, 4, 0, &d, &path, &len, &err), SS_OK);
+        ck_assert_uint_eq(d, SS_DIST_INF);
+        ck_assert_ptr_null(path);
+        ck_assert_int_eq(ss_cch_route(q, m, 0, 0, &d, &path, &len, &err), SS_OK);
+        ck_assert_uint_eq(d, 0);
+        ck_assert_uint_eq(len, 1);
+        ck_assert_uint_eq(path[0], 0);
+        free(path);
+        /* out of range */
+        ck_assert_int_eq(ss_cch_route(q, m, 0, 6, &d, &path, &len, &err), SS_ERANGE);
+        ck_assert_ptr_nonnull(strstr(err.msg, "outside"));
+        ss_dist out[2];
+        uint32_t bad[1] = {9}, ok[2] = {0, 1};
+        ck_assert_int_eq(ss_cch_matrix(q, m, bad, 1, ok, 2, out, &err), SS_ERANGE);
+        ck_assert_int_eq(ss_cch_matrix(q, m, ok, 1, bad, 1, out, &err), SS_ERANGE);
+        ck_assert_int_eq(ss_cch_one_to_all(q, m, 6, NULL, &err), SS_ERANGE);
+        ss_cch_query_free(q);
+        ss_cch_metric_unref(m);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* ---- random graphs ------------------------------------------------------- */
+
+START_TEST(test_random_graphs)
+{
+        uint64_t pairs = 0;
+        for (uint64_t seed = 1; seed <= 60; seed++) {
+                uint64_t rng = seed;
+                struct cu_shape sh = {
+                    .n = 2 + (uint32_t)(cu_rand(&rng) % 150),
+                    .max_w = seed % 3 == 0 ? 3 : 1000,
+                    .zero_pct = (unsigned)(cu_rand(&rng) % 30),
+                    .symmetric = seed % 2 == 0,
+                    .parallel = seed % 3 != 1,
+                    .loops = seed % 4 == 0,
+                    .coords = seed % 5 < 3,
+                    .local = seed % 7 != 0,
+                };
+                /* from a forest to well connected, so that some pairs are unreachable */
+                sh.arcs = (uint32_t)(cu_rand(&rng) % (4 * sh.n + 1));
+                struct ss_graph *g = cu_random_graph(&sh, seed);
+                unsigned threads = 1 + (unsigned)(seed % 3);
+                struct ss_cch *c = cu_build(g, threads, seed % 6 == 5);
+                struct ss_cch_metric *m = cu_customize(c, g, NULL, threads);
+                ck_assert(!m->wide);
+                pairs += cu_check_against_dijkstra(g, m, 0, seed, 1, 3);
+                cu_check_matrix(g, m, 1 + (uint32_t)(seed % 7), 1 + (uint32_t)(seed % 5), seed);
+                ss_cch_metric_unref(m);
+                ss_cch_free(c);
+                ss_graph_unref(g);
+        }
+        ck_assert_uint_gt(pairs, 100000);
+}
+END_TEST
+
+/* Weights near UINT32_MAX need 64 bits: as input, and as sums of smaller
+ * ones. */
+START_TEST(test_wide_weights)
+{
+        for (uint64_t seed = 1; seed <= 12; seed++) {
+                struct cu_shape sh = {.n = 60 + (uint32_t)seed * 5,
+                                      .arcs = 200,
+                                      .zero_pct = 10,
+                                      .huge = true,
+                                      .symmetric = seed % 2 == 0,
+                                      .parallel = true,
+                                      .coords = seed % 3 == 0,
+                                      .local = true};
+                struct ss_graph *g = cu_random_graph(&sh, seed);
+                struct ss_cch *c = cu_build(g, 2, false);
+                struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
+                ck_assert(m->wide);
+                cu_check_against_dijkstra(g, m, 0, seed, 1, 4);
+                cu_check_matrix(g, m, 4, 6, seed);
+                ss_cch_metric_unref(m);
+                ss_cch_free(c);
+                ss_graph_unref(g);
+        }
+        /* a path of weights 2^31: no input is too large, but the shortcuts are */
+        char text[4096];
+        size_t at = (size_t)snprintf(text, sizeof(text), "40");
+        for (int i = 1; i < 40; i++)
+                at += (size_t)snprintf(text + at, sizeof(text) - at, "; %d %d 2147483648; %d %d 1",
+                                       i, i + 1, i + 1, i);
+        struct ss_graph *g = cu_graph_text(text);
+        struct ss_cch *c = cu_build(g, 1, false);
+        struct ss_cch_metric *m = cu_customize(c, g, NULL, 1);
+        ck_assert(m->wide);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        ck_assert_uint_eq(ss_cch_distance(q, m, 0, 39), 39ull << 31);
+        ck_assert_uint_eq(ss_cch_distance(q, m, 39, 0), 39);
+        cu_check_against_dijkstra(g, m, 0, 1, 1, 1);
+        ss_cch_query_free(q);
+        ss_cch_metric_unref(m);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* New weights, higher and lower, customized into a second metric while the
+ * first still answers for the old ones. */
+START_TEST(test_recustomize)
+{
+        for (uint64_t seed = 1; seed <= 10; seed++) {
+                struct cu_shape sh = {.n = 300,
+                                      .arcs = 700,
+                                      .max_w = 500,
+                                      .zero_pct = 5,
+                                      .symmetric = true,
+                                      .parallel = true,
+                                      .loops = true,
+                                      .coords = seed % 2 == 0,
+                                      .local = true};
+                struct ss_graph *g = cu_random_graph(&sh, seed);
+                struct ss_cch *c = cu_build(g, 2, false);
+                struct ss_cch_customizer *cz = ss_cch_customizer_new(c, 1 + seed % 2);
+                struct ss_cch_metric *m1 = ss_cch_metric_new(c), *m2 = ss_cch_metric_new(c);
+                struct ss_err err;
+                ck_assert(cz && m1 && m2);
+                ck_assert_int_eq(ss_cch_customize(cz, m1, g, NULL, &err), SS_OK);
+
+                uint32_t *w = malloc((g->m + 1) * sizeof(uint32_t));
+                uint64_t rng = seed;
+                for (uint64_t j = 0; j < g->m; j++) {
+                        uint64_t r = cu_rand(&rng) % 10;
+                        w[j] = r < 3   ? g->w[j] * 5 + 100           /* a jam */
+                               : r < 5 ? g->w[j] / 3                 /* faster */
+                               : r < 6 ? (seed % 3 ? 0 : UINT32_MAX) /* free, or closed */
+                                       : g->w[j];
+                }
+                struct ss_graph *h = cu_graph_reweighted(g, w);
+                ck_assert_int_eq(ss_cch_customize(cz, m2, g, w, &err), SS_OK);
+                cu_check_against_dijkstra(h, m2, 30, seed, 1, 5);
+                cu_check_against_dijkstra(g, m1, 30, seed, 1, 5);
+                cu_check_matrix(h, m2, 5, 5, seed);
+
+                /* and back: the same metric object customized again */
+                ck_assert_int_eq(ss_cch_customize(cz, m2, g, NULL, &err), SS_OK);
+                ck_assert(!m2->wide);
+                ck_assert_int_eq(memcmp(m1->w32, m2->w32, 2 * (size_t)c->arcs * sizeof(uint32_t)),
+                                 0);
+                cu_check_against_dijkstra(g, m2, 10, seed + 1, 1, 5);
+
+                /* a graph of another structure is refused */
+                struct cu_shape other = sh;
+                other.n = 301;
+                struct ss_graph *o = cu_random_graph(&other, seed);
+                ck_assert_int_eq(ss_cch_customize(cz, m2, o, NULL, &err), SS_EINVAL);
+                ss_graph_unref(o);
+
+                free(w);
+                ss_graph_unref(h);
+                ss_cch_metric_unref(m1);
+                ss_cch_metric_unref(m2);
+                ss_cch_customizer_free(cz);
+                ss_cch_free(c);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+/* ---- road graphs --------------------------------------------------------- */
+
+START_TEST(test_road_graph)
+{
+        struct ss_gen_road p = {.nodes = 20000, .seed = 5};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        for (int keys = 0; keys < 2; keys++) {
+                struct ss_cch *c = cu_build(g, 2, keys == 1);
+                /* a road graph's supergraph stays sparse and its tree shallow */
+                ck_assert_uint_lt(c->arcs, 4 * g->m);
+                ck_assert_uint_lt(c->height, 600);
+                struct ss_cch_metric *m1 = cu_customize(c, g, NULL, 1);
+                struct ss_cch_metric *m2 = cu_customize(c, g, NULL, 3);
+                ck_assert_int_eq(memcmp(m1->w32, m2->w32, 2 * (size_t)c->arcs * sizeof(uint32_t)),
+                                 0);
+                ck_assert_int_eq(
+                    memcmp(m1->middle, m2->middle, 2 * (size_t)c->arcs * sizeof(uint32_t)), 0);
+                cu_check_against_dijkstra(g, m2, 6, 11 + keys, 3, 97);
+                cu_check_matrix(g, m2, 12, 9, 3);
+
+                /* every arc slower, and some much faster */
+                uint32_t *w = malloc(g->m * sizeof(uint32_t));
+                for (uint64_t j = 0; j < g->m; j++)
+                        w[j] = j % 17 == 0 ? g->w[j] / 4 : g->w[j] + g->w[j] / 2;
+                struct ss_graph *h = cu_graph_reweighted(g, w);
+                struct ss_cch_metric *m3 = cu_customize(c, g, w, 2);
+                cu_check_against_dijkstra(h, m3, 4, 5, 3, 131);
+                ss_cch_metric_unref(m3);
+                ss_graph_unref(h);
+                free(w);
+                ss_cch_metric_unref(m1);
+                ss_cch_metric_unref(m2);
+                ss_cch_free(c);
+        }
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* ---- stored arrays ------------------------------------------------------- */
+
+static uint32_t *copy32(const uint32_t *a, size_t n)
+{
+        uint32_t *c = malloc((n + 1) * sizeof(uint32_t));
+        ck_assert_ptr_nonnull(c);
+        memcpy(c, a, n * sizeof(uint32_t));
+        return c;
+}
+
+static int from_copies(const struct ss_graph *g, const struct ss_cch *c, uint32_t arcs,
+                       void (*damage)(uint32_t *rank, uint32_t *first, uint32_t *head, uint32_t n),
+                       struct ss_cch **out, struct ss_err *err)
+{
+        uint32_t *rank = copy32(c->rank, c->n), *first = copy32(c->up_first, c->n + 1),
+                 *head = copy32(c->up_head, c->arcs);
+        if (damage)
+                damage(rank, first, head, c->n);
+        return ss_cch_from_arrays(g, arcs, rank, first, head, false, 2, out, err);
+}
+
+static void swap_ranks(uint32_t *rank, uint32_t *first, uint32_t *head, uint32_t n)
+{
+        (void)first;
+        (void)head;
+        rank[0] = rank[n - 1]; /* no longer a permutation */
+}
+
+static void descending(uint32_t *rank, uint32_t *first, uint32_t *head, uint32_t n)
+{
+        (void)rank;
+        for (uint32_t x = 0; x < n; x++)
+                if (first[x + 1] - first[x] >= 2) {
+                        uint32_t t = head[first[x]];
+                        head[first[x]] = head[first[x] + 1];
+                        head[first[x] + 1] = t;
+                        return;
+                }
+}
+
+static void downward(uint32_t *rank, uint32_t *first, uint32_t *head, uint32_t n)
+{
+        (void)rank;
+        for (uint32_t x = 1; x < n; x++)
+                if (first[x + 1] > first[x]) {
+                        head[first[x]] = x - 1;
+                        return;
+                }
+}
+
+static void past_end(uint32_t *rank, uint32_t *first, uint32_t *head, uint32_t n)
+{
+        (void)rank;
+        (void)head;
+        first[n / 2] = first[n] + 5;
+}
+
+START_TEST(test_from_arrays)
+{
+        struct cu_shape sh = {
+            .n = 400, .arcs = 1000, .max_w = 100, .symmetric = true, .coords = true, .local = true};
+        struct ss_graph *g = cu_random_graph(&sh, 3);
+        struct ss_cch *c = cu_build(g, 2, false), *d = NULL;
+        struct ss_err err;
+
+        ck_assert_int_eq(from_copies(g, c, c->arcs, NULL, &d, &err), SS_OK);
+        ck_assert_uint_eq(d->arcs, c->arcs);
+        ck_assert_uint_eq(d->height, c->height);
+        ck_assert_int_eq(memcmp(d->input_arc, c->input_arc, g->m * sizeof(uint32_t)), 0);
+        struct ss_cch_metric *m = cu_customize(d, g, NULL, 1);
+        cu_check_against_dijkstra(g, m, 20, 1, 1, 7);
+        ss_cch_metric_unref(m);
+        ss_cch_free(d);
+
+        void (*damage[])(uint32_t *, uint32_t *, uint32_t *, uint32_t) = {swap_ranks, descending,
+                                                                          downward, past_end};
+        const char *why[] = {"permutation", "ascending", "ascending", "offsets"};
+        for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+                d = NULL;
+                ck_assert_int_eq(from_copies(g, c, c->arcs, damage[i], &d, &err), SS_EFORMAT);
+                ck_assert_msg(strstr(err.msg, why[i]) != NULL, "%s", err.msg);
+                ck_assert_ptr_null(d);
+        }
+
+        /* Without the edge of some graph arc, or without a chord. */
+        uint32_t arc = c->input_arc[0] != SS_CCH_NO_ARC ? c->input_arc[0] : c->input_arc[1];
+        uint32_t *rank = copy32(c->rank, c->n), *first = copy32(c->up_first, c->n + 1),
+                 *head = malloc(c->arcs * sizeof(uint32_t));
+        uint32_t at = 0;
+        for (uint32_t x = 0; x < c->n; x++) {
+                uint32_t f = at;
+                for (uint32_t a = c->up_first[x]; a < c->up_first[x + 1]; a++)
+                        if (a != arc)
+                                head[at++] = c->up_head[a];
+                first[x] = f;
+        }
+        first[c->n] = at;
+        d = NULL;
+        ck_assert_int_eq(ss_cch_from_arrays(g, at, rank, first, head, false, 1, &d, &err),
+                         SS_EFORMAT);
+        ck_assert_msg(strstr(err.msg, "chordal") || strstr(err.msg, "lacks"), "%s", err.msg);
+
+        /* Another graph entirely. */
+        struct cu_shape other = sh;
+        other.n = 399;
+        struct ss_graph *o = cu_random_graph(&other, 3);
+        ck_assert_int_eq(from_copies(o, c, c->arcs, NULL, &d, &err), SS_EFORMAT);
+        ss_graph_unref(o);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A graph with no small separators is refused quickly, not contracted into a
+ * dense matrix. */
+START_TEST(test_not_road_like)
+{
+        struct cu_shape sh = {.n = 20000, .arcs = 200000, .max_w = 10, .symmetric = true};
+        struct ss_graph *g = cu_random_graph(&sh, 9);
+        struct ss_cch_options o;
+        struct ss_cch *c = NULL;
+        struct ss_err err;
+        ss_cch_options_default(&o);
+        o.threads = 2;
+        ck_assert_int_eq(ss_cch_build(g, &o, &c, NULL, &err), SS_ETOOBIG);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(err.msg, "edges a node") != NULL, "%s", err.msg);
+        ss_graph_unref(g);
+        /* sparse, but an expander: the separators give it away */
+        sh.arcs = 60000;
+        g = cu_random_graph(&sh, 10);
+        ck_assert_int_eq(ss_cch_build(g, &o, &c, NULL, &err), SS_ETOOBIG);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(err.msg, "no separator") != NULL, "%s", err.msg);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* ---- the DIMACS graphs (tests/data.h) ------------------------------------ */
+
+START_TEST(test_rome99)
+{
+        struct ss_err err;
+        struct ss_graph *g = ss_graph_load(ss_test_data("dimacs/rome99.gr"), NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
+        /* every pair by one-to-all, one in seven point to point, and the
+         * known checksums */
+        ck_assert_uint_eq(cu_check_against_dijkstra(g, m, 0, 1, 7, 501), (uint64_t)g->n * g->n);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        ss_dist *all = malloc(g->n * sizeof(ss_dist));
+        static const struct {
+                uint32_t source;
+                uint64_t checksum;
+        } known[] = {{1, 116006476}, {1000, 37393514}, {3353, 33624198}};
+        for (size_t i = 0; i < 3; i++) {
+                ck_assert_int_eq(ss_cch_one_to_all(q, m, known[i].source - 1, all, &err), SS_OK);
+                uint64_t sum = 0;
+                for (uint32_t v = 0; v < g->n; v++)
+                        if (all[v] != SS_DIST_INF)
+                                sum += all[v];
+                ck_assert_uint_eq(sum, known[i].checksum);
+        }
+        cu_check_matrix(g, m, 40, 30, 5);
+        free(all);
+        ss_cch_query_free(q);
+        ss_cch_metric_unref(m);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* NY: one CCH, customized for the distances and for the travel times (same
+ * roads, other weights). */
+START_TEST(test_ny)
+{
+        const char *gr = ss_test_data("dimacs/USA-road-d.NY.gr.gz");
+        const char *co = ss_test_data("dimacs/USA-road-d.NY.co.gz");
+        const char *grt = ss_test_data("dimacs/USA-road-t.NY.gr.gz");
+        struct ss_err err;
+        struct ss_graph *g = ss_graph_load(gr, co, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *t = ss_graph_load(grt, NULL, NULL, &err);
+        ck_assert_msg(t != NULL, "%s", err.msg);
+        ck_assert_uint_eq(t->m, g->m);
+        ck_assert_int_eq(memcmp(t->row, g->row, (g->n + 1) * sizeof(uint64_t)), 0);
+        ck_assert_int_eq(memcmp(t->col, g->col, g->m * sizeof(uint32_t)), 0);
+
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_metric *md = cu_customize(c, g, NULL, 2);
+        struct ss_cch_metric *mt = cu_customize(c, g, t->w, 2);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        ck_assert_uint_eq(ss_cch_distance(q, md, 0, 999), 28939);
+        ck_assert_uint_eq(ss_cch_distance(q, mt, 0, 999), 61253);
+        ss_dist *all = malloc(g->n * sizeof(ss_dist));
+        ck_assert_int_eq(ss_cch_one_to_all(q, md, 0, all, &err), SS_OK);
+        uint64_t sum = 0;
+        ss_dist far = 0;
+        for (uint32_t v = 0; v < g->n; v++) {
+                ck_assert(all[v] != SS_DIST_INF);
+                sum += all[v];
+                far = all[v] > far ? all[v] : far;
+        }
+        ck_assert_uint_eq(sum, 186686642878ull);
+        ck_assert_uint_eq(far, 1440081);
+        /* a few sources: every node by one-to-all, one in 97 point to point,
+         * one path in 4001 */
+        cu_check_against_dijkstra(g, md, 4, 7, 97, 4001);
+        cu_check_against_dijkstra(t, mt, 4, 8, 97, 4001);
+        cu_check_matrix(t, mt, 6, 50, 9);
+        free(all);
+        ss_cch_query_free(q);
+        ss_cch_metric_unref(md);
+        ss_cch_metric_unref(mt);
+        ss_cch_free(c);
+        ss_graph_unref(t);
+        ss_graph_unref(g);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+        Suite *s = suite_create("cch");
+        if (ss_test_ny(argc, argv)) {
+                TCase *ny = tcase_create("ny");
+                tcase_set_timeout(ny, 600);
+                tcase_add_test(ny, test_ny);
+                suite_add_tcase(s, ny);
+                return ss_check_run(s, false);
+        }
+        TCase *tc = tcase_create("core");
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, test_small_graphs);
+        tcase_add_test(tc, test_sample_answers);
+        tcase_add_test(tc, test_random_graphs);
+        tcase_add_test(tc, test_wide_weights);
+        tcase_add_test(tc, test_recustomize);
+        tcase_add_test(tc, test_road_graph);
+        tcase_add_test(tc, test_from_arrays);
+        tcase_add_test(tc, test_not_road_like);
+        suite_add_tcase(s, tc);
+        TCase *data = tcase_create("dimacs");
+        tcase_set_timeout(data, 600);
+        tcase_add_test(data, test_rome99);
+        suite_add_tcase(s, data);
+        return ss_check_run(s, false);
+}

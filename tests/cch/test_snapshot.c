@@ -1,0 +1,250 @@
+/* Snapshots with a CCH section: the round trip keeps the order and the
+ * supergraph (and the queries right), graphs without one stay version 1,
+ * damage is rejected, and a section of an unknown layout is skipped. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../check_run.h"
+#include "cch/cch.h"
+#include "gen/gen.h"
+#include "io/snapshot.h"
+#include "util.h"
+
+#define H_VERSION 8
+#define H_CCH_OFF 152
+#define H_CRC     188
+#define C_VERSION 8
+#define C_ARRAYS  32
+#define C_CRC     124
+
+static char dir[256];
+
+static const char *tmp_path(const char *name)
+{
+        static char p[512];
+        snprintf(p, sizeof(p), "%s/%s", dir, name);
+        return p;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+        FILE *f = fopen(path, "rb");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        unsigned char *b = malloc((size_t)size + 1);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_uint_eq(fread(b, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+        *len = (size_t)size;
+        return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t len)
+{
+        FILE *f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+        memcpy(p, &v, 4);
+}
+
+/* A road graph with its CCH attached, written to name; returns the graph. */
+static struct ss_graph *prepared(const char *name, uint64_t nodes)
+{
+        struct ss_gen_road p = {.nodes = nodes, .seed = 21};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        ss_cch_attach(g, cu_build(g, 2, false));
+        ck_assert_int_eq(ss_snapshot_write(g, tmp_path(name), &err), SS_OK);
+        return g;
+}
+
+START_TEST(test_round_trip)
+{
+        struct ss_err err;
+        struct ss_graph *g = prepared("road.snap", 6000);
+        const struct ss_cch *c = ss_cch_of(g);
+        struct ss_graph *h = ss_snapshot_read(tmp_path("road.snap"), NULL, &err);
+        ck_assert_msg(h != NULL, "%s", err.msg);
+        ck_assert_uint_eq(h->checksum, g->checksum);
+        const struct ss_cch *d = ss_cch_of(h);
+        ck_assert_ptr_nonnull(d);
+        ck_assert(d->borrowed);
+        ck_assert_uint_eq(d->arcs, c->arcs);
+        ck_assert_uint_eq(d->height, c->height);
+        ck_assert_int_eq(memcmp(d->rank, c->rank, c->n * sizeof(uint32_t)), 0);
+        ck_assert_int_eq(memcmp(d->up_first, c->up_first, (c->n + 1) * sizeof(uint32_t)), 0);
+        ck_assert_int_eq(memcmp(d->up_head, c->up_head, c->arcs * sizeof(uint32_t)), 0);
+        ck_assert_int_eq(memcmp(d->input_arc, c->input_arc, g->m * sizeof(uint32_t)), 0);
+        struct ss_cch_metric *m = cu_customize(d, h, NULL, 2);
+        cu_check_against_dijkstra(h, m, 5, 3, 7, 101);
+        cu_check_matrix(h, m, 7, 8, 3);
+        ss_cch_metric_unref(m);
+
+        size_t len;
+        unsigned char *b = slurp(tmp_path("road.snap"), &len);
+        ck_assert_uint_eq(get32(b + H_VERSION), SS_SNAPSHOT_VERSION_CCH);
+        free(b);
+
+        /* the snapshot of a snapshot is the same file */
+        ck_assert_int_eq(ss_snapshot_write(h, tmp_path("again.snap"), &err), SS_OK);
+        unsigned char *b1 = slurp(tmp_path("road.snap"), &len);
+        size_t len2;
+        unsigned char *b2 = slurp(tmp_path("again.snap"), &len2);
+        ck_assert_uint_eq(len, len2);
+        ck_assert_int_eq(memcmp(b1, b2, len), 0);
+        free(b1);
+        free(b2);
+        ss_graph_unref(h);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_plain_stays_version_1)
+{
+        struct ss_gen_road p = {.nodes = 500, .seed = 2};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 1, &err);
+        ck_assert_int_eq(ss_snapshot_write(g, tmp_path("plain.snap"), &err), SS_OK);
+        size_t len;
+        unsigned char *b = slurp(tmp_path("plain.snap"), &len);
+        ck_assert_uint_eq(get32(b + H_VERSION), SS_SNAPSHOT_VERSION);
+        ck_assert_uint_eq(get64(b + H_CCH_OFF), 0);
+        free(b);
+        struct ss_graph *h = ss_snapshot_read(tmp_path("plain.snap"), NULL, &err);
+        ck_assert_ptr_nonnull(h);
+        ck_assert_ptr_null(ss_cch_of(h));
+        ss_graph_unref(h);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Reads bytes b as a snapshot: NULL with a message holding cause, or the
+ * graph when cause is NULL. */
+static struct ss_graph *try_read(const unsigned char *b, size_t len, const char *cause)
+{
+        struct ss_err err;
+        spit(tmp_path("damaged.snap"), b, len);
+        struct ss_graph *g = ss_snapshot_read(tmp_path("damaged.snap"), NULL, &err);
+        if (!cause) {
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                return g;
+        }
+        ck_assert_msg(g == NULL, "damage accepted, expected \"%s\"", cause);
+        ck_assert_int_eq(err.code, SS_EFORMAT);
+        ck_assert_msg(strstr(err.msg, cause) != NULL, "message \"%s\" lacks \"%s\"", err.msg,
+                      cause);
+        return NULL;
+}
+
+/* Recomputes the CCH section's array CRC and header CRC after an edit. */
+static void fix_cch(unsigned char *sec)
+{
+        uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
+        for (int i = 0; i < 3; i++)
+                crc = (uint32_t)crc32(crc, sec + get64(sec + C_ARRAYS + 16 * i),
+                                      (uInt)get64(sec + C_ARRAYS + 8 + 16 * i));
+        put32(sec + 80, crc);
+        put32(sec + C_CRC, (uint32_t)crc32(0, sec, C_CRC));
+}
+
+START_TEST(test_damage)
+{
+        struct ss_graph *g = prepared("base.snap", 3000);
+        size_t len;
+        unsigned char *b = slurp(tmp_path("base.snap"), &len);
+        uint64_t off = get64(b + H_CCH_OFF);
+        unsigned char *sec = b + off;
+        uint64_t head_off = get64(sec + C_ARRAYS + 32), rank_off = get64(sec + C_ARRAYS);
+
+        /* a flipped byte in the arrays, in the section header */
+        sec[head_off + 5] ^= 1;
+        try_read(b, len, "CCH checksum mismatch");
+        sec[head_off + 5] ^= 1;
+        sec[20] ^= 1;
+        try_read(b, len, "CCH section header is corrupt");
+        sec[20] ^= 1;
+        sec[1] ^= 1;
+        try_read(b, len, "bad magic");
+        sec[1] ^= 1;
+
+        /* crafted arrays with valid checksums */
+        uint32_t r0 = get32(sec + rank_off);
+        put32(sec + rank_off, get32(sec + rank_off + 4));
+        fix_cch(sec);
+        try_read(b, len, "not a permutation");
+        put32(sec + rank_off, r0);
+        uint32_t h0 = get32(sec + head_off);
+        put32(sec + head_off, 0);
+        fix_cch(sec);
+        try_read(b, len, "ascending");
+        put32(sec + head_off, h0);
+        fix_cch(sec);
+        ss_graph_unref(try_read(b, len, NULL));
+
+        /* truncated, or with bytes after the section */
+        try_read(b, len - 4, "truncated");
+        unsigned char *longer = malloc(len + 64);
+        memcpy(longer, b, len);
+        memset(longer + len, 0, 64);
+        try_read(longer, len + 64, "trailing bytes");
+        free(longer);
+
+        /* a section of another layout loads the graph without it */
+        put32(sec + C_VERSION, SS_SNAPSHOT_CCH_VERSION + 1);
+        struct ss_graph *h = try_read(b, len, NULL);
+        ck_assert_ptr_null(ss_cch_of(h));
+        ck_assert_uint_eq(h->checksum, g->checksum);
+        ss_graph_unref(h);
+        free(b);
+        ss_graph_unref(g);
+}
+END_TEST
+
+int main(void)
+{
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/ssspd-cch-snap-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+                perror("mkdtemp");
+                return 1;
+        }
+        Suite *s = suite_create("cch-snapshot");
+        TCase *tc = tcase_create("snapshot");
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_plain_stays_version_1);
+        tcase_add_test(tc, test_damage);
+        suite_add_tcase(s, tc);
+        int status = ss_check_run(s, false);
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", dir);
+        return status;
+}
