@@ -28,6 +28,9 @@ struct ss__bench_opts {
         unsigned slow_sources; /* at most this many sources for slow algorithms */
         double slow_budget_s;  /* per-query limit for slow algorithms; 0 skips them */
         const char *out;       /* output directory */
+        const uint64_t *source_ids; /* --source-ids: DIMACS ids used on every graph instead of
+                                     * a random draw (NULL: draw) */
+        unsigned nsource_ids;
 };
 
 /* One algorithm as the benchmark sees it. state is the row's own data for
