@@ -22,10 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/http.h"
+
 #include "core/cancel.h"
-#include "server/http_error.h"
 #include "core/log.h"
-#include "server/server.h"
+#include "server/http_error.h"
 
 /* ------------------------------------------------------------------------
  * Request lifecycle callbacks
@@ -53,17 +54,18 @@ static void ss__free_request(struct ss_request *r);
  * request. Its return value becomes the request's context. */
 static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
         struct ss_request *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
-        r->srv = srv;
+        r->http = h;
         r->conn = conn;
         r->uri_len = strlen(uri);
         /* Keep at most the first 256 bytes for the access log. */
         r->uri = strndup(uri, 256);
         r->start_ns = ss_now_ns();
-        srv->inflight++;
+        r->ep = SS_EP_OTHER;
+        h->inflight++;
         struct ss__conn *c = ss__conn_of(conn);
         if (c) {
                 /* A pipelined request replaces one MHD already finished. */
@@ -75,7 +77,7 @@ static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
         (void)conn;
         if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
                 *socket_context = calloc(1, sizeof(struct ss__conn));
@@ -91,13 +93,12 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
          * before it is resumed; everything else left here was dropped by MHD
          * without a completion call. */
         if (r && !r->suspended) {
-                ss_log(srv->cfg.access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
+                ss_log(h->cfg->access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
                        "%s %s%s - %.3fms (dropped by the HTTP layer before the handler)",
                        r->method[0] ? r->method : "-", r->uri ? r->uri : "",
-                       r->uri_len > 256 ? "..." : "",
-                       (double)(ss_now_ns() - r->start_ns) / 1e6);
+                       r->uri_len > 256 ? "..." : "", (double)(ss_now_ns() - r->start_ns) / 1e6);
                 ss__free_request(r);
-                srv->inflight--;
+                h->inflight--;
         }
 }
 
@@ -133,7 +134,7 @@ static void ss__watch_start(struct ss_request *r)
         uv_poll_t *p = ci ? malloc(sizeof(*p)) : NULL;
         if (!p)
                 return; /* no watch: the job runs to its end, as without one */
-        if (uv_poll_init_socket(r->srv->loop, p, ci->connect_fd) != 0) {
+        if (uv_poll_init_socket(r->http->loop, p, ci->connect_fd) != 0) {
                 free(p);
                 return;
         }
@@ -170,15 +171,15 @@ static void ss__free_request(struct ss_request *r)
 static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                           enum MHD_RequestTerminationCode toe)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
         struct ss_request *r = *con_cls;
         if (!r)
                 return;
         double secs = (double)(ss_now_ns() - r->start_ns) / 1e9;
         unsigned http = r->queued ? r->resp.http : 0;
         if (http)
-                ss_metrics_observe(&srv->metrics, r->ep, http, secs);
-        if (srv->cfg.access_log || http >= 500)
+                ss_metrics_observe(h->metrics, r->ep, http, secs);
+        if (h->cfg->access_log || http >= 500)
                 ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access", "%s %s%s %u %.3fms%s",
                        r->method[0] ? r->method : "-", r->uri, r->uri_len > 256 ? "..." : "", http,
                        secs * 1e3,
@@ -188,12 +189,7 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
                 c->req = NULL;
         ss__free_request(r);
         *con_cls = NULL;
-        srv->inflight--;
-}
-
-static const char *ss__allow(enum ss_endpoint ep)
-{
-        return ep == SS_EP_ROUTE || ep == SS_EP_DISTANCES ? "GET, HEAD, POST" : "GET, HEAD";
+        h->inflight--;
 }
 
 /* Frees a two-block body once MHD is done with it. */
@@ -218,8 +214,7 @@ static struct MHD_Response *ss__response(struct ss_body *b)
         if (!owned)
                 return NULL;
         *owned = *b;
-        const struct MHD_IoVec iov[2] = {{owned->data, owned->len},
-                                         {owned->tail, owned->tail_len}};
+        const struct MHD_IoVec iov[2] = {{owned->data, owned->len}, {owned->tail, owned->tail_len}};
         resp = MHD_create_response_from_iovec(iov, 2, ss__free_blocks, owned);
         if (!resp) {
                 free(owned);
@@ -233,7 +228,7 @@ static struct MHD_Response *ss__response(struct ss_body *b)
 /* Hands r->resp to MHD. */
 static enum MHD_Result ss__send(struct ss_request *r)
 {
-        struct ss_server *srv = r->srv;
+        struct ss_http *h = r->http;
         struct ss_body *b = &r->resp;
         if (!b->http) /* nothing built: a bug, answered rather than hung */
                 ss_body_error(SS_EINTERNAL, "no response was built", b);
@@ -244,12 +239,12 @@ static enum MHD_Result ss__send(struct ss_request *r)
                                 b->ctype ? b->ctype : "application/json");
         if (b->retry_after) {
                 char v[24];
-                snprintf(v, sizeof(v), "%lld", (long long)srv->cfg.retry_after_s);
+                snprintf(v, sizeof(v), "%lld", (long long)h->cfg->retry_after_s);
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
         }
-        if (b->http == 405)
-                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, ss__allow(r->ep));
-        if (srv->state == SS_STATE_STOPPING)
+        if (b->allow)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, b->allow);
+        if (h->closing)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         enum MHD_Result ok = MHD_queue_response(r->conn, b->http, resp);
         MHD_destroy_response(resp);
@@ -273,7 +268,8 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                                    const char *method, const char *version, const char *upload_data,
                                    size_t *upload_data_size, void **con_cls)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
+        const struct ss_config *cfg = h->cfg;
         struct ss_request *r = *con_cls;
         char msg[160];
         (void)version;
@@ -287,21 +283,21 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         }
         if (!r->started) {
                 r->started = true;
-                r->ep = ss_endpoint_of(url);
+                h->hooks.classify(h->hooks.user, r, url);
                 snprintf(r->method, sizeof(r->method), "%s", method);
-                if (r->uri_len > (uint64_t)srv->cfg.max_url) {
+                if (r->uri_len > (uint64_t)cfg->max_url) {
                         snprintf(msg, sizeof(msg),
                                  "the URL has %zu bytes; the limit (max_url) is %lld", r->uri_len,
-                                 (long long)srv->cfg.max_url);
+                                 (long long)cfg->max_url);
                         return ss__error(r, SS_ETOOBIG, msg);
                 }
                 if (!ss__is_get(method)) {
                         const char *cl = MHD_lookup_connection_value(
                             conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                        if (cl && strtoull(cl, NULL, 10) > (uint64_t)srv->cfg.max_body) {
+                        if (cl && strtoull(cl, NULL, 10) > (uint64_t)cfg->max_body) {
                                 snprintf(msg, sizeof(msg),
                                          "the body has %s bytes; the limit (max_body) is %lld", cl,
-                                         (long long)srv->cfg.max_body);
+                                         (long long)cfg->max_body);
                                 return ss__error(r, SS_ETOOBIG, msg);
                         }
                 }
@@ -311,7 +307,7 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         } else if (*upload_data_size) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
-                if (r->body_too_big || r->body_len + n > (uint64_t)srv->cfg.max_body) {
+                if (r->body_too_big || r->body_len + n > (uint64_t)cfg->max_body) {
                         r->body_too_big = true; /* read and drop the rest */
                         return MHD_YES;
                 }
@@ -326,10 +322,10 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         }
         if (r->body_too_big) {
                 snprintf(msg, sizeof(msg), "the body exceeds the limit (max_body) of %lld bytes",
-                         (long long)srv->cfg.max_body);
+                         (long long)cfg->max_body);
                 return ss__error(r, SS_ETOOBIG, msg);
         }
-        if (ss_route_request(srv, r, method)) {
+        if (h->hooks.dispatch(h->hooks.user, r)) {
                 r->suspended = true;
                 MHD_suspend_connection(conn);
                 ss__watch_start(r);
@@ -342,31 +338,33 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
  * Loop integration
  */
 
+static void ss__kick(struct ss_http *h);
+
 static void ss__timer_cb(uv_timer_t *t)
 {
-        ss_http_kick(t->data);
+        ss__kick(t->data);
 }
 
 static void ss__poll_cb(uv_poll_t *p, int status, int events)
 {
         (void)status;
         (void)events;
-        ss_http_kick(p->data);
+        ss__kick(p->data);
 }
 
-static unsigned ss__connections(struct ss_server *srv)
+static unsigned ss__connections(struct ss_http *h)
 {
         const union MHD_DaemonInfo *di =
-            MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+            MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
         return di ? di->num_connections : 0;
 }
 
 /* The longest the loop leaves MHD alone, whatever MHD asks for. */
 #define SS__HTTP_BACKSTOP_MS 1000
 
-void ss_http_kick(struct ss_server *srv)
+static void ss__kick(struct ss_http *h)
 {
-        if (!srv->mhd)
+        if (!h->mhd)
                 return;
         /* At its connection limit, or when accept() fails for lack of file
          * descriptors, MHD takes the listening socket out of its epoll set,
@@ -376,33 +374,34 @@ void ss_http_kick(struct ss_server *srv)
          * deaf for good. So when a run closed connections, run once more at
          * once, and never leave MHD alone longer than the backstop. */
         for (int i = 0; i < 4; i++) {
-                unsigned before = ss__connections(srv);
-                MHD_run(srv->mhd);
-                if (ss__connections(srv) >= before)
+                unsigned before = ss__connections(h);
+                MHD_run(h->mhd);
+                if (ss__connections(h) >= before)
                         break;
         }
         MHD_UNSIGNED_LONG_LONG ms = SS__HTTP_BACKSTOP_MS;
-        if (MHD_get_timeout(srv->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
+        if (MHD_get_timeout(h->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
                 ms = SS__HTTP_BACKSTOP_MS;
-        uv_timer_start(&srv->mhd_timer, ss__timer_cb, ms, 0);
-        ss_server_maybe_finish(srv);
+        uv_timer_start(&h->mhd_timer, ss__timer_cb, ms, 0);
+        if (h->inflight == 0 && h->hooks.idle)
+                h->hooks.idle(h->hooks.user);
 }
 
 /* Jobs finished on worker threads: resume their connections. */
 static void ss__done_cb(uv_async_t *a)
 {
-        struct ss_server *srv = a->data;
-        pthread_mutex_lock(&srv->done_lock);
-        struct ss_request *r = srv->done_head;
-        srv->done_head = NULL;
-        pthread_mutex_unlock(&srv->done_lock);
+        struct ss_http *h = a->data;
+        pthread_mutex_lock(&h->done_lock);
+        struct ss_request *r = h->done_head;
+        h->done_head = NULL;
+        pthread_mutex_unlock(&h->done_lock);
         while (r) {
                 struct ss_request *next = r->done_next;
                 ss__watch_stop(r);
                 MHD_resume_connection(r->conn);
                 r = next;
         }
-        ss_http_kick(srv);
+        ss__kick(h);
 }
 
 static void ss__mhd_log(void *cls, const char *fmt, va_list ap)
@@ -416,11 +415,17 @@ static void ss__mhd_log(void *cls, const char *fmt, va_list ap)
         ss_log_warn("http", "%s", line);
 }
 
-int ss_http_start(struct ss_server *srv, struct ss_err *err)
+int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loop,
+                  struct ss_metrics *metrics, const struct ss_http_hooks *hooks, struct ss_err *err)
 {
         char host[256], port_s[8];
+        memset(h, 0, sizeof(*h));
+        h->cfg = cfg;
+        h->loop = loop;
+        h->metrics = metrics;
+        h->hooks = *hooks;
         uint16_t port;
-        int rc = ss_config_split_listen(srv->cfg.listen, host, sizeof(host), &port, err);
+        int rc = ss_config_split_listen(h->cfg->listen, host, sizeof(host), &port, err);
         if (rc != SS_OK)
                 return rc;
         snprintf(port_s, sizeof(port_s), "%u", port);
@@ -442,54 +447,70 @@ int ss_http_start(struct ss_server *srv, struct ss_err *err)
          * own limit made of nothing but parameters, so that our limits are
          * the ones that fire and the client gets a JSON answer. The pool is
          * mapped, not touched: a connection's resident cost is what it uses. */
-        size_t pool = (size_t)srv->cfg.max_url * 32 + 65536;
-        srv->mhd = MHD_start_daemon(
-            flags, port, NULL, NULL, ss__handler, srv, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log, srv,
-            MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, srv,
-            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-            ss__conn_cb, srv, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)srv->cfg.connections, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)srv->cfg.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-            MHD_OPTION_LISTENING_ADDRESS_REUSE, srv->cfg.reuse_port ? 1 : 0, MHD_OPTION_END);
+        size_t pool = (size_t)h->cfg->max_url * 32 + 65536;
+        h->mhd = MHD_start_daemon(
+            flags, port, NULL, NULL, ss__handler, h, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log, h,
+            MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, h,
+            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+            ss__conn_cb, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg->connections,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->cfg->idle_timeout_s,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+            h->cfg->reuse_port ? 1 : 0, MHD_OPTION_END);
         freeaddrinfo(ai);
-        if (!srv->mhd)
+        if (!h->mhd)
                 return ss_err_set(err, SS_EIO, "cannot listen on %s (address in use?)",
-                                  srv->cfg.listen);
+                                  h->cfg->listen);
 
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        uv_poll_init(srv->loop, &srv->mhd_poll, info->epoll_fd);
-        srv->mhd_poll.data = srv;
-        uv_poll_start(&srv->mhd_poll, UV_READABLE, ss__poll_cb);
-        uv_timer_init(srv->loop, &srv->mhd_timer);
-        srv->mhd_timer.data = srv;
-        pthread_mutex_init(&srv->done_lock, NULL);
-        uv_async_init(srv->loop, &srv->done_async, ss__done_cb);
-        srv->done_async.data = srv;
-        ss_http_kick(srv);
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        uv_poll_init(h->loop, &h->mhd_poll, info->epoll_fd);
+        h->mhd_poll.data = h;
+        uv_poll_start(&h->mhd_poll, UV_READABLE, ss__poll_cb);
+        uv_timer_init(h->loop, &h->mhd_timer);
+        h->mhd_timer.data = h;
+        pthread_mutex_init(&h->done_lock, NULL);
+        uv_async_init(h->loop, &h->done_async, ss__done_cb);
+        h->done_async.data = h;
+        ss__kick(h);
         return SS_OK;
 }
 
-void ss_http_quiesce(struct ss_server *srv)
+void ss_http_quiesce(struct ss_http *h)
 {
-        if (!srv->mhd)
+        if (!h->mhd)
                 return;
-        MHD_socket s = MHD_quiesce_daemon(srv->mhd);
+        h->closing = true;
+        MHD_socket s = MHD_quiesce_daemon(h->mhd);
         if (s != MHD_INVALID_SOCKET)
                 close(s);
 }
 
-void ss_http_stop(struct ss_server *srv)
+unsigned ss_http_inflight(const struct ss_http *h)
 {
-        if (!srv->mhd)
+        return h->inflight;
+}
+
+void ss_http_complete(struct ss_request *r)
+{
+        struct ss_http *h = r->http;
+        pthread_mutex_lock(&h->done_lock);
+        r->done_next = h->done_head;
+        h->done_head = r;
+        pthread_mutex_unlock(&h->done_lock);
+        uv_async_send(&h->done_async);
+}
+
+void ss_http_stop(struct ss_http *h)
+{
+        if (!h->mhd)
                 return;
         /* Connections whose jobs finished but were not resumed yet. */
-        ss__done_cb(&srv->done_async);
-        uv_poll_stop(&srv->mhd_poll);
-        uv_close((uv_handle_t *)&srv->mhd_poll, NULL);
-        uv_timer_stop(&srv->mhd_timer);
-        uv_close((uv_handle_t *)&srv->mhd_timer, NULL);
-        uv_close((uv_handle_t *)&srv->done_async, NULL);
-        struct MHD_Daemon *d = srv->mhd;
-        srv->mhd = NULL;
+        ss__done_cb(&h->done_async);
+        uv_poll_stop(&h->mhd_poll);
+        uv_close((uv_handle_t *)&h->mhd_poll, NULL);
+        uv_timer_stop(&h->mhd_timer);
+        uv_close((uv_handle_t *)&h->mhd_timer, NULL);
+        uv_close((uv_handle_t *)&h->done_async, NULL);
+        struct MHD_Daemon *d = h->mhd;
+        h->mhd = NULL;
         MHD_stop_daemon(d);
 }
