@@ -282,6 +282,10 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
         if (crc != get32(raw + 188))
                 return ss_err_set(err, SS_EFORMAT, "%s: header checksum mismatch (corrupt header)",
                                   path);
+        for (int i = 148; i < 188; i++)
+                if (raw[i])
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: reserved header byte %d is not zero", path, i);
         if (h->file_size != size)
                 return ss_err_set(err, SS_EFORMAT,
                                   "%s: header gives a file size of %" PRIu64

@@ -26,29 +26,32 @@
 #include "server/query.h"
 
 struct ss_http;
+struct ss_clients;
+struct ss__conn;
 
 /* One HTTP request, from its request line to its completion notice. */
 struct ss_request {
         struct ss_http *http;
         struct MHD_Connection *conn;
-        char *uri; /* as sent, query string included: the first 256 bytes */
-        size_t uri_len;
+        char *uri;           /* for the log: escaped, at most SS_HTTP_LOG_URI bytes */
+        const char *raw_uri; /* MHD's copy of the URI, for the NUL check */
+        size_t uri_len;      /* bytes of the URI as sent */
         uint64_t start_ns;
         enum ss_endpoint ep;
         const void *route; /* the upper layer's row for ep, set with it */
-        char method[12];
-        bool started;   /* first handler call seen */
-        bool suspended; /* waiting for its job */
-        bool queued;    /* response handed to MHD */
-        char *body;     /* POST body */
+        char method[48];   /* escaped for the log */
+        bool started;      /* first handler call seen */
+        bool suspended;    /* waiting for its job */
+        bool queued;       /* response handed to MHD */
+        char *body;        /* POST body */
         size_t body_len;
-        bool body_too_big;
         struct ss_query q;
         uint32_t *ids; /* 0-based sources then targets, for the job */
         struct ss_job job;
         ss_atomic_int gone; /* the client hung up while its job ran: job.cancel */
         uv_poll_t *watch;   /* watches the socket for a hang-up while suspended */
         struct ss_body resp;
+        uint64_t held; /* bytes counted against answer_memory_mb for it */
         struct ss_request *done_next;
 };
 
@@ -83,7 +86,19 @@ struct ss_http {
         uv_async_t done_async;
         pthread_mutex_t done_lock;
         struct ss_request *done_head;
+
+        /* Protection from clients: every open connection, for the request
+         * deadline; connections per client address; answer memory. */
+        struct ss__conn *conns;
+        uv_timer_t scan_timer;
+        struct ss_clients *clients; /* NULL when client_connections is 0 */
+        uint64_t held_bytes;        /* answers built and not yet sent */
+        uint64_t refused;           /* connections refused by client_connections */
+        uint64_t cut;               /* connections closed by request_timeout_s */
 };
+
+/* Bytes of a URL shown in a log line, before escaping. */
+#define SS_HTTP_LOG_URI 256
 
 /* Starts serving cfg->listen on loop; finished requests are counted in
  * metrics. Returns SS_OK, or SS_EINVAL/SS_EIO with err naming the address. */
@@ -97,6 +112,12 @@ void ss_http_quiesce(struct ss_http *h);
 void ss_http_stop(struct ss_http *h);
 /* Requests between their request line and their completion. */
 unsigned ss_http_inflight(const struct ss_http *h);
+/* Counts an answer of about bytes for r against answer_memory_mb before its
+ * job runs (the real size replaces the estimate when the job is done, and
+ * is given back when the answer is sent or dropped). False, counting
+ * nothing, when answers already held leave no room: then r should be
+ * answered 503. One answer is always let through when none is held. */
+bool ss_http_reserve(struct ss_request *r, uint64_t bytes);
 /* A dispatched request's job is done and r->resp holds its answer: resumes
  * the connection on the loop thread. Any thread. */
 void ss_http_complete(struct ss_request *r);

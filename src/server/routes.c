@@ -199,6 +199,18 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
                 ss__fail(r, rc, err.msg);
                 return false;
         }
+        /* What the answer will hold, counted before it exists: a client that
+         * does not read its answers must not pile them up without bound. */
+        uint64_t cells = route->job(&r->q) == SS_JOB_ONE_TO_ALL ? g->n
+                         : route->job(&r->q) == SS_JOB_MATRIX   ? (uint64_t)r->q.nfrom * r->q.nto
+                                                                : 512;
+        if (!ss_http_reserve(r, 8 * cells + 256)) {
+                ss_graph_unref(g);
+                ss__fail(r, SS_EOVERLOAD,
+                         "answers not yet sent hold the memory allowed for them "
+                         "(answer_memory_mb); retry shortly");
+                return false;
+        }
         for (size_t i = 0; i < r->q.nfrom; i++)
                 r->ids[i] = (uint32_t)(r->q.from[i] - 1);
         for (size_t i = 0; i < r->q.nto; i++)
@@ -207,7 +219,10 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
         struct ss_job *job = &r->job;
         job->kind = route->job(&r->q);
         job->algo = r->q.algo;
-        job->engine = r->q.engine;
+        /* Dijkstra and A* exist on the CPU only: asking for them on the GPU
+         * asks for the CPU, and their answer is no fallback. */
+        job->engine = r->q.algo == SS_ALGO_DIJKSTRA || r->q.algo == SS_ALGO_ASTAR ? SS_ENGINE_CPU
+                                                                                  : r->q.engine;
         job->graph = g; /* the job owns this reference now */
         job->sources = r->ids;
         job->nsources = r->q.nfrom;

@@ -58,6 +58,15 @@ static void ss__set(json_t *o, const char *key, json_t *value)
         json_object_set_new(o, key, value);
 }
 
+/* A file's name without its directories: /status answers anyone who can
+ * reach the port, and the layout of the host's disks is none of their
+ * business (the log has the full path). */
+static const char *ss__base(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        return slash ? slash + 1 : path;
+}
+
 static json_t *ss__graph(const struct ss_graph_info *g)
 {
         if (!g->nodes)
@@ -67,8 +76,8 @@ static json_t *ss__graph(const struct ss_graph_info *g)
         json_t *o = json_object();
         if (!o)
                 return NULL;
-        ss__set(o, "file", json_string(g->file));
-        ss__set(o, "coords", g->coords[0] ? json_string(g->coords) : json_null());
+        ss__set(o, "file", json_string(ss__base(g->file)));
+        ss__set(o, "coords", g->coords[0] ? json_string(ss__base(g->coords)) : json_null());
         ss__set(o, "nodes", json_integer((json_int_t)g->nodes));
         ss__set(o, "arcs", json_integer((json_int_t)g->arcs));
         ss__set(o, "checksum", json_string(sum));
@@ -128,6 +137,17 @@ static json_t *ss__reloads(const struct ss_state *s)
         return o;
 }
 
+static json_t *ss__http(const struct ss_http *h)
+{
+        json_t *o = json_object();
+        if (!o)
+                return NULL;
+        ss__set(o, "answer_bytes_held", json_integer((json_int_t)h->held_bytes));
+        ss__set(o, "refused_connections", json_integer((json_int_t)h->refused));
+        ss__set(o, "timed_out_connections", json_integer((json_int_t)h->cut));
+        return o;
+}
+
 int ss_status_status(const struct ss_routes *rt, struct ss_view *v, struct ss_err *err)
 {
         const struct ss_state *s = rt->state;
@@ -142,6 +162,7 @@ int ss_status_status(const struct ss_routes *rt, struct ss_view *v, struct ss_er
         ss__set(o, "engine", ss__engine(rt));
         ss__set(o, "reloads", ss__reloads(s));
         ss__set(o, "http_inflight", json_integer((json_int_t)ss_http_inflight(rt->http)));
+        ss__set(o, "http", ss__http(rt->http));
         v->json = o;
         return SS_OK;
 }

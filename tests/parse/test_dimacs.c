@@ -469,6 +469,22 @@ END_TEST
 
 /* ---- bad .gr: one case per class ----------------------------------------- */
 
+/* A line whose first token is a NUL byte used to pass for a blank line: the
+ * arc or source after the NUL was dropped without a word. */
+START_TEST(test_nul_token_line)
+{
+        static const char gr[] = "p sp 2 1\n\0 a 1 2 3\na 1 2 3\n";
+        gr_fails(write_bytes(".gr", gr, sizeof(gr) - 1), SS_EPARSE, 2, "unknown line type \"?\"");
+        static const char ss[] = "p aux sp ss 1\n\0 s 2\ns 1\n";
+        const char *path = write_bytes(".ss", ss, sizeof(ss) - 1);
+        uint32_t *ids = NULL;
+        size_t count = 0;
+        struct ss_err err = {0};
+        ck_assert_int_eq(ss_dimacs_read_ss(path, 2, &ids, &count, &err), SS_EPARSE);
+        assert_msg(&err, path, 2, "unknown line type");
+}
+END_TEST
+
 START_TEST(test_empty_file)
 {
         gr_text_fails("", 0, "empty file");
@@ -849,6 +865,7 @@ static Suite *dimacs_suite(void)
 
         TCase *bad = tcase_create("bad");
         tcase_add_test(bad, test_empty_file);
+        tcase_add_test(bad, test_nul_token_line);
         tcase_add_test(bad, test_no_problem_line);
         tcase_add_test(bad, test_duplicate_problem_line);
         tcase_add_test(bad, test_bad_problem_line);
