@@ -65,11 +65,12 @@ START_TEST(many_parameters_get_an_answer_and_leak_nothing)
         struct daemon d;
         const char *args[] = {"--graph", gr_path, NULL};
         h_start(&d, args, true);
-        char *req = malloc(16384);
-        size_t at = (size_t)sprintf(req, "GET /route?from=1");
+        static char req[16384];
+        size_t at = (size_t)snprintf(req, sizeof(req), "GET /route?from=1");
         for (int i = 0; i < 1000; i++)
-                at += (size_t)sprintf(req + at, "&to=%d", i + 1);
-        at += (size_t)sprintf(req + at, " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+                at += (size_t)snprintf(req + at, sizeof(req) - at, "&to=%d", i + 1);
+        at += (size_t)snprintf(req + at, sizeof(req) - at,
+                               " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
         ck_assert_uint_lt(at, 8192 + 64);
         char buf[2048];
         for (int k = 0; k < 20; k++) {
@@ -80,14 +81,13 @@ START_TEST(many_parameters_get_an_answer_and_leak_nothing)
         }
         /* The pool's own limit, hit by headers: MHD drops such requests
          * itself. Their state must still be freed. */
-        at = (size_t)sprintf(req, "GET /health HTTP/1.1\r\nHost: t\r\n");
+        at = (size_t)snprintf(req, sizeof(req), "GET /health HTTP/1.1\r\nHost: t\r\n");
         while (at < 15000)
-                at += (size_t)sprintf(req + at, "X-Filler-%zu: %s\r\n", at,
-                                      "0123456789012345678901234567890123456789");
-        at += (size_t)sprintf(req + at, "\r\n");
+                at += (size_t)snprintf(req + at, sizeof(req) - at, "X-Filler-%zu: %s\r\n", at,
+                                       "0123456789012345678901234567890123456789");
+        at += (size_t)snprintf(req + at, sizeof(req) - at, "\r\n");
         for (int k = 0; k < 5; k++)
                 h_raw(&d, req, at, 500, buf, sizeof(buf));
-        free(req);
         sleep_ms(100);
         ck_assert_int_eq(h_inflight(&d), 1); /* the /status request itself */
         ck_assert_int_eq(h_stop(&d, 15), 0);
@@ -119,6 +119,7 @@ static char *slurp(const char *path, size_t *len)
         FILE *f = fopen(path, "rb");
         ck_assert_ptr_nonnull(f);
         char *buf = malloc(1 << 20);
+        ck_assert_ptr_nonnull(buf);
         *len = fread(buf, 1, (1 << 20) - 1, f);
         buf[*len] = '\0';
         fclose(f);
@@ -349,12 +350,14 @@ START_TEST(unread_answers_are_capped)
         json_t *q = json_pack("{s:o, s:o, s:s}", "from", from, "to", to, "format", "binary");
         char *body = json_dumps(q, JSON_COMPACT);
         json_decref(q);
-        char *req = malloc(strlen(body) + 256);
+        size_t cap = strlen(body) + 256;
+        char *req = malloc(cap);
+        ck_assert_ptr_nonnull(req);
         int len =
-            sprintf(req,
-                    "POST /distances HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                    "Content-Length: %zu\r\n\r\n%s",
-                    strlen(body), body);
+            snprintf(req, cap,
+                     "POST /distances HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
         /* A small receive buffer, set before connecting so that the window
          * stays small: the answer waits in the daemon, not in our kernel. */
         int s = socket(AF_INET, SOCK_STREAM, 0), small = 4096;
