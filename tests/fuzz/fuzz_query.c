@@ -32,10 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         *eq = '\0';
                 rc = ss_query_param(&q, kv, eq ? eq + 1 : NULL, &err);
         }
-        const struct ss_limits lim = {.max_sources = 100,
-                                      .max_targets = 10000,
-                                      .max_matrix = 100000,
-                                      .max_json_nodes = 1000};
+        const struct ss_limits lim = {
+            .max_sources = 100, .max_targets = 10000, .max_matrix = 100000, .max_json_nodes = 1000};
         if (rc == SS_OK)
                 ss_query_finish(&q, &lim, 1u + (data[0] >> 1) * 37u, data[0] & 2, &err);
         ss_query_free(&q);
