@@ -656,7 +656,9 @@ static void ss__done_cb(uv_async_t *a)
  * Requests that do not arrive
  */
 
-#define SS__SCAN_MS 250
+/* How often every connection is looked at: the deadline's granularity, at
+ * one getsockopt() per connection. */
+#define SS__SCAN_MS 500
 
 /* Closes c's connection under MHD: both directions shut, MHD sees the end
  * at its next run and closes it the usual way. */

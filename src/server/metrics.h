@@ -28,6 +28,9 @@ struct ss_metrics_gauges {
         uint64_t arcs;
         unsigned inflight; /* HTTP requests being handled */
         uint64_t reloads_ok, reloads_failed;
+        uint64_t answer_bytes;        /* answers built and not yet sent */
+        uint64_t refused_connections; /* over client_connections */
+        uint64_t cut_connections;     /* closed by request_timeout_s or a half-close */
 };
 
 /* Counts one finished request. */

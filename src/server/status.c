@@ -180,6 +180,9 @@ int ss_status_metrics(const struct ss_routes *rt, struct ss_view *v, struct ss_e
             .inflight = ss_http_inflight(rt->http),
             .reloads_ok = s->reloads.ok,
             .reloads_failed = s->reloads.failed,
+            .answer_bytes = rt->http->held_bytes,
+            .refused_connections = rt->http->refused,
+            .cut_connections = rt->http->cut,
         };
         v->text = ss_metrics_render(rt->metrics, &st, &g, &v->len);
         if (!v->text)

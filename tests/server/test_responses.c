@@ -319,7 +319,11 @@ START_TEST(metrics_text)
 {
         struct ss_metrics m = {0};
         struct ss_engine_stats st = {0};
-        struct ss_metrics_gauges g = {.nodes = 42, .serving = 1, .reloads_failed = 2};
+        struct ss_metrics_gauges g = {.nodes = 42,
+                                      .serving = 1,
+                                      .reloads_failed = 2,
+                                      .answer_bytes = 800032,
+                                      .refused_connections = 5};
         st.queries[SS_ENGINE_CPU][SS_ALGO_DIJKSTRA] = 7;
         st.queue_depth = 3;
         st.fallbacks = 1;
@@ -347,6 +351,9 @@ START_TEST(metrics_text)
             "ssspd_queue_depth 3\n",
             "ssspd_reloads_total{result=\"failed\"} 2\n",
             "ssspd_graph_nodes 42\n",
+            "ssspd_answer_bytes_held 800032\n",
+            "ssspd_connections_refused_total 5\n",
+            "ssspd_connections_timed_out_total 0\n",
             "# TYPE ssspd_http_request_duration_seconds histogram\n",
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
