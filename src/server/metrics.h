@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
-#include "server/query.h"
+#include "server/endpoint.h"
 
 #define SS_METRICS_NCODES   10 /* 200 400 404 405 413 414 500 503 504 other */
 #define SS_METRICS_NBUCKETS 14
