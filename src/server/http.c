@@ -424,7 +424,7 @@ static enum MHD_Result ss__error(struct ss_request *r, int status, const char *m
 static size_t ss__raw_uri_len(const struct ss_request *r, const char *version)
 {
         const char *u = r->raw_uri;
-        if (!u || !version || version <= u + r->uri_len ||
+        if (!u || !version || !*version || version <= u + r->uri_len ||
             version - u > (ptrdiff_t)r->http->cfg->max_url * 32 + 65536 || version[-1] != '\0')
                 return r->uri_len;
         return (size_t)(version - 1 - u);
