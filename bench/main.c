@@ -590,8 +590,10 @@ static int prepare_graph(struct graph_ctx *gc, const struct graph_arg *ga,
         for (unsigned i = 0; o->source_ids && i < gc->nsources; i++) {
                 const uint32_t v = ss_node_from_dimacs(gc->g, o->source_ids[i]);
                 if (v == SS_NO_NODE) {
-                        fprintf(stderr, "ssspd-bench: --source-ids: %" PRIu64 " is not a node of %s "
-                                        "(1..%u)\n", o->source_ids[i], gc->name, gc->g->n);
+                        fprintf(stderr,
+                                "ssspd-bench: --source-ids: %" PRIu64 " is not a node of %s "
+                                "(1..%u)\n",
+                                o->source_ids[i], gc->name, gc->g->n);
                         return -1;
                 }
                 gc->sources[i] = v;
@@ -848,9 +850,10 @@ int main(int argc, char **argv)
                                 unsigned long long x = strtoull(p, &end, 10);
                                 if (errno || end == p || (*end && *end != ',') || x == 0 ||
                                     *p == '-' || k == 1024) {
-                                        fprintf(stderr, "ssspd-bench: --source-ids: '%s' is not "
-                                                        "a list of at most 1024 node ids "
-                                                        "(1-based, comma-separated)\n",
+                                        fprintf(stderr,
+                                                "ssspd-bench: --source-ids: '%s' is not "
+                                                "a list of at most 1024 node ids "
+                                                "(1-based, comma-separated)\n",
                                                 optarg);
                                         return 2;
                                 }

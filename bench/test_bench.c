@@ -316,12 +316,12 @@ END_TEST
 START_TEST(test_source_ids)
 {
         char out[512], gridarg[600];
-        const char *args[] = {"--source-ids", "3,1,144", "--algorithms", "dijkstra,cch",
-                              "--graph",      gridarg,   "--out",        out,
-                              NULL};
-        const char *bad[] = {"--source-ids", "3,100000", "--algorithms", "dijkstra",
-                             "--graph",      gridarg,    "--out",        out,
-                             NULL};
+        const char *args[] = {"--source-ids", "3,1,144", "--algorithms",
+                              "dijkstra,cch", "--graph", gridarg,
+                              "--out",        out,       NULL};
+        const char *bad[] = {"--source-ids", "3,100000", "--algorithms",
+                             "dijkstra",     "--graph",  gridarg,
+                             "--out",        out,        NULL};
 
         out_dir(out, sizeof(out));
         snprintf(gridarg, sizeof(gridarg), "grid=%s", grid_path);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <zlib.h>
 
-
 /* ---- arc lists ---------------------------------------------------------- */
 
 int ss_arcs_init(struct ss_arcs *a, uint32_t n, uint64_t cap)

@@ -36,8 +36,8 @@ struct ss_landmarks {
 };
 
 struct ss_astar {
-        double factor; /* coordinate bound per unit of distance; 0 for none */
-        double kx;     /* longitude scale (cosine of the mean latitude) */
+        double factor;           /* coordinate bound per unit of distance; 0 for none */
+        double kx;               /* longitude scale (cosine of the mean latitude) */
         struct ss_landmarks *lm; /* NULL until landmarks are built */
 };
 

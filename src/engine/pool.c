@@ -146,8 +146,9 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
                                 ss_log_info("graph", "landmark tables from GPU %d in %.0f ms",
                                             s->id, (double)(ss_now_ns() - t0) / 1e6);
                         else if (rc != SS_EINVAL)
-                                ss_log_warn("graph", "landmarks on GPU %d failed, the CPU builds "
-                                                     "them: %s",
+                                ss_log_warn("graph",
+                                            "landmarks on GPU %d failed, the CPU builds "
+                                            "them: %s",
                                             s->id, err->msg);
                 }
                 pthread_rwlock_unlock(&s->lock);

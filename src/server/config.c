@@ -339,8 +339,7 @@ int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count
                                           "ids 0..63 like 0,1",
                                           v);
                 if (n == cap)
-                        return ss_err_set(err, SS_EINVAL, "gpu_devices: more than %u devices",
-                                          cap);
+                        return ss_err_set(err, SS_EINVAL, "gpu_devices: more than %u devices", cap);
                 for (unsigned i = 0; i < n; i++)
                         if (ids[i] == (int)x)
                                 return ss_err_set(err, SS_EINVAL,

@@ -102,8 +102,7 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
                         fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"%u\"} %llu\n", 1u << i,
                                 (unsigned long long)bcum);
         }
-        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"+Inf\"} %llu\n",
-                (unsigned long long)bcum);
+        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)bcum);
         fprintf(f, "ssspd_gpu_batch_sources_sum %llu\n", (unsigned long long)st->batched_sources);
         fprintf(f, "ssspd_gpu_batch_sources_count %llu\n", (unsigned long long)bcount);
 

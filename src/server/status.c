@@ -102,16 +102,15 @@ static json_t *ss__engine(const struct ss_routes *rt)
         json_t *devices = json_array();
         unsigned streams = 0, faults = 0, gpus_serving = 0;
         uint64_t gpu_mem = 0;
-        const char *why = ndev > 1 ? dev[1].what
-                                   : "built without CUDA, or gpu no: the CPU serves every query";
+        const char *why =
+            ndev > 1 ? dev[1].what : "built without CUDA, or gpu no: the CPU serves every query";
         for (unsigned i = 0; i < ndev && devices; i++) {
                 json_array_append_new(
                     devices, json_pack("{s:s, s:i, s:b, s:i, s:i, s:I, s:i, s:s}", "kind",
                                        ss_device_name(dev[i].device), "id", dev[i].id, "serving",
                                        dev[i].serving, "lanes", (int)dev[i].lanes, "batch",
-                                       (int)dev[i].batch, "memory_bytes",
-                                       (json_int_t)dev[i].bytes, "faults", (int)dev[i].faults,
-                                       "what", dev[i].what));
+                                       (int)dev[i].batch, "memory_bytes", (json_int_t)dev[i].bytes,
+                                       "faults", (int)dev[i].faults, "what", dev[i].what));
                 if (dev[i].device != SS_DEVICE_GPU)
                         continue;
                 streams += dev[i].lanes;
