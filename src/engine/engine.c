@@ -109,6 +109,10 @@ const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
                 return ss_solver_find("cch", dev);
         if (dev == SS_DEVICE_GPU)
                 return ss_solver_find("delta", SS_DEVICE_GPU);
+        if (j->kind == SS_JOB_ONE_TO_ALL) {
+                const struct ss_engine_auto *a = ss__auto_of(j->graph);
+                return ss_solver_find(a && a->cpu_row ? a->cpu_row : "delta", SS_DEVICE_CPU);
+        }
         if (j->kind != SS_JOB_ROUTE)
                 return ss_solver_find("delta", SS_DEVICE_CPU);
         if (ss_astar_useful(j->graph))
@@ -203,6 +207,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
+        ss__calibrate(e, g);
         return SS_OK;
 }
 

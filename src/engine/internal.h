@@ -74,6 +74,11 @@ void ss__pool_load(struct ss_engine *e, struct ss_graph *g);
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
+/* calibrate.c: measures auto one-to-all's candidates on g (not yet shared)
+ * and attaches the result; ss__auto_of() reads it (NULL: not measured). */
+void ss__calibrate(struct ss_engine *e, struct ss_graph *g);
+const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g);
+
 /* engine.c: the row a job runs on a device, NULL when it cannot run there. */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);
 

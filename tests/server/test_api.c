@@ -391,6 +391,14 @@ START_TEST(status_and_metrics)
         json_t *e = json_object_get(j, "engine");
         ck_assert_int_eq(json_integer_value(json_object_get(e, "cpu_workers")), 2);
         ck_assert_int_eq(json_integer_value(json_object_get(e, "queue_capacity")), 1024);
+        /* engine=auto: the CCH built at load answers routes and matrices, and
+         * one-to-all was measured on both CPU rows */
+        json_t *au = json_object_get(e, "auto");
+        ck_assert_str_eq(json_string_value(json_object_get(au, "route")), "cch");
+        ck_assert(json_integer_value(json_object_get(json_object_get(au, "cch"), "edges")) > 0);
+        json_t *oa = json_object_get(au, "one_to_all");
+        ck_assert_str_eq(json_string_value(json_object_get(oa, "engine")), "cpu");
+        ck_assert_uint_eq(json_array_size(json_object_get(oa, "measured")), 2);
         json_decref(j);
         h_resp_free(&r);
 

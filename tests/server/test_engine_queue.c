@@ -583,9 +583,19 @@ START_TEST(cch_answers_auto_routes_and_matrices)
         struct ss_graph *g = grid(40);
         struct ss_engine *e;
         struct ss_err err;
-        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 256};
+        struct ss_engine_config cfg = {.cpu_workers = 2, .queue_max = 256, .calibrate = true};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        /* The calibration timed both CPU rows (no GPU here), and auto
+         * one-to-all runs the faster on the CPU first. */
+        struct ss_engine_auto au;
+        ck_assert_int_eq(ss_engine_auto(g, &au), SS_OK);
+        ck_assert(au.measured);
+        ck_assert_uint_eq(au.ncand, 2);
+        ck_assert_ptr_nonnull(au.cpu_row);
+        ck_assert(au.cpu_first);
+        for (unsigned i = 0; i < au.ncand; i++)
+                ck_assert(au.cand[i].ms > 0 && au.cpu_ms <= au.cand[i].ms);
         enum { R = 60, S = 7, T = 9 };
         uint32_t rs[R], rt[R], ms[S], mt[T];
         uint64_t x = 99;
@@ -632,15 +642,22 @@ START_TEST(cch_answers_auto_routes_and_matrices)
                         ck_assert_uint_eq(matrix.dist[i * T + k], ss_dijkstra_dist(ws, mt[k]));
         }
         ck_assert_int_eq(all.status, SS_OK);
-        ck_assert_int_ne(all.ran_algo, algo("cch"));
+        ck_assert_int_eq(all.ran_algo, algo(au.cpu_row));
+        ck_assert_int_eq(all.ran_engine, SS_ENGINE_CPU);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, ms[1], SS_NO_NODE, NULL), SS_OK);
+        for (uint32_t v = 0; v < g->n; v++)
+                ck_assert_uint_eq(all.dist[v], ss_dijkstra_dist(ws, v));
         ss_job_release(&matrix);
         ss_job_release(&all);
         ss_engine_free(e);
 
-        /* no CCH: algorithm=cch is Dijkstra's answer, and says so */
+        /* no CCH: algorithm=cch is Dijkstra's answer, and says so; and
+         * without calibrate there are no measurements */
         cfg.cch = SS_ENGINE_CCH_OFF;
+        cfg.calibrate = false;
         struct ss_graph *h = grid(12);
         ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_auto(h, &au), SS_EINVAL);
         uint32_t s = 3, t = 140;
         job_init(&route[0], e, SS_JOB_ROUTE, &s, &t, 1);
         route[0].algo = algo("cch");
