@@ -71,6 +71,7 @@ static const char usage[] =
     "  --report DIR          only rebuild results.md and the plots from DIR/results.csv\n"
     "  --list                list the algorithms and whether they can run here\n"
     "  --help                this text\n"
+    "  --version             print the version\n"
     "\n"
     "The environment variable SS_BENCH_INJECT_MISMATCH=NAME flips one distance of\n"
     "algorithm NAME after each query; the tests use it to prove the check works.\n"
@@ -734,6 +735,7 @@ int main(int argc, char **argv)
             {"threads", required_argument, NULL, OPT_THREADS},
             {"source-ids", required_argument, NULL, OPT_SOURCE_IDS},
             {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, 'V'},
             {NULL, 0, NULL, 0},
         };
         struct ss__bench_opts o = {.sources = 0, .seed = 1, .slow_budget_s = -1};
@@ -874,6 +876,9 @@ int main(int argc, char **argv)
                         break;
                 case 'h':
                         fputs(usage, stdout);
+                        return 0;
+                case 'V':
+                        printf("ssspd-bench %s (%s)\n", SS_VERSION, SS_BENCH_VCS);
                         return 0;
                 default:
                         fputs(usage, stderr);

@@ -396,6 +396,12 @@ START_TEST(test_usage_errors)
         ck_assert_msg(strstr(log, "'-3' is not an integer") != NULL, "%s", log);
         ck_assert_msg(strstr(log, "at least 1") == NULL, "second, contradicting message: %s", log);
         free(log);
+        /* --version answers alone, with the program's name and version. */
+        const char *version[] = {"--version", NULL};
+        ck_assert_int_eq(run_bench(NULL, version), 0);
+        log = slurp(tmpdir, "log");
+        ck_assert_msg(strncmp(log, "ssspd-bench 0.", 14) == 0, "%s", log);
+        free(log);
 }
 END_TEST
 

@@ -17,8 +17,11 @@
 #include "cch/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/log.h"
 
 #define SHARE_K  1024u  /* pieces at least this large go to the shared stack */
 #define PARDIR_K 65536u /* pieces at least this large try their cut directions in parallel */
@@ -43,7 +46,16 @@ struct nd {
         int rc;
         struct ss_err err;
         uint32_t top_k, top_sep;
+        atomic_uint_fast64_t ranked; /* nodes given their rank so far */
+        struct ss_log_progress progress;
 };
+
+/* Counts k more nodes ranked, for the progress lines. */
+static void nd_ranked(struct nd *nd, uint32_t k)
+{
+        uint64_t done = atomic_fetch_add(&nd->ranked, k) + k;
+        ss_log_progress(&nd->progress, (double)done / nd->g->n);
+}
 
 static void piece_free(struct piece *p)
 {
@@ -178,6 +190,7 @@ static int dissect(struct nd *nd, struct piece *p, struct scratch *s, struct pie
         if (k <= 2) {
                 for (uint32_t i = 0; i < k; i++)
                         nd->rank[p->gid[i]] = p->lo + i;
+                nd_ranked(nd, k);
                 return SS_OK;
         }
         if ((rc = scratch_fit(s, k)) != SS_OK)
@@ -194,6 +207,7 @@ static int dissect(struct nd *nd, struct piece *p, struct scratch *s, struct pie
                         s->comp[s->sep[i]] = REMOVED;
                         nd->rank[p->gid[s->sep[i]]] = p->lo + k - nsep + i;
                 }
+                nd_ranked(nd, nsep);
                 pthread_mutex_lock(&nd->lock);
                 if (k > nd->top_k) {
                         nd->top_k = k;
@@ -320,7 +334,10 @@ int ss__cch_order_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug,
         nd.stack = root;
         pthread_mutex_init(&nd.lock, NULL);
         pthread_cond_init(&nd.cv, NULL);
+        atomic_init(&nd.ranked, 0);
+        ss_log_progress_begin(&nd.progress, "graph", "CCH order of %u nodes", g->n);
         ss__cch_run(nd.threads, NULL, nd_worker, &nd);
+        ss_log_progress_end(&nd.progress);
         while (nd.stack) {
                 struct piece *q = nd.stack;
                 nd.stack = q->next;

@@ -31,7 +31,9 @@ enum ss_graph_ext_slot {
         SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure */
         SS_GRAPH_EXT_CCH_METRIC = 2, /* cch/cch.h: that structure customized for g's weights */
         SS_GRAPH_EXT_ENGINE = 3,     /* engine/: engine=auto's measured choices for g */
-        SS_GRAPH_EXT_COUNT = 4
+        SS_GRAPH_EXT_GEO = 4,        /* geo/geo.h: the spatial index of the coordinates */
+        SS_GRAPH_EXT_TIME = 5,       /* io/time_graph.h: travel times of the same arcs */
+        SS_GRAPH_EXT_COUNT = 6
 };
 
 typedef uint64_t ss_dist;

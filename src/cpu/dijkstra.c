@@ -223,7 +223,7 @@ static inline ss_dist ss__h(const struct ss__bound *b, uint32_t v)
 static inline __attribute__((always_inline)) int
 ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source, uint32_t target,
            uint64_t remaining, const int target_mode, const struct ss__bound *bound,
-           const struct ss_cancel *cancel)
+           const ss_dist within, const struct ss_cancel *cancel)
 {
         struct ss__node *st = ws->st;
         uint32_t *pred = ws->pred;
@@ -246,8 +246,11 @@ ss__search(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                  * are stale copies from earlier, larger tentative distances. */
                 if (st[u].settled == gen)
                         continue;
-                st[u].settled = gen;
                 ss_dist du = st[u].dist;
+                /* Keys come out in order: every node left is farther. */
+                if (du > within)
+                        return SS_OK;
+                st[u].settled = gen;
 
                 ws->settled[ws->nsettled++] = u;
                 if (u == target)
@@ -281,7 +284,16 @@ int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_
         if (g->n > ws->cap || source >= g->n || (target != SS_NO_NODE && target >= g->n))
                 return SS_ERANGE;
         ss__new_run(ws);
-        return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
+        return ss__search(g, ws, source, target, 0, 0, NULL, SS_DIST_INF, cancel);
+}
+
+int ss_dijkstra_run_within(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
+                           ss_dist bound, const struct ss_cancel *cancel)
+{
+        if (g->n > ws->cap || source >= g->n)
+                return SS_ERANGE;
+        ss__new_run(ws);
+        return ss__search(g, ws, source, SS_NO_NODE, 0, 0, NULL, bound, cancel);
 }
 
 int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
@@ -292,7 +304,7 @@ int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t s
         ss__new_run(ws);
         const struct ss_astar *a = ss_astar_of(g);
         if (!a || (!(a->factor > 0) && !a->lm))
-                return ss__search(g, ws, source, target, 0, 0, NULL, cancel);
+                return ss__search(g, ws, source, target, 0, 0, NULL, SS_DIST_INF, cancel);
         const struct ss_landmarks *alt = a->lm;
         struct ss__bound b = {.factor = a->factor, .kx = a->kx, .x = g->x, .y = g->y};
         if (b.factor > 0) {
@@ -304,7 +316,7 @@ int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t s
                 b.tfrom = alt->from + (size_t)target * alt->k;
                 b.tto = alt->to + (size_t)target * alt->k;
         }
-        return ss__search(g, ws, source, target, 0, 0, &b, cancel);
+        return ss__search(g, ws, source, target, 0, 0, &b, SS_DIST_INF, cancel);
 }
 
 int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
@@ -328,7 +340,7 @@ int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws,
         }
         if (pending == 0)
                 return SS_OK;
-        return ss__search(g, ws, source, SS_NO_NODE, pending, 1, NULL, cancel);
+        return ss__search(g, ws, source, SS_NO_NODE, pending, 1, NULL, SS_DIST_INF, cancel);
 }
 
 /* ---- results ------------------------------------------------------------ */

@@ -47,6 +47,12 @@ int ss_dijkstra_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_
 int ss_astar_run(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
                  uint32_t target, const struct ss_cancel *cancel);
 
+/* Settles exactly the nodes at distance at most bound from source (every
+ * node when bound is SS_DIST_INF); ss_dijkstra_settled() lists them. Same
+ * return codes as ss_dijkstra_run(). */
+int ss_dijkstra_run_within(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,
+                           ss_dist bound, const struct ss_cancel *cancel);
+
 /* Like ss_dijkstra_run() but stops once every node in targets is settled (or
  * the reachable part is exhausted). Duplicates in targets are allowed. */
 int ss_dijkstra_run_targets(const struct ss_graph *g, struct ss_dijkstra_ws *ws, uint32_t source,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 
@@ -68,6 +69,8 @@ struct ss__job {
         struct ss_landmarks *lm;
         atomic_uint next; /* tasks 0..2k-1: even = from L, odd = towards L */
         atomic_int rc;
+        atomic_uint done; /* tasks finished */
+        struct ss_log_progress progress;
         uint32_t bad_node, bad_landmark;
 };
 
@@ -110,6 +113,8 @@ static void *ss__worker(void *arg)
                         job->bad_node = bad;
                         job->bad_landmark = lm->node[i];
                 }
+                ss_log_progress(&job->progress,
+                                (double)(atomic_fetch_add(&job->done, 1) + 1) / (2.0 * lm->k));
         }
         ss_dijkstra_ws_free(ws);
         return NULL;
@@ -173,6 +178,8 @@ int ss_landmarks_build_with(struct ss_graph *g, unsigned k, unsigned threads,
         struct ss__job job = {.fwd = g, .rev = rev, .lm = lm};
         atomic_init(&job.next, 0u);
         atomic_init(&job.rc, SS_OK);
+        atomic_init(&job.done, 0u);
+        ss_log_progress_begin(&job.progress, "graph", "%u landmarks (%u searches)", k, 2 * k);
         for (; started < threads && started < 2 * k; started++)
                 if (pthread_create(&tid[started], NULL, ss__worker, &job) != 0)
                         break;
@@ -180,6 +187,7 @@ int ss_landmarks_build_with(struct ss_graph *g, unsigned k, unsigned threads,
                 ss__worker(&job);
         for (unsigned i = 0; i < started; i++)
                 pthread_join(tid[i], NULL);
+        ss_log_progress_end(&job.progress);
         rc = atomic_load(&job.rc);
         if (rc == SS_EINVAL)
                 ss_err_set(err, rc,

@@ -105,6 +105,9 @@ const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
                 return ss_solver_find(ss_algo_name(j->algo), dev);
+        /* A bounded search settles only what lies within its bound. */
+        if (j->kind == SS_JOB_ONE_TO_ALL && j->bounded)
+                return ss_solver_find("dijkstra", dev);
         if (ss__cch_serves(j))
                 return ss_solver_find("cch", dev);
         if (dev == SS_DEVICE_GPU)

@@ -65,6 +65,11 @@ struct ss_job {
         const uint32_t *targets;
         size_t ntargets;
         uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 for none */
+        /* ONE_TO_ALL only: with bounded, the nodes farther than bound are not
+         * wanted and may read SS_DIST_INF (every node within it is exact).
+         * An auto bounded job runs the CPU Dijkstra, which stops there. */
+        bool bounded;
+        ss_dist bound;
         /* Optional (may be NULL): the submitter raises it (non-zero) when the
          * answer is no longer wanted, e.g. its client hung up. A queued job
          * is then dropped without running and a running CPU job stops; either

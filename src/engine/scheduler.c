@@ -382,6 +382,8 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
                                      .sources = j0->sources,
                                      .nsources = 1,
                                      .dist = dist,
+                                     .bounded = j0->bounded,
+                                     .bound = j0->bound,
                                      .cancel = &cancel};
         }
 

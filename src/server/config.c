@@ -79,6 +79,9 @@ static const struct ss__key ss__keys[] = {
      "graph file: DIMACS .gr, .gr.gz or a snapshot"},
     {"coords", SS__STR, SS__STRF(coords), "", 0, 0, NULL,
      "coordinates file (.co, .co.gz); empty for none"},
+    {"time_graph", SS__STR, SS__STRF(time_graph), "", 0, 0, NULL,
+     "travel times of the same arcs (a DIMACS -t file, .gr, .gr.gz or snapshot), for the "
+     "duration of routes; empty for none"},
     {"workers", SS__INT, SS__OFF(workers), 0, "0", 0, 1024, NULL,
      "CPU query threads; 0 means one per core"},
     {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,

@@ -10,6 +10,8 @@ enum ss_endpoint {
         SS_EP_HEALTH,
         SS_EP_STATUS,
         SS_EP_METRICS,
+        SS_EP_NEAREST,
+        SS_EP_ISOCHRONE,
         SS_EP_OTHER, /* unknown paths */
         SS_EP_COUNT
 };

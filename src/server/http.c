@@ -318,6 +318,11 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
                 return;
         double secs = (double)(ss_now_ns() - r->start_ns) / 1e9;
         unsigned http = r->queued ? r->resp.http : 0;
+        /* A client that hung up while its query ran: MHD may drop the
+         * connection before the answer is queued, but the request counts,
+         * as closed by its client. */
+        if (!http && atomic_load(&r->gone))
+                http = ss_http_error_for(SS_HTTP_ECLOSED)->http;
         if (http)
                 ss_metrics_observe(h->metrics, r->ep, http, secs);
         if (h->cfg->access_log || http >= 500)

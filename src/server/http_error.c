@@ -22,6 +22,10 @@ static const struct ss_http_error ss__table[] = {
     {SS_ESHUTDOWN, 503, "ShuttingDown", 0},
     {SS_ENOGPU, 503, "NoGpu", 0},
     {SS_ETIMEDOUT, 504, "Timeout", 0},
+    /* Never read by anyone: the status the logs and metrics give a query
+     * whose client hung up (nginx's 499), so that it is not taken for a
+     * timeout of ours. */
+    {SS_HTTP_ECLOSED, 499, "ClientClosed", 0},
     /* Everything else is a fault of ours. */
     {SS_EINTERNAL, 500, "Internal", 0},
 };

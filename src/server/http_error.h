@@ -13,6 +13,7 @@ enum {
         SS_HTTP_ENOTFOUND = -100, /* no such endpoint */
         SS_HTTP_EMETHOD = -101,   /* method not allowed on the endpoint */
         SS_HTTP_ELOADING = -102,  /* the graph is still loading */
+        SS_HTTP_ECLOSED = -103,   /* the client hung up before its answer was ready */
 };
 
 struct ss_http_error {

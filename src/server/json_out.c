@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "server/http_error.h"
-#include "server/polyline.h"
+#include "server/snap.h"
+#include "server/route_out.h"
 
 /* Coordinates are printed with at most 9 significant digits: degrees with
  * six decimals, no binary-to-decimal noise. */
@@ -64,6 +65,13 @@ static json_t *ss__ids(const uint64_t *ids, size_t n)
         return a;
 }
 
+static void ss__engine_fields(json_t *o, const struct ss_job *job);
+
+void ss_body_engine_fields(json_t *o, const struct ss_job *job)
+{
+        ss__engine_fields(o, job);
+}
+
 static void ss__engine_fields(json_t *o, const struct ss_job *job)
 {
         json_object_set_new(o, "engine", json_string(ss_engine_kind_name(job->ran_engine)));
@@ -73,18 +81,8 @@ static void ss__engine_fields(json_t *o, const struct ss_job *job)
                             json_real((double)(job->end_ns - job->start_ns) / 1e6));
 }
 
-static json_t *ss__geojson(const struct ss_graph *g, const uint32_t *path, size_t n)
-{
-        json_t *coords = json_array();
-        for (size_t i = 0; coords && i < n; i++)
-                json_array_append_new(coords,
-                                      json_pack("[f,f]", g->x[path[i]] / 1e6, g->y[path[i]] / 1e6));
-        return json_pack("{s:s, s:o}", "type", "LineString", "coordinates", coords);
-}
-
 static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
 {
-        const struct ss_graph *g = job->graph;
         json_t *nodes = json_array();
         for (size_t i = 0; nodes && i < job->path_len; i++)
                 json_array_append_new(nodes,
@@ -92,18 +90,9 @@ static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
         json_t *o = json_pack("{s:s, s:I, s:I, s:o, s:o}", "code", "Ok", "from",
                               (json_int_t)q->from[0], "to", (json_int_t)q->to[0], "distance",
                               ss__dist(job->dist[0]), "nodes", nodes);
-        if (!o)
+        if (o && ss_route_extras(q, job, o) != SS_OK) {
+                json_decref(o);
                 return NULL;
-        if (q->geometry == SS_GEOM_GEOJSON && g->x) {
-                json_object_set_new(o, "geometry", ss__geojson(g, job->path, job->path_len));
-        } else if (q->geometry == SS_GEOM_POLYLINE && g->x) {
-                char *enc = ss_polyline_encode(g->y, g->x, job->path, job->path_len);
-                if (!enc) {
-                        json_decref(o);
-                        return NULL;
-                }
-                json_object_set_new(o, "geometry", json_string(enc));
-                free(enc);
         }
         return o;
 }
@@ -181,6 +170,7 @@ static char *ss__distances_text(const struct ss_query *q, const struct ss_job *j
                 goto out;
         if (job->kind == SS_JOB_MATRIX)
                 json_object_set_new(head, "destinations", ss__ids(q->to, q->nto));
+        ss_snap_add(head, job->graph, q);
         ss__engine_fields(tail, job);
         hs = json_dumps(head, SS__DUMP_FLAGS);
         ts = json_dumps(tail, SS__DUMP_FLAGS);

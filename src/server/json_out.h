@@ -16,6 +16,7 @@
 #ifndef SS_SERVER_JSON_OUT_H
 #define SS_SERVER_JSON_OUT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "engine/engine.h"
@@ -55,5 +56,9 @@ void ss_body_json(char *text, struct ss_body *out);
 
 /* Frees the data. */
 void ss_body_free(struct ss_body *b);
+
+/* Adds what ran a job to an answer: engine, algorithm, fell_back,
+ * compute_ms. */
+void ss_body_engine_fields(json_t *o, const struct ss_job *job);
 
 #endif

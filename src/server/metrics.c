@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const unsigned ss__codes[SS_METRICS_NCODES] = {200, 400, 404, 405, 413,
-                                                      414, 500, 503, 504, 0};
+static const unsigned ss__codes[SS_METRICS_NCODES] = {200, 204, 400, 404, 405, 413,
+                                                      414, 499, 500, 503, 504, 0};
 /* Upper bounds in seconds; the last bucket is +Inf. */
 static const double ss__bounds[SS_METRICS_NBUCKETS - 1] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};

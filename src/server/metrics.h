@@ -10,7 +10,7 @@
 #include "engine/engine.h"
 #include "server/endpoint.h"
 
-#define SS_METRICS_NCODES   10 /* 200 400 404 405 413 414 500 503 504 other */
+#define SS_METRICS_NCODES   12 /* 200 204 400 404 405 413 414 499 500 503 504 other */
 #define SS_METRICS_NBUCKETS 14
 
 struct ss_metrics {

@@ -30,19 +30,49 @@ enum {
         SS_QP_ENGINE = 1u << 3,
         SS_QP_GEOMETRY = 1u << 4,
         SS_QP_FORMAT = 1u << 5,
+        SS_QP_FROM_LONLAT = 1u << 6, /* from as points: LON,LAT;LON,LAT */
+        SS_QP_TO_LONLAT = 1u << 7,
+        SS_QP_ANNOTATIONS = 1u << 8, /* true or false */
+        SS_QP_LON = 1u << 9,         /* one point, in degrees */
+        SS_QP_LAT = 1u << 10,
+        SS_QP_MAX = 1u << 11, /* a distance bound */
 };
 
-enum ss_geometry { SS_GEOM_NONE = 0, SS_GEOM_GEOJSON, SS_GEOM_POLYLINE };
+/* The geometry an answer carries. Routes: a GeoJSON Feature (LineString)
+ * or an encoded polyline of precision 5 or 6 (polyline is 6); isochrones:
+ * a GeoJSON Feature of the nodes reached (MultiPoint) or of their convex
+ * hull (Polygon). */
+enum ss_geometry {
+        SS_GEOM_NONE = 0,
+        SS_GEOM_GEOJSON,
+        SS_GEOM_POLYLINE6,
+        SS_GEOM_POLYLINE5,
+        SS_GEOM_POINTS,
+        SS_GEOM_HULL
+};
 enum ss_format { SS_FMT_JSON = 0, SS_FMT_BINARY };
 
+/* A point given as coordinates, and the node it was snapped to. */
+struct ss_snap {
+        double lon, lat;   /* as given, degrees */
+        uint64_t node;     /* DIMACS id of the nearest node (0 until snapped) */
+        double distance_m; /* from the point to it */
+};
+
 struct ss_query {
-        enum ss_endpoint ep; /* SS_EP_ROUTE or SS_EP_DISTANCES */
-        uint64_t *from;      /* DIMACS ids (1-based), as given */
+        enum ss_endpoint ep;
+        uint64_t *from; /* DIMACS ids (1-based), as given or snapped */
         size_t nfrom;
         uint64_t *to;
         size_t nto;
         bool has_to;
-        int algo; /* SS_ALGO_AUTO or a name of engine.h */
+        /* from_lonlat and to_lonlat: the points, snapped into from and to
+         * by ss_query_snap() (NULL when ids were given) */
+        struct ss_snap *from_ll, *to_ll;
+        double lon, lat; /* /nearest */
+        bool annotations;
+        ss_dist max; /* /isochrone */
+        int algo;    /* SS_ALGO_AUTO or a name of engine.h */
         enum ss_engine_kind engine;
         enum ss_geometry geometry;
         enum ss_format format;
@@ -68,6 +98,15 @@ int ss_query_param(struct ss_query *q, const char *key, const char *value, struc
  * integers). Returns SS_OK, SS_EPARSE or SS_EINVAL with err set. */
 int ss_query_json(struct ss_query *q, const char *body, size_t len, struct ss_err *err);
 
+/* Turns the points of from_lonlat and to_lonlat into node ids: the nearest
+ * node of each, by nearest(user, lon, lat, &node0, &metres) (node0
+ * 0-based). has_coords false (the graph has none) makes points an
+ * SS_EINVAL. Returns SS_OK, SS_EINVAL or SS_ENOMEM with err set. */
+int ss_query_snap(struct ss_query *q, bool has_coords,
+                  void (*nearest)(const void *user, double lon, double lat, uint32_t *node,
+                                  double *metres),
+                  const void *user, struct ss_err *err);
+
 /* Checks what is required and the limits against a graph of n nodes (with
  * coordinates or not). Returns SS_OK, SS_EPARSE, SS_EINVAL or SS_ETOOBIG
  * with err set. */
@@ -78,5 +117,11 @@ int ss_query_finish(struct ss_query *q, const struct ss_limits *lim, uint32_t n,
  * Returns SS_OK, SS_EINVAL (err names `name` and the item) or SS_ENOMEM. */
 int ss_parse_id_list(const char *name, const char *text, uint64_t **out, size_t *count,
                      struct ss_err *err);
+
+/* Parses a list of points "LON,LAT;LON,LAT" (degrees) into a malloc'd
+ * array. Returns SS_OK, SS_EINVAL (err names `name` and the item) or
+ * SS_ENOMEM. */
+int ss_parse_lonlat_list(const char *name, const char *text, struct ss_snap **out, size_t *count,
+                         struct ss_err *err);
 
 #endif

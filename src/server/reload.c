@@ -3,21 +3,72 @@
  * reference to the old graph, which is freed with the last of them. */
 #include "server/reload.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "core/cancel.h"
 #include "core/log.h"
+#include "geo/geo.h"
 #include "io/load.h"
+#include "io/time_graph.h"
+
+/* The readers' progress as log lines: none for a fast load, a few with
+ * the time for a slow one (core/log.h). */
+static void ss__progress(void *arg, const char *what, double fraction)
+{
+        struct ss_log_progress *p = arg;
+        char name[sizeof(p->what)];
+        snprintf(name, sizeof(name), "loading %s", what);
+        if (strcmp(name, p->what) != 0)
+                memcpy(p->what, name, sizeof(name));
+        ss_log_progress(p, fraction);
+}
+
+/* What the answers need beside the searches: the spatial index of the
+ * coordinates and the travel times. A graph without coordinates has no
+ * index; a time graph that does not match fails the load. */
+static int ss__extras(struct ss_loader *l, struct ss_graph *g, struct ss_progress *progress)
+{
+        const struct ss_config *cfg = l->cfg;
+        uint64_t t0 = ss_now_ns();
+        if (g->x) {
+                struct ss_engine_stats st;
+                ss_engine_stats(l->engine, &st);
+                int rc = ss_geo_prepare(g, st.cpu_workers, &l->err);
+                if (rc != SS_OK)
+                        return rc;
+                ss_log_info("graph", "spatial index of %u points in %.0f ms (%.1f MiB)", g->n,
+                            (double)(ss_now_ns() - t0) / 1e6,
+                            (double)ss_geo_index_bytes(ss_geo_of(g)) / 1048576.0);
+        }
+        if (cfg->time_graph[0]) {
+                t0 = ss_now_ns();
+                int rc = ss_time_graph_attach(g, cfg->time_graph, progress, &l->err);
+                if (rc != SS_OK)
+                        return rc;
+                ss_log_info("graph", "travel times from %s in %.0f ms", cfg->time_graph,
+                            (double)(ss_now_ns() - t0) / 1e6);
+        }
+        return SS_OK;
+}
 
 static void ss__load_work(uv_work_t *w)
 {
         struct ss_loader *l = w->data;
         const struct ss_config *cfg = l->cfg;
-        int tenth = -1;
-        struct ss_progress progress = {ss_progress_stderr, &tenth};
+        struct ss_log_progress lp;
+        ss_log_progress_begin(&lp, "graph", "loading %s", cfg->graph);
+        struct ss_progress progress = {ss__progress, &lp};
         uint64_t t0 = ss_now_ns();
 
         ss_err_clear(&l->err);
         l->result =
             ss_graph_load(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress, &l->err);
+        ss_log_progress_end(&lp);
+        if (l->result && ss__extras(l, l->result, &progress) != SS_OK) {
+                ss_graph_unref(l->result);
+                l->result = NULL;
+        }
         /* Everything derived from the graph is made here too, off the loop
          * and before the graph is shared: A* bounds, the CCH, the copy on
          * every GPU of the pool and the landmarks. A reload keeps the old

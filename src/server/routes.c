@@ -2,12 +2,17 @@
  * an answer at once for the rest; and a job's completion on the worker. */
 #include "server/routes.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "geo/geo.h"
 #include "server/http_error.h"
+#include "server/isochrone.h"
+#include "server/nearest.h"
+#include "server/snap.h"
 #include "server/status.h"
 
 static enum ss_job_kind ss__route_job(const struct ss_query *q)
@@ -21,14 +26,23 @@ static enum ss_job_kind ss__distances_job(const struct ss_query *q)
         return q->has_to ? SS_JOB_MATRIX : SS_JOB_ONE_TO_ALL;
 }
 
-#define SS__QUERY_PARAMS (SS_QP_FROM | SS_QP_TO | SS_QP_ALGORITHM | SS_QP_ENGINE)
-#define SS__GET          (SS_METHOD_GET | SS_METHOD_HEAD)
+/* A one-to-all bounded by max (ss__query sets the bound). */
+static enum ss_job_kind ss__isochrone_job(const struct ss_query *q)
+{
+        (void)q;
+        return SS_JOB_ONE_TO_ALL;
+}
+
+#define SS__QUERY_PARAMS                                                                           \
+        (SS_QP_FROM | SS_QP_TO | SS_QP_ALGORITHM | SS_QP_ENGINE | SS_QP_FROM_LONLAT |              \
+         SS_QP_TO_LONLAT)
+#define SS__GET (SS_METHOD_GET | SS_METHOD_HEAD)
 
 static const struct ss_route ss__table[] = {
     {.path = "/route",
      .ep = SS_EP_ROUTE,
      .methods = SS__GET | SS_METHOD_POST,
-     .params = SS__QUERY_PARAMS | SS_QP_GEOMETRY,
+     .params = SS__QUERY_PARAMS | SS_QP_GEOMETRY | SS_QP_ANNOTATIONS,
      .job = ss__route_job,
      .render_job = ss_body_for_job},
     {.path = "/distances",
@@ -37,6 +51,19 @@ static const struct ss_route ss__table[] = {
      .params = SS__QUERY_PARAMS | SS_QP_FORMAT,
      .job = ss__distances_job,
      .render_job = ss_body_for_job},
+    {.path = "/nearest",
+     .ep = SS_EP_NEAREST,
+     .methods = SS__GET,
+     .params = SS_QP_LON | SS_QP_LAT,
+     .answer = ss_nearest_answer,
+     .render = ss_view_render_json},
+    {.path = "/isochrone",
+     .ep = SS_EP_ISOCHRONE,
+     .methods = SS__GET | SS_METHOD_POST,
+     .params = SS_QP_FROM | SS_QP_FROM_LONLAT | SS_QP_MAX | SS_QP_GEOMETRY | SS_QP_ALGORITHM |
+               SS_QP_ENGINE,
+     .job = ss__isochrone_job,
+     .render_job = ss_isochrone_body},
     {.path = "/health",
      .ep = SS_EP_HEALTH,
      .methods = SS__GET,
@@ -101,6 +128,14 @@ static void ss__job_done(struct ss_job *job)
         struct ss_request *r = job->user;
         const struct ss_route *route = r->route;
 
+        /* A query stopped because its client hung up is no timeout: it
+         * gets a status of its own (logged and counted, never read). */
+        if (job->status != SS_OK && atomic_load(&r->gone)) {
+                ss_body_error(SS_HTTP_ECLOSED, "the client closed the connection", &r->resp);
+                ss_job_release(job);
+                ss_http_complete(r);
+                return;
+        }
         /* Build the body here, on the worker, to keep the loop thread free. */
         if (route->render_job(&r->q, job, &r->resp) != SS_OK &&
             ss_body_error(SS_ENOMEM, "no memory for the response", &r->resp) != SS_OK) {
@@ -128,6 +163,10 @@ static enum MHD_Result ss__arg(void *cls, enum MHD_ValueKind kind, const char *k
 {
         struct ss__args *a = cls;
         (void)kind;
+        /* An empty item (`?&from=1`, `from=1&&to=2`, a trailing `&`) is
+         * no parameter at all. */
+        if (key_size == 0 && (!value || value_size == 0))
+                return MHD_YES;
         a->count++;
         if (!a->q || a->rc != SS_OK)
                 return a->rc == SS_OK ? MHD_YES : MHD_NO;
@@ -191,7 +230,21 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
             .max_matrix = (uint64_t)cfg->max_matrix,
             .max_json_nodes = (uint64_t)cfg->max_json_nodes,
         };
-        rc = ss_query_finish(&r->q, &lim, g->n, g->x != NULL, &err);
+        rc = ss_query_snap(&r->q, ss_geo_of(g) != NULL, ss_snap_nearest, g, &err);
+        if (rc == SS_OK)
+                rc = ss_query_finish(&r->q, &lim, g->n, g->x != NULL, &err);
+        if (rc == SS_OK && route->answer) {
+                struct ss_view v = {0};
+                rc = route->answer(rt, &r->q, g, &v, &err);
+                if (rc == SS_OK && (rc = route->render(&v, &r->resp)) != SS_OK)
+                        ss_err_set(&err, rc, "no memory for the response");
+                json_decref(v.json);
+                free(v.text);
+        }
+        if (rc == SS_OK && route->answer) {
+                ss_graph_unref(g);
+                return false;
+        }
         if (rc == SS_OK && !(r->ids = malloc((r->q.nfrom + r->q.nto + 1) * sizeof(uint32_t))))
                 rc = ss_err_set(&err, SS_ENOMEM, "no memory for the node lists");
         if (rc != SS_OK) {
@@ -228,6 +281,8 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
         job->nsources = r->q.nfrom;
         job->targets = r->q.nto ? r->ids + r->q.nfrom : NULL;
         job->ntargets = r->q.nto;
+        job->bounded = (route->params & SS_QP_MAX) != 0;
+        job->bound = r->q.max;
         job->deadline_ns = r->start_ns + (uint64_t)cfg->deadline_ms * 1000000u;
         job->cancel = &r->gone;
         job->done = ss__job_done;
@@ -273,7 +328,7 @@ bool ss_routes_dispatch(void *user, struct ss_request *r)
                 r->resp.allow = ss__allow(route->methods);
                 return false;
         }
-        if (route->job)
+        if (route->job || route->answer)
                 return ss__query(rt, r, method == SS_METHOD_POST);
 
         struct ss_view v = {0};

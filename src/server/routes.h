@@ -53,6 +53,11 @@ struct ss_route {
          * makes the view a body. */
         int (*handler)(const struct ss_routes *rt, struct ss_view *v, struct ss_err *err);
         int (*render)(struct ss_view *v, struct ss_body *out);
+        /* An immediate answer to a query (loop thread, microseconds): its
+         * parameters are parsed and checked like a job's, then answer fills
+         * a view from the current graph, rendered by render. */
+        int (*answer)(const struct ss_routes *rt, const struct ss_query *q, struct ss_graph *g,
+                      struct ss_view *v, struct ss_err *err);
 };
 
 /* The HTTP layer's hooks; user is a struct ss_routes. */

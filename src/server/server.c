@@ -7,9 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "cch/cch.h"
 #include "core/cancel.h"
 #include "core/log.h"
 #include "cpu/astar.h"
+#include "geo/geo.h"
+#include "io/time_graph.h"
 #include "server/notify.h"
 #include "ss_config.h"
 
@@ -25,9 +28,16 @@ static void ss__describe(struct ss_graph_info *gi, const struct ss_config *cfg,
         gi->nodes = g->n;
         gi->arcs = g->m;
         gi->checksum = g->checksum;
-        gi->bytes = ss_graph_bytes(g);
         gi->has_coords = g->x != NULL;
         gi->landmarks = ss_astar_of(g) && ss_astar_of(g)->lm ? ss_astar_of(g)->lm->k : 0;
+        gi->bytes_graph = ss_graph_bytes(g);
+        gi->bytes_landmarks = 2ull * sizeof(uint32_t) * g->n * gi->landmarks;
+        gi->bytes_cch = (ss_cch_of(g) ? ss_cch_bytes(ss_cch_of(g)) : 0) +
+                        (ss_cch_metric_of(g) ? ss_cch_metric_bytes(ss_cch_metric_of(g)) : 0);
+        gi->bytes_index = ss_geo_index_bytes(ss_geo_of(g));
+        gi->bytes_times = ss_time_weights_bytes(g);
+        gi->bytes = gi->bytes_graph + gi->bytes_landmarks + gi->bytes_cch + gi->bytes_index +
+                    gi->bytes_times;
         gi->load_ms = ms;
         time_t now = time(NULL);
         struct tm tm;

@@ -16,7 +16,11 @@ enum ss_phase { SS_PHASE_LOADING = 0, SS_PHASE_SERVING, SS_PHASE_STOPPING };
 struct ss_graph_info {
         char file[SS_CONFIG_PATH_MAX], coords[SS_CONFIG_PATH_MAX];
         uint32_t nodes;
-        uint64_t arcs, checksum, bytes;
+        uint64_t arcs, checksum;
+        /* host memory: everything, then its parts (the CSR arrays and
+         * coordinates, the landmark tables, the CCH with its metric, the
+         * spatial index, the travel times) */
+        uint64_t bytes, bytes_graph, bytes_landmarks, bytes_cch, bytes_index, bytes_times;
         bool has_coords;
         unsigned landmarks; /* 0: none */
         double load_ms;

@@ -85,6 +85,11 @@ static json_t *ss__graph(const struct ss_graph_info *g)
         ss__set(o, "coordinates", json_boolean(g->has_coords));
         ss__set(o, "landmarks", json_integer((json_int_t)g->landmarks));
         ss__set(o, "bytes", json_integer((json_int_t)g->bytes));
+        ss__set(o, "memory",
+                json_pack("{s:I, s:I, s:I, s:I, s:I}", "graph", (json_int_t)g->bytes_graph,
+                          "landmarks", (json_int_t)g->bytes_landmarks, "cch",
+                          (json_int_t)g->bytes_cch, "spatial_index", (json_int_t)g->bytes_index,
+                          "travel_times", (json_int_t)g->bytes_times));
         ss__set(o, "load_ms", json_real(g->load_ms));
         ss__set(o, "loaded_at", json_string(g->loaded_at));
         return o;

@@ -110,7 +110,8 @@ int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar
                 }
                 case SS_TASK_ONE_TO_ALL: {
                         ss_dist *row = t->dist + i * (size_t)n;
-                        rc = ss_dijkstra_run(g, ws, s, SS_NO_NODE, t->cancel);
+                        rc = t->bounded ? ss_dijkstra_run_within(g, ws, s, t->bound, t->cancel)
+                                        : ss_dijkstra_run(g, ws, s, SS_NO_NODE, t->cancel);
                         if (rc != SS_OK)
                                 break;
                         /* SS_DIST_INF is all ones: one memset marks every node

@@ -86,6 +86,11 @@ struct ss_task {
          * unreachable). The caller frees them. */
         uint32_t **path;
         size_t *path_len;
+        /* ONE_TO_ALL, optional: with bounded, only the nodes within bound
+         * are wanted; rows that can stop there (the CPU Dijkstra) leave the
+         * others SS_DIST_INF, the rest answer them all. */
+        bool bounded;
+        ss_dist bound;
         const struct ss_cancel *cancel;
         /* Filled by the run. */
         uint64_t device_ns;          /* time on the device (GPU kernels and copies), 0 on the CPU */

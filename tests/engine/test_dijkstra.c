@@ -231,6 +231,48 @@ START_TEST(test_targets)
 }
 END_TEST
 
+/* A bounded search settles exactly the nodes within its bound, at their
+ * exact distances, on random graphs with many ties. */
+START_TEST(test_within)
+{
+        uint64_t x = 1234567;
+        for (int round = 0; round < 20; round++) {
+                uint32_t n = 5 + round * 7;
+                size_t m = (size_t)n * 3;
+                uint32_t(*arcs)[3] = malloc(m * sizeof(*arcs));
+                for (size_t i = 0; i < m; i++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        arcs[i][0] = 1 + (uint32_t)(x % n);
+                        arcs[i][1] = 1 + (uint32_t)((x >> 20) % n);
+                        arcs[i][2] = (uint32_t)((x >> 40) % 5);
+                }
+                struct ss_graph *g = make(n, (const uint32_t(*)[3])arcs, m);
+                struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(n);
+                ss_dist *full = malloc(n * sizeof(*full));
+                for (uint32_t s = 0; s < n; s += 3) {
+                        reference(g, s, full);
+                        for (ss_dist bound = 0; bound <= 8; bound += 2) {
+                                ck_assert_int_eq(ss_dijkstra_run_within(g, ws, s, bound, NULL),
+                                                 SS_OK);
+                                size_t within = 0;
+                                for (uint32_t v = 0; v < n; v++)
+                                        within += full[v] <= bound;
+                                ck_assert_uint_eq(ss_dijkstra_settled_count(ws), within);
+                                const uint32_t *set = ss_dijkstra_settled(ws);
+                                for (size_t i = 0; i < within; i++)
+                                        ck_assert_uint_eq(ss_dijkstra_dist(ws, set[i]),
+                                                          full[set[i]]);
+                        }
+                }
+                ck_assert_int_eq(ss_dijkstra_run_within(g, ws, n, 1, NULL), SS_ERANGE);
+                free(full);
+                ss_dijkstra_ws_free(ws);
+                ss_graph_unref(g);
+                free(arcs);
+        }
+}
+END_TEST
+
 START_TEST(test_cancel)
 {
         /* a long chain; an already-passed deadline stops the search */
@@ -507,6 +549,7 @@ int main(void)
         tcase_add_test(tc, test_landmarks_failure_names_a_real_pair);
         tcase_add_test(tc, test_fresh_workspace_reads_unreached);
         tcase_add_test(tc, test_refcount);
+        tcase_add_test(tc, test_within);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }

@@ -80,6 +80,41 @@ void h_dump_log(const struct daemon *d)
                 fprintf(stderr, "(no daemon log)\n");
 }
 
+char *h_log(const struct daemon *d)
+{
+        FILE *f = fopen(d->log, "r");
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        ck_assert_ptr_nonnull(m);
+        if (f) {
+                char chunk[4096];
+                size_t k;
+                while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+                        fwrite(chunk, 1, k, m);
+                fclose(f);
+        }
+        fclose(m);
+        return buf;
+}
+
+double h_metric(const struct daemon *d, const char *series)
+{
+        struct resp r;
+        h_get(d, "/metrics", &r);
+        ck_assert_int_eq(r.status, 200);
+        double v = 0;
+        size_t sl = strlen(series);
+        for (const char *line = r.body; line && *line;) {
+                if (!strncmp(line, series, sl) && line[sl] == ' ')
+                        v = strtod(line + sl + 1, NULL);
+                const char *nl = strchr(line, '\n');
+                line = nl ? nl + 1 : NULL;
+        }
+        h_resp_free(&r);
+        return v;
+}
+
 void h_start(struct daemon *d, const char *const *args, bool wait)
 {
         static int serial;

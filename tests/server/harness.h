@@ -50,6 +50,11 @@ void h_start(struct daemon *d, const char *const *args, bool wait);
 int h_stop(struct daemon *d, int sig);
 /* Prints the daemon's log to stderr (for failures). */
 void h_dump_log(const struct daemon *d);
+/* The daemon's log so far (malloc'd, NUL-terminated; "" when none). */
+char *h_log(const struct daemon *d);
+/* The value of the /metrics sample line that starts with `series` (e.g.
+ * `ssspd_http_requests_total{endpoint="route",code="200"}`); 0 when absent. */
+double h_metric(const struct daemon *d, const char *series);
 
 /* One request; body may be NULL. */
 void h_req(const struct daemon *d, const char *method, const char *path, const char *body,

@@ -151,6 +151,16 @@ START_TEST(routes_match_dijkstra)
                 check_route(&gref, &dmn, s, t);
         }
         check_route(&gref, &dmn, 5, 5); /* a route to itself: distance 0, one node */
+        /* Empty items of a query string are no parameters, wherever they are. */
+        const char *const empty[] = {"/route?&from=1&to=2", "/route?from=1&&to=2",
+                                     "/route?from=1&to=2&", "/route?&&from=1&to=2&&"};
+        for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+                struct resp r;
+                h_get(&dmn, empty[i], &r);
+                ck_assert_msg(r.status == 200, "%s: %ld %s", empty[i], r.status, r.body);
+                ck_assert_ptr_nonnull(strstr(r.body, "\"from\":1,\"to\":2,"));
+                h_resp_free(&r);
+        }
 }
 END_TEST
 
@@ -257,7 +267,12 @@ START_TEST(geometry_matches_coordinates)
         ck_assert_int_eq(r.status, 200);
         json_t *j = parse(&r);
         json_t *nodes = json_object_get(j, "nodes");
-        json_t *geo = json_object_get(j, "geometry");
+        json_t *feature = json_object_get(j, "geometry");
+        ck_assert_str_eq(json_string_value(json_object_get(feature, "type")), "Feature");
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(json_object_get(feature, "properties"), "distance")),
+            json_integer_value(json_object_get(j, "distance")));
+        json_t *geo = json_object_get(feature, "geometry");
         ck_assert_str_eq(json_string_value(json_object_get(geo, "type")), "LineString");
         json_t *coords = json_object_get(geo, "coordinates");
         ck_assert_uint_eq(json_array_size(coords), json_array_size(nodes));
@@ -272,23 +287,30 @@ START_TEST(geometry_matches_coordinates)
         json_decref(j);
         h_resp_free(&r);
 
-        h_get(&dmn, "/route?from=1&to=12345&geometry=polyline", &r);
-        ck_assert_int_eq(r.status, 200);
-        j = parse(&r);
-        nodes = json_object_get(j, "nodes");
-        const char *p = json_string_value(json_object_get(j, "geometry"));
-        ck_assert_ptr_nonnull(p);
-        int64_t lat = 0, lon = 0;
-        for (size_t i = 0; i < json_array_size(nodes); i++) {
-                uint32_t v = (uint32_t)json_integer_value(json_array_get(nodes, i)) - 1;
-                lat += poly_value(&p);
-                lon += poly_value(&p);
-                ck_assert_int_eq(lat, gref.g->y[v]);
-                ck_assert_int_eq(lon, gref.g->x[v]);
+        /* polyline is polyline6; polyline5 rounds to 10^-5 degrees. */
+        const char *const kinds[] = {"polyline", "polyline6", "polyline5"};
+        for (size_t k = 0; k < 3; k++) {
+                char path[96];
+                snprintf(path, sizeof(path), "/route?from=1&to=12345&geometry=%s", kinds[k]);
+                h_get(&dmn, path, &r);
+                ck_assert_int_eq(r.status, 200);
+                j = parse(&r);
+                nodes = json_object_get(j, "nodes");
+                const char *p = json_string_value(json_object_get(j, "geometry"));
+                ck_assert_ptr_nonnull(p);
+                const int64_t scale = k == 2 ? 10 : 1;
+                int64_t lat = 0, lon = 0;
+                for (size_t i = 0; i < json_array_size(nodes); i++) {
+                        uint32_t v = (uint32_t)json_integer_value(json_array_get(nodes, i)) - 1;
+                        lat += poly_value(&p);
+                        lon += poly_value(&p);
+                        ck_assert_int_le(llabs(lat * scale - gref.g->y[v]), scale / 2);
+                        ck_assert_int_le(llabs(lon * scale - gref.g->x[v]), scale / 2);
+                }
+                ck_assert_str_eq(p, "");
+                json_decref(j);
+                h_resp_free(&r);
         }
-        ck_assert_str_eq(p, "");
-        json_decref(j);
-        h_resp_free(&r);
 }
 END_TEST
 
@@ -320,6 +342,7 @@ START_TEST(errors)
             {"GET", "/route?from=1&to=99999999999999999999999", NULL, 400, "InvalidValue",
              "too large"},
             {"GET", "/route?from=1&to=", NULL, 400, "InvalidValue", "to"},
+            {"GET", "/route?=3&from=1&to=2", NULL, 400, "InvalidQuery", "parameter"},
             {"GET", "/route?from=1%002&to=5", NULL, 400, "InvalidValue", "NUL"},
             {"GET", "/route?from=1&to=5&engine=cpu%00x", NULL, 400, "InvalidValue", "engine"},
             {"GET", "/route?from=1&to=5&to%00x=1", NULL, 400, "InvalidQuery", "NUL"},
@@ -339,7 +362,7 @@ START_TEST(errors)
             {"POST", "/distances", "{\"from\": [1, -2]}", 400, "InvalidValue", "from"},
             {"POST", "/route?from=1", "{\"to\": 2}", 400, "InvalidQuery", "body"},
             {"GET", "/nope", NULL, 404, "NotFound",
-             "try /route, /distances, /health, /status, /metrics"},
+             "try /route, /distances, /nearest, /isochrone, /health, /status, /metrics"},
             {"GET", "/route/", NULL, 404, "NotFound", "endpoint"},
             {"DELETE", "/route?from=1&to=2", NULL, 405, "MethodNotAllowed", "DELETE"},
             {"POST", "/health", "{}", 405, "MethodNotAllowed", "POST"},
@@ -384,6 +407,19 @@ START_TEST(status_and_metrics)
         ck_assert(json_is_true(json_object_get(g, "coordinates")));
         /* the generated road graph is strongly connected: the default 16 landmarks */
         ck_assert_int_eq(json_integer_value(json_object_get(g, "landmarks")), 16);
+        /* bytes counts everything the graph holds: the CSR arrays, 16
+         * landmark tables each way, the CCH, the spatial index */
+        json_t *mem = json_object_get(g, "memory");
+        const json_int_t csr = json_integer_value(json_object_get(mem, "graph"));
+        const json_int_t lm = json_integer_value(json_object_get(mem, "landmarks"));
+        const json_int_t cch = json_integer_value(json_object_get(mem, "cch"));
+        const json_int_t ix = json_integer_value(json_object_get(mem, "spatial_index"));
+        ck_assert_int_eq(csr, (json_int_t)ss_graph_bytes(gref.g));
+        ck_assert_int_eq(lm, 2 * 4 * 16 * (json_int_t)gref.g->n);
+        ck_assert_int_gt(cch, 0);
+        ck_assert_int_ge(ix, 17 * (json_int_t)gref.g->n);
+        ck_assert_int_eq(json_integer_value(json_object_get(mem, "travel_times")), 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(g, "bytes")), csr + lm + cch + ix);
         ck_assert_str_eq(json_string_value(json_object_get(j, "state")), "serving");
         /* The file's name, not where it lives: /status answers anyone. */
         ck_assert_str_eq(json_string_value(json_object_get(g, "file")), "road20k.gr");

@@ -225,7 +225,7 @@ START_TEST(hang_up_cancels_queries)
 {
         enum { N = 16 };
         struct daemon d;
-        const char *args[] = {"--graph", big_gr, "--workers", "1", "--access-log", "no", NULL};
+        const char *args[] = {"--graph", big_gr, "--workers", "1", NULL};
         h_start(&d, args, true);
         int fd[N];
         for (int i = 0; i < N; i++) {
@@ -252,6 +252,18 @@ START_TEST(hang_up_cancels_queries)
         snprintf(want, sizeof(want), "ssspd_queries_cancelled_total %lld\n", (long long)cancelled);
         ck_assert_msg(strstr(r.body, want) != NULL, "metrics lack '%s'", want);
         h_resp_free(&r);
+        /* Each cancelled query is counted and logged as closed by its
+         * client (499), none as a timeout of ours (504). */
+        const char *closed = "ssspd_http_requests_total{endpoint=\"distances\",code=\"499\"}";
+        for (int i = 0; i < 300 && h_metric(&d, closed) < (double)cancelled; i++)
+                sleep_ms(10);
+        ck_assert_int_eq((json_int_t)h_metric(&d, closed), cancelled);
+        ck_assert_int_eq(
+            (int)h_metric(&d, "ssspd_http_requests_total{endpoint=\"distances\",code=\"504\"}"), 0);
+        char *log = h_log(&d);
+        ck_assert_msg(strstr(log, "&format=binary 499 ") != NULL, "no 499 in the log:\n%s", log);
+        ck_assert_msg(strstr(log, " 504 ") == NULL, "a 504 in the log:\n%s", log);
+        free(log);
         /* The daemon still answers. */
         h_get(&d, "/distances?from=1&to=2", &r);
         ck_assert_int_eq(r.status, 200);

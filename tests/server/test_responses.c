@@ -82,7 +82,14 @@ START_TEST(route_json)
         ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "dijkstra");
         ck_assert(json_is_false(json_object_get(j, "fell_back")));
         ck_assert_double_eq_tol(json_real_value(json_object_get(j, "compute_ms")), 2.5, 1e-9);
-        json_t *c = json_object_get(json_object_get(j, "geometry"), "coordinates");
+        /* A GeoJSON Feature a map viewer takes as it is. */
+        json_t *feature = json_object_get(j, "geometry");
+        ck_assert_str_eq(json_string_value(json_object_get(feature, "type")), "Feature");
+        json_t *props = json_object_get(feature, "properties");
+        ck_assert_int_eq(json_integer_value(json_object_get(props, "distance")), 12);
+        json_t *line = json_object_get(feature, "geometry");
+        ck_assert_str_eq(json_string_value(json_object_get(line, "type")), "LineString");
+        json_t *c = json_object_get(line, "coordinates");
         ck_assert_uint_eq(json_array_size(c), 3);
         ck_assert_double_eq_tol(json_real_value(json_array_get(json_array_get(c, 0), 0)),
                                 -73.530767, 1e-9);
@@ -93,10 +100,19 @@ START_TEST(route_json)
         json_decref(j);
         ss_body_free(&b);
 
-        q.geometry = SS_GEOM_POLYLINE;
+        q.geometry = SS_GEOM_POLYLINE6;
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
         j = body_json(&b);
         char *want = ss_polyline_encode(g->y, g->x, NULL, 3);
+        ck_assert_str_eq(json_string_value(json_object_get(j, "geometry")), want);
+        free(want);
+        json_decref(j);
+        ss_body_free(&b);
+
+        q.geometry = SS_GEOM_POLYLINE5;
+        ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
+        j = body_json(&b);
+        want = ss_polyline_encode_precision(g->y, g->x, NULL, 3, 5);
         ck_assert_str_eq(json_string_value(json_object_get(j, "geometry")), want);
         free(want);
         json_decref(j);

@@ -1,0 +1,281 @@
+/* The nearest node to a point: a static, implicit k-d tree of unit vectors.
+ *
+ * The points are kept in one array in tree order: the subtree of the range
+ * [lo, hi) has its splitting point at mid = (lo + hi) / 2, the points below
+ * it in [lo, mid) and the others in (mid, hi), split along the axis of the
+ * range's widest extent (kept per mid, one byte). Ranges of at most LEAF
+ * points are scanned. The build is quickselect at every level: O(n log n),
+ * the top levels on several threads. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo/geo.h"
+
+#define LEAF 8u
+/* Chords are compared with this slack for the single-precision storage:
+ * each stored component is within 2^-24 of the true one, so a chord is off
+ * by at most about 1.1e-7, two of them by 2.2e-7 (1.4 m on the Earth). */
+#define SLACK 4e-7
+
+struct ss__pt {
+        float v[3];
+        uint32_t id;
+};
+
+struct ss_geo_index {
+        struct ss__pt *pt;
+        uint8_t *axis; /* at each range's mid */
+        uint32_t n;
+        const int32_t *x, *y;
+};
+
+static const double ss__rad = M_PI / 180.0;
+
+double ss_geo_distance_m(double lon1, double lat1, double lon2, double lat2)
+{
+        const double p1 = lat1 * ss__rad, p2 = lat2 * ss__rad;
+        const double dp = (lat2 - lat1) * ss__rad, dl = (lon2 - lon1) * ss__rad;
+        const double sp = sin(dp / 2), sl = sin(dl / 2);
+        double a = sp * sp + cos(p1) * cos(p2) * sl * sl;
+        if (a > 1)
+                a = 1;
+        return 2 * SS_GEO_EARTH_RADIUS_M * asin(sqrt(a));
+}
+
+static void ss__unit(double lon, double lat, double v[3])
+{
+        const double p = lat * ss__rad, l = lon * ss__rad;
+        v[0] = cos(p) * cos(l);
+        v[1] = cos(p) * sin(l);
+        v[2] = sin(p);
+}
+
+/* ------------------------------------------------------------------------
+ * Build
+ */
+
+static void ss__swap(struct ss__pt *a, struct ss__pt *b)
+{
+        struct ss__pt t = *a;
+        *a = *b;
+        *b = t;
+}
+
+/* Puts the k-th smallest of p[lo, hi) along axis d at k, the smaller ones
+ * before it and the others after (Hoare's selection, median of three). */
+static void ss__select(struct ss__pt *p, uint32_t lo, uint32_t hi, uint32_t k, int d)
+{
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2, last = hi - 1;
+                if (p[mid].v[d] < p[lo].v[d])
+                        ss__swap(&p[mid], &p[lo]);
+                if (p[last].v[d] < p[lo].v[d])
+                        ss__swap(&p[last], &p[lo]);
+                if (p[last].v[d] < p[mid].v[d])
+                        ss__swap(&p[last], &p[mid]);
+                if (hi - lo <= 3)
+                        return; /* sorted by the three steps above */
+                const float pivot = p[mid].v[d];
+                uint32_t i = lo, j = last;
+                for (;;) {
+                        while (p[i].v[d] < pivot)
+                                i++;
+                        while (p[j].v[d] > pivot)
+                                j--;
+                        if (i >= j)
+                                break;
+                        ss__swap(&p[i], &p[j]);
+                        i++;
+                        j--;
+                }
+                /* [lo, j] <= pivot <= (j, hi) */
+                if (k <= j)
+                        hi = j + 1;
+                else
+                        lo = j + 1;
+        }
+}
+
+struct ss__build {
+        struct ss_geo_index *ix;
+        uint32_t lo, hi;
+        unsigned threads;
+};
+
+static void *ss__build(void *arg)
+{
+        struct ss__build *b = arg;
+        struct ss_geo_index *ix = b->ix;
+        uint32_t lo = b->lo, hi = b->hi;
+        unsigned threads = b->threads;
+        while (hi - lo > LEAF) {
+                float mn[3] = {2, 2, 2}, mx[3] = {-2, -2, -2};
+                for (uint32_t i = lo; i < hi; i++)
+                        for (int d = 0; d < 3; d++) {
+                                const float v = ix->pt[i].v[d];
+                                mn[d] = v < mn[d] ? v : mn[d];
+                                mx[d] = v > mx[d] ? v : mx[d];
+                        }
+                int axis = 0;
+                for (int d = 1; d < 3; d++)
+                        if (mx[d] - mn[d] > mx[axis] - mn[axis])
+                                axis = d;
+                const uint32_t mid = lo + (hi - lo) / 2;
+                ss__select(ix->pt, lo, hi, mid, axis);
+                ix->axis[mid] = (uint8_t)axis;
+                /* The upper half on a thread of its own while threads last. */
+                if (threads > 1) {
+                        struct ss__build up = {ix, mid + 1, hi, threads / 2};
+                        pthread_t t;
+                        if (pthread_create(&t, NULL, ss__build, &up) == 0) {
+                                struct ss__build down = {ix, lo, mid, threads - threads / 2};
+                                ss__build(&down);
+                                pthread_join(t, NULL);
+                                return NULL;
+                        }
+                        threads = 1;
+                }
+                struct ss__build up = {ix, mid + 1, hi, 1};
+                ss__build(&up);
+                hi = mid;
+        }
+        return NULL;
+}
+
+int ss_geo_index_build(const int32_t *x, const int32_t *y, uint32_t n, unsigned threads,
+                       struct ss_geo_index **out, struct ss_err *err)
+{
+        *out = NULL;
+        if (n == 0)
+                return ss_err_set(err, SS_EINVAL, "no points to index");
+        for (uint32_t i = 0; i < n; i++)
+                if (x[i] < -180000000 || x[i] > 180000000 || y[i] < -90000000 || y[i] > 90000000)
+                        return ss_err_set(err, SS_EINVAL,
+                                          "node %u: (%d, %d) is not a longitude and latitude "
+                                          "times 10^6",
+                                          i + 1, x[i], y[i]);
+        struct ss_geo_index *ix = calloc(1, sizeof(*ix));
+        if (!ix || !(ix->pt = malloc((size_t)n * sizeof(*ix->pt))) || !(ix->axis = calloc(n, 1))) {
+                ss_geo_index_free(ix);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the index of %u points", n);
+        }
+        ix->n = n;
+        ix->x = x;
+        ix->y = y;
+        for (uint32_t i = 0; i < n; i++) {
+                double v[3];
+                ss__unit(x[i] / 1e6, y[i] / 1e6, v);
+                for (int d = 0; d < 3; d++)
+                        ix->pt[i].v[d] = (float)v[d];
+                ix->pt[i].id = i;
+        }
+        struct ss__build b = {ix, 0, n, threads ? (threads > 64 ? 64 : threads) : 1};
+        ss__build(&b);
+        *out = ix;
+        return SS_OK;
+}
+
+void ss_geo_index_free(struct ss_geo_index *ix)
+{
+        if (!ix)
+                return;
+        free(ix->pt);
+        free(ix->axis);
+        free(ix);
+}
+
+uint64_t ss_geo_index_bytes(const struct ss_geo_index *ix)
+{
+        return ix ? sizeof(*ix) + (uint64_t)ix->n * (sizeof(struct ss__pt) + 1) : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Query
+ */
+
+struct ss__query {
+        const struct ss_geo_index *ix;
+        double q[3];
+        double lon, lat;
+        double chord;  /* the smallest chord of a stored vector seen so far */
+        double best_m; /* the exact distance of the best node */
+        uint32_t best;
+};
+
+static void ss__visit(struct ss__query *s, const struct ss__pt *p)
+{
+        const double dx = p->v[0] - s->q[0], dy = p->v[1] - s->q[1], dz = p->v[2] - s->q[2];
+        const double c = sqrt(dx * dx + dy * dy + dz * dz);
+        if (c > s->chord + SLACK)
+                return;
+        if (c < s->chord)
+                s->chord = c;
+        const uint32_t id = p->id;
+        const double m = ss_geo_distance_m(s->lon, s->lat, s->ix->x[id] / 1e6, s->ix->y[id] / 1e6);
+        if (m < s->best_m || (m == s->best_m && id < s->best)) {
+                s->best_m = m;
+                s->best = id;
+        }
+}
+
+static void ss__search(struct ss__query *s, uint32_t lo, uint32_t hi)
+{
+        while (hi - lo > LEAF) {
+                const uint32_t mid = lo + (hi - lo) / 2;
+                const struct ss__pt *p = &s->ix->pt[mid];
+                const int axis = s->ix->axis[mid];
+                const double diff = s->q[axis] - p->v[axis];
+                ss__visit(s, p);
+                if (diff < 0) {
+                        ss__search(s, lo, mid);
+                        if (-diff > s->chord + SLACK)
+                                return;
+                        lo = mid + 1;
+                } else {
+                        ss__search(s, mid + 1, hi);
+                        if (diff > s->chord + SLACK)
+                                return;
+                        hi = mid;
+                }
+        }
+        for (uint32_t i = lo; i < hi; i++)
+                ss__visit(s, &s->ix->pt[i]);
+}
+
+void ss_geo_nearest(const struct ss_geo_index *ix, double lon, double lat, uint32_t *node,
+                    double *dist_m)
+{
+        struct ss__query s = {
+            .ix = ix, .lon = lon, .lat = lat, .chord = INFINITY, .best_m = INFINITY};
+        ss__unit(lon, lat, s.q);
+        ss__search(&s, 0, ix->n);
+        *node = s.best;
+        *dist_m = s.best_m;
+}
+
+/* ------------------------------------------------------------------------
+ * On a graph
+ */
+
+static void ss__free_attached(void *p)
+{
+        ss_geo_index_free(p);
+}
+
+int ss_geo_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err)
+{
+        if (!g->x || !g->y || g->n == 0)
+                return SS_OK;
+        struct ss_geo_index *ix;
+        int rc = ss_geo_index_build(g->x, g->y, g->n, threads, &ix, err);
+        if (rc == SS_OK)
+                ss_graph_attach(g, SS_GRAPH_EXT_GEO, ix, ss__free_attached);
+        return rc;
+}
+
+const struct ss_geo_index *ss_geo_of(const struct ss_graph *g)
+{
+        return g->ext[SS_GRAPH_EXT_GEO].data;
+}
