@@ -12,6 +12,8 @@
 
 #include "core/log.h"
 #include "engine/engine.h"
+#include "server/cors.h"
+#include "server/log_format.h"
 
 enum ss__type { SS__STR, SS__INT, SS__BOOL, SS__LEVEL };
 
@@ -145,8 +147,21 @@ static const struct ss__key ss__keys[] = {
      "delta-stepping bucket width: tuned, median, mean, maxw-over-maxdeg or a number"},
     {"log_level", SS__LEVEL, SS__OFF(log_level), 0, "info", 0, 0, NULL,
      "error, warn, info or debug"},
+    {"log_format", SS__STR, SS__STRF(log_format), "auto", 0, 0, ss_log_format_check,
+     "auto (journal under systemd, else text), text (timestamp, level, group), journal "
+     "(syslog priority prefixes, no timestamp) or json (one object a line)"},
     {"access_log", SS__BOOL, SS__OFF(access_log), 0, "yes", 0, 0, NULL,
      "yes or no: one log line per request"},
+    {"gzip", SS__BOOL, SS__OFF(gzip), 0, "yes", 0, 0, NULL,
+     "yes or no: compress answers (Content-Encoding: gzip) for clients that send "
+     "Accept-Encoding: gzip"},
+    {"gzip_min_bytes", SS__INT, SS__OFF(gzip_min_bytes), 0, "1024", 0, 1073741824, NULL,
+     "answers smaller than this many bytes are sent uncompressed"},
+    {"gzip_level", SS__INT, SS__OFF(gzip_level), 0, "1", 1, 9, NULL,
+     "zlib compression level: 1 is fastest, 9 smallest"},
+    {"cors_origin", SS__STR, SS__STRF(cors_origin), "", 0, 0, ss_cors_check,
+     "origins whose pages may call the API from a browser (CORS): empty for none, * for any, "
+     "or a comma-separated list like https://maps.example.org"},
 };
 
 #define SS__NKEYS (sizeof(ss__keys) / sizeof(ss__keys[0]))

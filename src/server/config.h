@@ -44,7 +44,12 @@ struct ss_config {
         int64_t gpu_memory_limit_mb;         /* device memory the engine may use; 0 = all free */
         char gpu_delta[32];                  /* delta-stepping rule or a number */
         int64_t log_level;                   /* enum ss_log_level */
+        char log_format[16];                 /* auto, text, journal or json */
         bool access_log;                     /* one line per request */
+        bool gzip;                           /* compress answers for clients that accept gzip */
+        int64_t gzip_min_bytes;              /* ... of at least this many bytes */
+        int64_t gzip_level;                  /* zlib level 1..9 */
+        char cors_origin[1024];              /* "" (off), "*" or a list of origins */
 };
 
 /* Fills c with every key's default. */

@@ -31,8 +31,11 @@
 #include "core/cancel.h"
 #include "core/log.h"
 #include "server/clients.h"
+#include "server/cors.h"
+#include "server/gzip.h"
 #include "server/http_error.h"
 #include "server/log_text.h"
+#include "server/request_id.h"
 
 /* ------------------------------------------------------------------------
  * Request lifecycle callbacks
@@ -233,9 +236,9 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
          * without a completion call. */
         if (r && !r->suspended) {
                 ss_log(h->cfg->access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
-                       "%s %s%s - %.3fms (dropped by the HTTP layer before the handler)",
-                       r->method[0] ? r->method : "-", r->uri ? r->uri : "",
-                       r->uri_len > SS_HTTP_LOG_URI ? "..." : "",
+                       "%s %s %s%s - %.3fms (dropped by the HTTP layer before the handler)",
+                       r->addr[0] ? r->addr : "-", r->method[0] ? r->method : "-",
+                       r->uri ? r->uri : "", r->uri_len > SS_HTTP_LOG_URI ? "..." : "",
                        (double)(ss_now_ns() - r->start_ns) / 1e6);
                 ss__free_request(r);
                 h->inflight--;
@@ -326,9 +329,11 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
         if (http)
                 ss_metrics_observe(h->metrics, r->ep, http, secs);
         if (h->cfg->access_log || http >= 500)
-                ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access", "%s %s%s %u %.3fms%s",
+                ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access",
+                       "%s %s %s%s %u %.3fms rid=%s%s", r->addr[0] ? r->addr : "-",
                        r->method[0] ? r->method : "-", r->uri ? r->uri : "",
                        r->uri_len > SS_HTTP_LOG_URI ? "..." : "", http, secs * 1e3,
+                       r->rid[0] ? r->rid : "-",
                        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
         struct ss__conn *c = ss__conn_of(conn);
         if (c && c->req == r)
@@ -392,11 +397,28 @@ static enum MHD_Result ss__send(struct ss_request *r)
         struct ss_body *b = &r->resp;
         if (!b->http) /* nothing built: a bug, answered rather than hung */
                 ss_body_error(SS_EINTERNAL, "no response was built", b);
+        /* Query answers were compressed on their worker; this is for the
+         * others (/status, /metrics, /nearest, errors), all small. */
+        if (r->gzip)
+                ss_body_gzip(b, (int)h->cfg->gzip_level, (size_t)h->cfg->gzip_min_bytes);
         struct MHD_Response *resp = ss__response(r);
         if (!resp)
                 return MHD_NO;
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                b->ctype ? b->ctype : "application/json");
+        if (b->http != 204)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                        b->ctype ? b->ctype : "application/json");
+        if (b->encoding)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, b->encoding);
+        const bool by_origin = ss_cors_varies(h->cfg->cors_origin);
+        if (h->cfg->gzip || by_origin)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
+                                        !h->cfg->gzip ? "Origin"
+                                        : by_origin   ? "Accept-Encoding, Origin"
+                                                      : "Accept-Encoding");
+        if (r->rid[0])
+                MHD_add_response_header(resp, "X-Request-Id", r->rid);
+        ss_cors_headers(resp, h->cfg->cors_origin, r->origin,
+                        b->http == 204 && !strcmp(r->method, "OPTIONS"), b->allow);
         if (b->retry_after) {
                 char v[24];
                 snprintf(v, sizeof(v), "%lld", (long long)h->cfg->retry_after_s);
@@ -524,6 +546,15 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 r->started = true;
                 h->hooks.classify(h->hooks.user, r, url);
                 ss_log_text(r->method, sizeof(r->method), method, strlen(method));
+                struct ss__conn *c = ss__conn_of(conn);
+                if (c && c->addr.ss_family)
+                        getnameinfo((const struct sockaddr *)&c->addr, sizeof(c->addr), r->addr,
+                                    sizeof(r->addr), NULL, 0, NI_NUMERICHOST);
+                ss_request_id(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-Id"),
+                              r->rid);
+                r->origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+                r->gzip = cfg->gzip && ss_gzip_accepted(MHD_lookup_connection_value(
+                                           conn, MHD_HEADER_KIND, "Accept-Encoding"));
                 size_t raw = ss__raw_uri_len(r, version);
                 if (raw != r->uri_len) {
                         ss__log_uri_rest(r, raw);

@@ -38,12 +38,16 @@ struct ss_request {
         size_t uri_len;      /* bytes of the URI as sent */
         uint64_t start_ns;
         enum ss_endpoint ep;
-        const void *route; /* the upper layer's row for ep, set with it */
-        char method[48];   /* escaped for the log */
-        bool started;      /* first handler call seen */
-        bool suspended;    /* waiting for its job */
-        bool queued;       /* response handed to MHD */
-        char *body;        /* POST body */
+        const void *route;  /* the upper layer's row for ep, set with it */
+        char method[48];    /* escaped for the log */
+        char addr[48];      /* the client's address, for the log */
+        char rid[65];       /* X-Request-Id: the client's, or a new one */
+        const char *origin; /* the Origin header (MHD's copy), or NULL */
+        bool gzip;          /* the answer may be sent compressed */
+        bool started;       /* first handler call seen */
+        bool suspended;     /* waiting for its job */
+        bool queued;        /* response handed to MHD */
+        char *body;         /* POST body */
         size_t body_len;
         struct ss_query q;
         uint32_t *ids; /* 0-based sources then targets, for the job */

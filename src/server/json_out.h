@@ -34,11 +34,12 @@ struct ss_body {
          * already little-endian words on the hosts ssspd builds for). */
         void *tail;
         size_t tail_len;
-        unsigned http;     /* HTTP status */
-        const char *ctype; /* Content-Type */
-        int status;        /* the ss_status behind it (SS_OK for 200) */
-        int retry_after;   /* add Retry-After */
-        const char *allow; /* an Allow header (405), or NULL */
+        unsigned http;        /* HTTP status */
+        const char *ctype;    /* Content-Type */
+        int status;           /* the ss_status behind it (SS_OK for 200) */
+        int retry_after;      /* add Retry-After */
+        const char *allow;    /* an Allow header (405), or NULL */
+        const char *encoding; /* Content-Encoding ("gzip"), or NULL */
 };
 
 /* Builds the answer to query q from its finished job (status, outputs and

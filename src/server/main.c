@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "server/config.h"
+#include "server/log_format.h"
 #include "server/server.h"
 #include "ss_config.h"
 
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
         if (rc)
                 return rc < 0 ? 0 : rc;
         ss_log_set_level((int)cfg.log_level);
+        ss_log_format_use(ss_log_format_resolve(cfg.log_format));
         if (ss_server_start(&srv, &cfg, &err) != SS_OK) {
                 ss_log_error("server", "%s", err.msg);
                 return 1;

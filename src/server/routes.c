@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "geo/geo.h"
+#include "server/gzip.h"
 #include "server/http_error.h"
 #include "server/isochrone.h"
 #include "server/nearest.h"
@@ -91,13 +92,29 @@ static unsigned ss__method_bit(const char *method)
                                                        : 0;
 }
 
-/* The Allow header for a set of methods: static text, as the answer keeps
- * a pointer to it. */
+/* The Allow header for a set of methods (OPTIONS is always allowed):
+ * static text, as the answer keeps a pointer to it. */
 static const char *ss__allow(unsigned methods)
 {
-        static const char *const text[8] = {"",     "GET",       "HEAD",       "GET, HEAD",
-                                            "POST", "GET, POST", "HEAD, POST", "GET, HEAD, POST"};
+        static const char *const text[8] = {"OPTIONS",
+                                            "GET, OPTIONS",
+                                            "HEAD, OPTIONS",
+                                            "GET, HEAD, OPTIONS",
+                                            "POST, OPTIONS",
+                                            "GET, POST, OPTIONS",
+                                            "HEAD, POST, OPTIONS",
+                                            "GET, HEAD, POST, OPTIONS"};
         return text[methods & 7u];
+}
+
+/* OPTIONS: the methods of the path (a CORS preflight gets the
+ * Access-Control headers with them, http.c). */
+static void ss__options(struct ss_request *r, const struct ss_route *route)
+{
+        ss_body_free(&r->resp);
+        memset(&r->resp, 0, sizeof(r->resp));
+        r->resp.http = 204;
+        r->resp.allow = ss__allow(route->methods);
 }
 
 static void ss__fail(struct ss_request *r, int status, const char *msg)
@@ -144,6 +161,9 @@ static void ss__job_done(struct ss_job *job)
         }
         if (r->resp.http == 500)
                 ss_log_error("query", "internal error: %s", job->err.msg);
+        if (r->gzip)
+                ss_body_gzip(&r->resp, (int)r->http->cfg->gzip_level,
+                             (size_t)r->http->cfg->gzip_min_bytes);
         ss_job_release(job);
         ss_http_complete(r);
 }
@@ -321,6 +341,10 @@ bool ss_routes_dispatch(void *user, struct ss_request *r)
                 return false;
         }
         unsigned method = ss__method_bit(r->method);
+        if (!strcmp(r->method, "OPTIONS")) {
+                ss__options(r, route);
+                return false;
+        }
         if (!(route->methods & method)) {
                 snprintf(msg, sizeof(msg), "method %.20s is not allowed on %s", r->method,
                          route->path);

@@ -232,11 +232,22 @@ static size_t ss__header(char *line, size_t size, size_t n, void *arg)
         ss__copy_header(line, len, "Retry-After:", r->retry_after, sizeof(r->retry_after));
         ss__copy_header(line, len, "Allow:", r->allow, sizeof(r->allow));
         ss__copy_header(line, len, "Content-Type:", r->ctype, sizeof(r->ctype));
+        ss__copy_header(line, len, "Content-Encoding:", r->encoding, sizeof(r->encoding));
+        ss__copy_header(line, len, "Vary:", r->vary, sizeof(r->vary));
+        ss__copy_header(line, len, "X-Request-Id:", r->rid, sizeof(r->rid));
+        ss__copy_header(line, len, "Access-Control-Allow-Origin:", r->acao, sizeof(r->acao));
+        ss__copy_header(line, len, "Access-Control-Allow-Methods:", r->acam, sizeof(r->acam));
         return len;
 }
 
 void h_req(const struct daemon *d, const char *method, const char *path, const char *body,
            struct resp *r)
+{
+        h_req_h(d, method, path, body, NULL, r);
+}
+
+void h_req_h(const struct daemon *d, const char *method, const char *path, const char *body,
+             const char *const *headers, struct resp *r)
 {
         char url[1 << 16];
         memset(r, 0, sizeof(*r));
@@ -252,9 +263,15 @@ void h_req(const struct daemon *d, const char *method, const char *path, const c
         curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         struct curl_slist *hdr = NULL;
-        if (body) {
+        for (size_t i = 0; headers && headers[i]; i++)
+                hdr = curl_slist_append(hdr, headers[i]);
+        if (!strcmp(method, "HEAD"))
+                curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+        if (body)
                 hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        if (hdr)
                 curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        if (body) {
                 curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
                 curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
         }

@@ -22,6 +22,11 @@ struct resp {
         char retry_after[32];
         char allow[64];
         char ctype[64];
+        char encoding[32]; /* Content-Encoding */
+        char vary[64];
+        char rid[96];   /* X-Request-Id */
+        char acao[128]; /* Access-Control-Allow-Origin */
+        char acam[64];  /* Access-Control-Allow-Methods */
 };
 
 struct Suite;
@@ -60,6 +65,10 @@ double h_metric(const struct daemon *d, const char *series);
 void h_req(const struct daemon *d, const char *method, const char *path, const char *body,
            struct resp *r);
 void h_get(const struct daemon *d, const char *path, struct resp *r);
+/* h_req() with extra request headers (NULL-terminated "Name: value"
+ * lines); the body comes back as sent, never decoded. */
+void h_req_h(const struct daemon *d, const char *method, const char *path, const char *body,
+             const char *const *headers, struct resp *r);
 void h_resp_free(struct resp *r);
 
 /* Raw sockets, for what curl cannot send. h_connect() returns a connected

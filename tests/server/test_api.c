@@ -387,8 +387,8 @@ START_TEST(errors)
                               cases[i].mention);
                 if (r.status == 405) /* the route table's methods */
                         ck_assert_str_eq(r.allow, !strncmp(cases[i].path, "/route", 6)
-                                                      ? "GET, HEAD, POST"
-                                                      : "GET, HEAD");
+                                                      ? "GET, HEAD, POST, OPTIONS"
+                                                      : "GET, HEAD, OPTIONS");
                 json_decref(j);
                 h_resp_free(&r);
         }
