@@ -6,7 +6,8 @@
  * (struct ss_graph's x and y). Distances are on a sphere of the Earth's
  * mean radius (haversine), in metres.
  *
- * The tree holds each node as a unit vector (x, y, z) in single precision.
+ * The tree holds each node as a unit vector (x, y, z) in single precision,
+ * in a frame turned so that the points' mean direction is its third axis.
  * The straight-line (chord) distance between unit vectors grows with the
  * great-circle distance, so the nearest by chord is the nearest on the
  * sphere, with no trouble at the poles or the antimeridian. Single precision

@@ -29,6 +29,8 @@ struct ss_geo_index {
         uint8_t *axis; /* at each range's mid */
         uint32_t n;
         const int32_t *x, *y;
+        double frame[3][3]; /* rows: the axes the vectors are expressed in */
+        float lo[3], hi[3]; /* the box of all vectors: the root's cell */
 };
 
 static const double ss__rad = M_PI / 180.0;
@@ -50,6 +52,45 @@ static void ss__unit(double lon, double lat, double v[3])
         v[0] = cos(p) * cos(l);
         v[1] = cos(p) * sin(l);
         v[2] = sin(p);
+}
+
+/* v in the index's frame. */
+static void ss__in_frame(const struct ss_geo_index *ix, const double v[3], double out[3])
+{
+        for (int i = 0; i < 3; i++)
+                out[i] = ix->frame[i][0] * v[0] + ix->frame[i][1] * v[1] + ix->frame[i][2] * v[2];
+}
+
+/* The frame: its third axis through the points' mean direction, the other
+ * two across it. A city or a continent is then a nearly flat patch across
+ * the first two axes, which the splits cut, and the cells' distances stay
+ * tight for queries far outside it (with the Earth's axes, a tilted patch
+ * leaves long cells that look near to any query). A set that has no mean
+ * direction (the whole globe) keeps the Earth's axes. */
+static void ss__frame(struct ss_geo_index *ix, const double sum[3])
+{
+        const double len = sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]);
+        memset(ix->frame, 0, sizeof(ix->frame));
+        if (len < 1e-9 * ix->n) {
+                ix->frame[0][0] = ix->frame[1][1] = ix->frame[2][2] = 1;
+                return;
+        }
+        double c[3] = {sum[0] / len, sum[1] / len, sum[2] / len};
+        /* a helper axis away from c, then two axes across c */
+        double h[3] = {0, 0, 0};
+        h[fabs(c[0]) < 0.6 ? 0 : fabs(c[1]) < 0.6 ? 1 : 2] = 1;
+        double a[3] = {h[1] * c[2] - h[2] * c[1], h[2] * c[0] - h[0] * c[2],
+                       h[0] * c[1] - h[1] * c[0]};
+        const double al = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        for (int i = 0; i < 3; i++)
+                a[i] /= al;
+        const double b[3] = {c[1] * a[2] - c[2] * a[1], c[2] * a[0] - c[0] * a[2],
+                             c[0] * a[1] - c[1] * a[0]};
+        for (int i = 0; i < 3; i++) {
+                ix->frame[0][i] = a[i];
+                ix->frame[1][i] = b[i];
+                ix->frame[2][i] = c[i];
+        }
 }
 
 /* ------------------------------------------------------------------------
@@ -164,13 +205,31 @@ int ss_geo_index_build(const int32_t *x, const int32_t *y, uint32_t n, unsigned 
         ix->n = n;
         ix->x = x;
         ix->y = y;
+        double sum[3] = {0, 0, 0};
         for (uint32_t i = 0; i < n; i++) {
                 double v[3];
                 ss__unit(x[i] / 1e6, y[i] / 1e6, v);
                 for (int d = 0; d < 3; d++)
-                        ix->pt[i].v[d] = (float)v[d];
+                        sum[d] += v[d];
+        }
+        ss__frame(ix, sum);
+        for (uint32_t i = 0; i < n; i++) {
+                double v[3], f[3];
+                ss__unit(x[i] / 1e6, y[i] / 1e6, v);
+                ss__in_frame(ix, v, f);
+                for (int d = 0; d < 3; d++)
+                        ix->pt[i].v[d] = (float)f[d];
                 ix->pt[i].id = i;
         }
+        for (int d = 0; d < 3; d++) {
+                ix->lo[d] = 2;
+                ix->hi[d] = -2;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                for (int d = 0; d < 3; d++) {
+                        ix->lo[d] = ix->pt[i].v[d] < ix->lo[d] ? ix->pt[i].v[d] : ix->lo[d];
+                        ix->hi[d] = ix->pt[i].v[d] > ix->hi[d] ? ix->pt[i].v[d] : ix->hi[d];
+                }
         struct ss__build b = {ix, 0, n, threads ? (threads > 64 ? 64 : threads) : 1};
         ss__build(&b);
         *out = ix;
@@ -220,7 +279,16 @@ static void ss__visit(struct ss__query *s, const struct ss__pt *p)
         }
 }
 
-static void ss__search(struct ss__query *s, uint32_t lo, uint32_t hi)
+/* The query's offset from a range's cell along each axis. */
+struct ss__off {
+        double d[3];
+};
+
+/* Searches [lo, hi), whose cell (the box its ancestors' splits cut out)
+ * lies at squared distance rd from the query, off along each axis
+ * (Arya and Mount's incremental distance: a query far outside the points,
+ * whose nearest node is far away, still visits only the cells near it). */
+static void ss__search(struct ss__query *s, uint32_t lo, uint32_t hi, double rd, struct ss__off off)
 {
         while (hi - lo > LEAF) {
                 const uint32_t mid = lo + (hi - lo) / 2;
@@ -228,17 +296,21 @@ static void ss__search(struct ss__query *s, uint32_t lo, uint32_t hi)
                 const int axis = s->ix->axis[mid];
                 const double diff = s->q[axis] - p->v[axis];
                 ss__visit(s, p);
-                if (diff < 0) {
-                        ss__search(s, lo, mid);
-                        if (-diff > s->chord + SLACK)
-                                return;
+                /* the side of the query first, then the other if its cell
+                 * is near enough */
+                if (diff < 0)
+                        ss__search(s, lo, mid, rd, off);
+                else
+                        ss__search(s, mid + 1, hi, rd, off);
+                rd += diff * diff - off.d[axis] * off.d[axis];
+                off.d[axis] = diff;
+                const double reach = s->chord + SLACK;
+                if (rd > reach * reach)
+                        return;
+                if (diff < 0)
                         lo = mid + 1;
-                } else {
-                        ss__search(s, mid + 1, hi);
-                        if (diff > s->chord + SLACK)
-                                return;
+                else
                         hi = mid;
-                }
         }
         for (uint32_t i = lo; i < hi; i++)
                 ss__visit(s, &s->ix->pt[i]);
@@ -249,8 +321,20 @@ void ss_geo_nearest(const struct ss_geo_index *ix, double lon, double lat, uint3
 {
         struct ss__query s = {
             .ix = ix, .lon = lon, .lat = lat, .chord = INFINITY, .best_m = INFINITY};
-        ss__unit(lon, lat, s.q);
-        ss__search(&s, 0, ix->n);
+        double v[3];
+        ss__unit(lon, lat, v);
+        ss__in_frame(ix, v, s.q);
+        /* The root's cell is the box of all points: a query outside it
+         * starts at its distance from the box. */
+        struct ss__off off;
+        double rd = 0;
+        for (int d = 0; d < 3; d++) {
+                off.d[d] = s.q[d] < ix->lo[d]   ? s.q[d] - ix->lo[d]
+                           : s.q[d] > ix->hi[d] ? s.q[d] - ix->hi[d]
+                                                : 0;
+                rd += off.d[d] * off.d[d];
+        }
+        ss__search(&s, 0, ix->n, rd, off);
         *node = s.best;
         *dist_m = s.best_m;
 }

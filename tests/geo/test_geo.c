@@ -74,6 +74,10 @@ static void check_area(uint32_t n, double lon0, double lat0, double span_lon, do
                 double lat = lat0 + 1.2 * span_lat * ((double)(rnd(&s) % 1000001) / 1e6 - 0.5);
                 lon = lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon;
                 lat = lat > 90 ? 90 : lat < -90 ? -90 : lat;
+                if (q % 5 == 1) { /* anywhere on the globe, mostly far from the points */
+                        lon = (double)(rnd(&s) % 360000001) / 1e6 - 180;
+                        lat = (double)(rnd(&s) % 180000001) / 1e6 - 90;
+                }
                 if (q % 10 == 0) { /* exactly on a point */
                         uint32_t i = (uint32_t)(rnd(&s) % n);
                         lon = x[i] / 1e6;
