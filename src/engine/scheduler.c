@@ -255,7 +255,13 @@ static struct ss_backend *ss__backend(struct ss__worker *w, struct ss_graph *g, 
                 }
                 return s->b;
         }
+        if (w->cg != g && w->cb && ss_backend_rebind(w->cb, g, NULL, 0, err) == SS_OK) {
+                /* New weights on the same topology: the workspaces stay. */
+                ss_graph_unref(w->cg);
+                w->cg = ss_graph_ref(g);
+        }
         if (w->cg != g) {
+                ss_err_clear(err);
                 ss_backend_close(w->cb);
                 ss_graph_unref(w->cg);
                 w->cb = NULL;
@@ -588,15 +594,23 @@ static void *ss__worker_main(void *arg)
         pthread_mutex_lock(&e->lock);
         for (;;) {
                 /* A CPU worker keeps a backend for the last graph it ran on;
-                 * after a swap it lets go of the old graph when idle. */
+                 * after a swap it lets go of the old graph when idle: its
+                 * backend moves to the new graph when only the weights
+                 * changed, and is closed otherwise. */
                 if (w->cg && w->swap_seen != e->swaps && w->cg != e->graph) {
-                        struct ss_backend *b = w->cb;
                         struct ss_graph *g = w->cg;
-                        w->cb = NULL;
-                        w->cg = NULL;
+                        struct ss_graph *cur = e->graph ? ss_graph_ref(e->graph) : NULL;
                         w->swap_seen = e->swaps;
                         pthread_mutex_unlock(&e->lock);
-                        ss_backend_close(b);
+                        struct ss_err rerr;
+                        if (cur && ss_backend_rebind(w->cb, cur, NULL, 0, &rerr) == SS_OK) {
+                                w->cg = cur;
+                        } else {
+                                ss_backend_close(w->cb);
+                                w->cb = NULL;
+                                w->cg = NULL;
+                                ss_graph_unref(cur);
+                        }
                         ss_graph_unref(g);
                         pthread_mutex_lock(&e->lock);
                 }

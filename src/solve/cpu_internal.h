@@ -11,6 +11,9 @@
 struct ss__cpu_cch;
 struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads);
 void ss__cpu_cch_free(struct ss__cpu_cch *x);
+/* Forgets what belongs to the old weights (a metric built here) before
+ * the backend serves g, a graph of the same topology. */
+void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g);
 
 /* ss__cpu_cch_task()'s answer when there is no customized hierarchy to
  * answer from: the caller answers with Dijkstra instead. */
