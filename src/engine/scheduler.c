@@ -328,7 +328,7 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
         const enum ss_job_kind kind = j0->kind;
         struct ss_err err = {0};
         uint64_t latest = 0;
-        bool endless = false;
+        bool endless = false, moved = false;
         for (size_t i = 0; i < n; i++) {
                 endless |= live[i]->deadline_ns == 0;
                 if (live[i]->deadline_ns > latest)
@@ -392,6 +392,9 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
 
         struct ss_backend *b = ss__backend(w, j0->graph, &err);
         if (!b) {
+                /* On a GPU: the slot moved to a newer graph (new weights, a
+                 * reload) after the pick; the CPU answers from the job's. */
+                moved = w->dev == SS_DEVICE_GPU;
                 rc = err.code;
                 goto out;
         }
@@ -453,7 +456,10 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
         rc = SS_OK;
 out:
         p->handed_back = w->dev == SS_DEVICE_GPU && (rc == SS_EGPU || rc == SS_ENOGPU);
-        if (p->handed_back)
+        if (p->handed_back && moved)
+                ss_log_info("engine", "GPU %d stream %u: %s, moving %zu job%s to the CPU",
+                            w->e->slots[w->slot].id, w->lane, err.msg, n, n == 1 ? "" : "s");
+        else if (p->handed_back)
                 ss_log_warn("engine", "GPU %d stream %u failed %zu job%s (%s), moving %s to the CPU",
                             w->e->slots[w->slot].id, w->lane, n, n == 1 ? "" : "s",
                             err.msg[0] ? err.msg : ss_strerror(rc), n == 1 ? "it" : "them");
