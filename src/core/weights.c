@@ -8,7 +8,7 @@
 struct ss__hit {
         uint64_t arc;
         size_t change;
-        uint32_t w;
+        uint32_t tail, w;
 };
 
 /* By arc, then by change, so that the last change of an arc comes last. */
@@ -24,8 +24,10 @@ void ss_weights_plan_free(struct ss_weights_plan *plan)
 {
         free(plan->arcs);
         free(plan->w);
+        free(plan->tails);
         plan->arcs = NULL;
         plan->w = NULL;
+        plan->tails = NULL;
         plan->k = 0;
 }
 
@@ -65,7 +67,8 @@ static int ss__collect(const struct ss_graph *g, const struct ss_weight_change *
                         if (ss__grow(hits, &cap, *nhits + 1) != SS_OK)
                                 return ss_err_set(err, SS_ENOMEM,
                                                   "no memory for %zu weight changes", n);
-                        (*hits)[(*nhits)++] = (struct ss__hit){.arc = e, .change = i, .w = c[i].w};
+                        (*hits)[(*nhits)++] =
+                            (struct ss__hit){.arc = e, .change = i, .tail = u, .w = c[i].w};
                 }
                 if (*nhits == before) {
                         plan->bad = i;
@@ -89,7 +92,8 @@ int ss_weights_plan(const struct ss_graph *g, const struct ss_weight_change *c, 
                 goto out;
         qsort(hits, nhits, sizeof(*hits), ss__cmp_hit);
         if (nhits && (!(plan->arcs = malloc(nhits * sizeof(uint64_t))) ||
-                      !(plan->w = malloc(nhits * sizeof(uint32_t))))) {
+                      !(plan->w = malloc(nhits * sizeof(uint32_t))) ||
+                      !(plan->tails = malloc(nhits * sizeof(uint32_t))))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for %zu weight changes", nhits);
                 goto out;
         }
@@ -103,6 +107,7 @@ int ss_weights_plan(const struct ss_graph *g, const struct ss_weight_change *c, 
                 plan->decreased |= hits[i].w < was;
                 plan->arcs[plan->k] = hits[i].arc;
                 plan->w[plan->k] = hits[i].w;
+                plan->tails[plan->k] = hits[i].tail;
                 plan->k++;
         }
 out:

@@ -26,6 +26,7 @@ extern "C" {
 struct ss_weights_plan {
         uint64_t *arcs;
         uint32_t *w;
+        uint32_t *tails;  /* each arc's tail (so no one searches the row offsets for it) */
         size_t k;       /* arcs whose weight changes */
         uint64_t named; /* arcs the changes name (parallel arcs each, repeats once) */
         bool decreased; /* some weight goes down */

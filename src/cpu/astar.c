@@ -147,7 +147,7 @@ int ss_astar_prepare(struct ss_graph *g, struct ss_err *err)
 }
 
 int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint64_t *changed,
-                      size_t k, bool *kept_landmarks, struct ss_err *err)
+                      const uint32_t *tails, size_t k, bool *kept_landmarks, struct ss_err *err)
 {
         const struct ss_astar *old = ss_astar_of(g);
         *kept_landmarks = false;
@@ -156,7 +156,8 @@ int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint6
         struct ss_astar *a = calloc(1, sizeof(*a));
         if (!a)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the A* bounds");
-        *a = (struct ss_astar){.kx = old->kx, .span = old->span, .dmin = old->dmin, .raw = old->raw};
+        *a =
+            (struct ss_astar){.kx = old->kx, .span = old->span, .dmin = old->dmin, .raw = old->raw};
         bool decreased = false;
         if (ss__has_coords(g2)) {
                 /* The new minimum is min(old minimum, the changed arcs'
@@ -166,7 +167,7 @@ int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint6
                 bool rescan = false;
                 double lo = old->raw;
                 for (size_t i = 0; i < k; i++) {
-                        const uint32_t u = ss_graph_arc_tail(g2, changed[i]);
+                        const uint32_t u = tails ? tails[i] : ss_graph_arc_tail(g2, changed[i]);
                         const double was = ss__ratio(g, a->kx, u, changed[i]);
                         const double now = ss__ratio(g2, a->kx, u, changed[i]);
                         rescan |= was == old->raw && now > was;

@@ -68,14 +68,15 @@ static inline bool ss_astar_useful(const struct ss_graph *g)
 int ss_astar_prepare(struct ss_graph *g, struct ss_err *err);
 
 /* Bounds for g2, a graph with g's topology whose weights differ from g's on
- * the k arcs of changed (strictly ascending CSR indices): the coordinate
+ * the k arcs of changed (strictly ascending CSR indices; tails[i] is the
+ * tail of changed[i], or tails is NULL to look them up): the coordinate
  * bound for g2's weights (exactly as ss_astar_prepare would compute it, from
  * the changed arcs alone unless an arc that bounded it went up, when all
  * arcs are read again), and g's landmarks, shared, when no weight went down
  * (*kept_landmarks; otherwise g2 has none). Nothing when g has no bounds.
  * Call it before g2 is shared. Returns SS_OK or SS_ENOMEM. */
 int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint64_t *changed,
-                      size_t k, bool *kept_landmarks, struct ss_err *err);
+                      const uint32_t *tails, size_t k, bool *kept_landmarks, struct ss_err *err);
 
 /* Drops a hold on landmark tables, freeing them with the last (NULL is
  * ignored). */

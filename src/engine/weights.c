@@ -61,7 +61,7 @@ static struct ss_graph *ss__derive(struct ss_engine *e, struct ss_graph *base,
         res->build_ms = ss__ms_since(&t);
 
         bool kept = false;
-        if (ss_astar_reweight(g, base, plan->arcs, plan->k, &kept, err) != SS_OK) {
+        if (ss_astar_reweight(g, base, plan->arcs, plan->tails, plan->k, &kept, err) != SS_OK) {
                 ss_graph_unref(g);
                 return NULL;
         }
