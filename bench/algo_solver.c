@@ -137,10 +137,8 @@ static int srow_setup(const struct ss__bench_algo *a, void **state, const struct
                  * first task: do that here, untimed (the note gives the
                  * time), and skip the row when the graph gets none (the
                  * backend would answer with Dijkstra). */
-                struct ss_task t = {.kind = SS_TASK_ONE_TO_ALL,
-                                    .sources = sources,
-                                    .nsources = 1,
-                                    .dist = s->dist};
+                struct ss_task t = {
+                    .kind = SS_TASK_ONE_TO_ALL, .sources = sources, .nsources = 1, .dist = s->dist};
                 const uint64_t t0 = ss_now_ns();
                 rc = ss_backend_run(s->b, 0, a->solver, &t, err);
                 s->prep_s = (double)(ss_now_ns() - t0) / 1e9;
@@ -235,7 +233,10 @@ size_t ss__bench_solver_rows(struct ss__bench_algo *out, size_t cap, unsigned ba
                         const bool twin = !gpu && ss_solver_find(r->name, SS_DEVICE_GPU);
                         if (pass == 0) {
                                 snprintf(a->name, sizeof(a->name), "%s%s",
-                                         gpu ? "gpu-" : twin ? "cpu-" : "", r->name);
+                                         gpu    ? "gpu-"
+                                         : twin ? "cpu-"
+                                                : "",
+                                         r->name);
                                 if (gpu)
                                         snprintf(a->label, sizeof(a->label), "GPU %s", r->label);
                                 else

@@ -22,12 +22,15 @@
 
 /* Run settings, from the command line. */
 struct ss__bench_opts {
-        unsigned sources;      /* random sources per graph */
-        uint64_t seed;         /* seeds the source draw */
-        bool quick;            /* fewer sources, short budgets */
-        unsigned slow_sources; /* at most this many sources for slow algorithms */
-        double slow_budget_s;  /* per-query limit for slow algorithms; 0 skips them */
-        const char *out;       /* output directory */
+        unsigned sources;           /* random sources per graph */
+        uint64_t seed;              /* seeds the source draw */
+        bool quick;                 /* fewer sources, short budgets */
+        unsigned slow_sources;      /* at most this many sources for slow algorithms */
+        double slow_budget_s;       /* per-query limit for slow algorithms; 0 skips them */
+        const char *out;            /* output directory */
+        const uint64_t *source_ids; /* --source-ids: DIMACS ids used on every graph instead of
+                                     * a random draw (NULL: draw) */
+        unsigned nsource_ids;
 };
 
 /* One algorithm as the benchmark sees it. state is the row's own data for

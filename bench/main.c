@@ -50,6 +50,9 @@ static const char usage[] =
     "  --sources K           random sources per graph (default 10; --quick 5)\n"
     "  --algorithms LIST     comma-separated names, or 'all' (default); see --list\n"
     "  --seed S              seed of the source draw (default 1)\n"
+    "  --source-ids LIST     these sources (1-based ids, comma-separated) on every\n"
+    "                        graph instead of a draw; side-by-side runs with other\n"
+    "                        programs use it\n"
     "  --slow-sources K      at most K sources for the O(NM) algorithms (default 3;\n"
     "                        --quick 1)\n"
     "  --slow-budget SEC     stop an O(NM) query after SEC seconds and mark the cell\n"
@@ -207,11 +210,18 @@ static int write_run_txt(const char *dir, const struct ss__bench_opts *o, int ar
                 (double)si.totalram * si.mem_unit / (1024.0 * 1024 * 1024), un.release);
         fprintf(f, "GPU: %s\n", gpu);
         fprintf(f, "ssspd: %s (revision %s)\n", SS_VERSION, SS_BENCH_VCS);
-        fprintf(f,
-                "queries: one-to-all from %u random sources per graph (seed %" PRIu64
-                ", listed in sources.csv); O(NM) algorithms on at most %u of them with a "
-                "%.0f s budget per query\n",
-                o->sources, o->seed, o->slow_sources, o->slow_budget_s);
+        if (o->source_ids)
+                fprintf(f,
+                        "queries: one-to-all from %u sources given with --source-ids (listed in "
+                        "sources.csv); O(NM) algorithms on at most %u of them with a %.0f s "
+                        "budget per query\n",
+                        o->nsource_ids, o->slow_sources, o->slow_budget_s);
+        else
+                fprintf(f,
+                        "queries: one-to-all from %u random sources per graph (seed %" PRIu64
+                        ", listed in sources.csv); O(NM) algorithms on at most %u of them with a "
+                        "%.0f s budget per query\n",
+                        o->sources, o->seed, o->slow_sources, o->slow_budget_s);
         fprintf(f, "algorithms: %s\n", algos_used);
         fprintf(f, "command:");
         for (int i = 0; i < argc; i++)
@@ -568,7 +578,7 @@ static int prepare_graph(struct graph_ctx *gc, const struct graph_arg *ga,
                 fprintf(stderr, "ssspd-bench: %s has no nodes\n", ga->path);
                 return -1;
         }
-        gc->nsources = o->sources;
+        gc->nsources = o->source_ids ? o->nsource_ids : o->sources;
         gc->sources = malloc(gc->nsources * sizeof(*gc->sources));
         gc->scratch = malloc((size_t)gc->g->n * sizeof(ss_dist));
         gc->ws = ss_dijkstra_ws_new(gc->g->n);
@@ -577,7 +587,19 @@ static int prepare_graph(struct graph_ctx *gc, const struct graph_arg *ga,
         /* Touch the scratch array now so its pages are not charged to the
          * first algorithm's memory. */
         memset(gc->scratch, 0, (size_t)gc->g->n * sizeof(ss_dist));
-        for (unsigned i = 0; i < gc->nsources; i++) {
+        for (unsigned i = 0; o->source_ids && i < gc->nsources; i++) {
+                const uint32_t v = ss_node_from_dimacs(gc->g, o->source_ids[i]);
+                if (v == SS_NO_NODE) {
+                        fprintf(stderr,
+                                "ssspd-bench: --source-ids: %" PRIu64 " is not a node of %s "
+                                "(1..%u)\n",
+                                o->source_ids[i], gc->name, gc->g->n);
+                        return -1;
+                }
+                gc->sources[i] = v;
+                fprintf(sources_csv, "%s,%u,%u\n", gc->name, i, v + 1);
+        }
+        for (unsigned i = 0; !o->source_ids && i < gc->nsources; i++) {
                 /* As Graph500 picks its search keys: a source must have an
                  * arc other than a self-loop, or the query measures nothing
                  * (a third of an RMAT graph's nodes are isolated). Every
@@ -691,7 +713,8 @@ int main(int argc, char **argv)
                 OPT_GPU_BF,
                 OPT_APPEND,
                 OPT_BATCH,
-                OPT_THREADS
+                OPT_THREADS,
+                OPT_SOURCE_IDS
         };
         static const struct option longopts[] = {
             {"graph", required_argument, NULL, 'g'},
@@ -709,6 +732,7 @@ int main(int argc, char **argv)
             {"append", no_argument, NULL, OPT_APPEND},
             {"batch", required_argument, NULL, OPT_BATCH},
             {"threads", required_argument, NULL, OPT_THREADS},
+            {"source-ids", required_argument, NULL, OPT_SOURCE_IDS},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -818,6 +842,31 @@ int main(int argc, char **argv)
                                 return 2;
                         ss__bench_cpu_configure((unsigned)v);
                         break;
+                case OPT_SOURCE_IDS: {
+                        static uint64_t ids[1024];
+                        unsigned k = 0;
+                        for (char *p = optarg, *end; *p; p = *end ? end + 1 : end) {
+                                errno = 0;
+                                unsigned long long x = strtoull(p, &end, 10);
+                                if (errno || end == p || (*end && *end != ',') || x == 0 ||
+                                    *p == '-' || k == 1024) {
+                                        fprintf(stderr,
+                                                "ssspd-bench: --source-ids: '%s' is not "
+                                                "a list of at most 1024 node ids "
+                                                "(1-based, comma-separated)\n",
+                                                optarg);
+                                        return 2;
+                                }
+                                ids[k++] = x;
+                        }
+                        if (k == 0) {
+                                fprintf(stderr, "ssspd-bench: --source-ids: empty list\n");
+                                return 2;
+                        }
+                        o.source_ids = ids;
+                        o.nsource_ids = k;
+                        break;
+                }
                 case OPT_BATCH:
                         if (parse_uint(optarg, "--batch", 4096, &v))
                                 return 2;

@@ -311,6 +311,35 @@ START_TEST(test_same_seed_same_sources)
 }
 END_TEST
 
+/* --source-ids: exactly those sources, in that order; an id outside the
+ * graph is an error naming it. */
+START_TEST(test_source_ids)
+{
+        char out[512], gridarg[600];
+        const char *args[] = {"--source-ids", "3,1,144", "--algorithms",
+                              "dijkstra,cch", "--graph", gridarg,
+                              "--out",        out,       NULL};
+        const char *bad[] = {"--source-ids", "3,100000", "--algorithms",
+                             "dijkstra",     "--graph",  gridarg,
+                             "--out",        out,        NULL};
+
+        out_dir(out, sizeof(out));
+        snprintf(gridarg, sizeof(gridarg), "grid=%s", grid_path);
+        ck_assert_int_eq(run_bench(NULL, args), 0);
+        char *s = slurp(out, "sources.csv");
+        ck_assert(s != NULL);
+        ck_assert_str_eq(s, "graph,index,source\ngrid,0,3\ngrid,1,1\ngrid,2,144\n");
+        free(s);
+        s = slurp(out, "run.txt");
+        ck_assert(s != NULL && strstr(s, "3 sources given with --source-ids") != NULL);
+        free(s);
+        ck_assert_int_ne(run_bench(NULL, bad), 0);
+        s = slurp(tmpdir, "log");
+        ck_assert(s != NULL && strstr(s, "100000 is not a node of grid") != NULL);
+        free(s);
+}
+END_TEST
+
 /* The check must notice a wrong distance: the test hook flips one. */
 START_TEST(test_mismatch_detected)
 {
@@ -386,6 +415,7 @@ int main(int argc, char **argv)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_quick_run_tables);
         tcase_add_test(tc, test_same_seed_same_sources);
+        tcase_add_test(tc, test_source_ids);
         tcase_add_test(tc, test_mismatch_detected);
         tcase_add_test(tc, test_usage_errors);
         suite_add_tcase(s, tc);

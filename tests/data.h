@@ -25,8 +25,8 @@ static inline const char *ss_test_data(const char *rel)
         const char *dir = getenv("SS_DATA_DIR");
         char *p = buf[next++ % 4];
         snprintf(p, sizeof(buf[0]), "%s/%s", dir ? dir : "tests/data", rel);
-        ck_assert_msg(access(p, R_OK) == 0, "%s is not readable (SS_DATA_DIR names the data folder)",
-                      p);
+        ck_assert_msg(access(p, R_OK) == 0,
+                      "%s is not readable (SS_DATA_DIR names the data folder)", p);
         return p;
 }
 

@@ -36,8 +36,7 @@ static void FW_(diag)(struct ss__fw *f, uint32_t kb)
                 for (unsigned i = 0; i < f->B; i++)
                         if (i != k && d[i * p + k] != inf)
                                 FW_(relax_row)
-                                (d + i * p, s ? s + i * p : NULL, d + k * p, d[i * p + k],
-                                 s ? s[i * p + k] : 0, f->B);
+        (d + i * p, s ? s + i * p : NULL, d + k * p, d[i * p + k], s ? s[i * p + k] : 0, f->B);
 }
 
 /* Phase 2, a tile of row kb: (kb, t) from the closed diagonal tile on its
@@ -55,8 +54,8 @@ static void FW_(row_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
                 for (unsigned i = 0; i < B; i++)
                         if (i != k && d[i * p + k] != inf)
                                 FW_(relax_row)
-                                (c + i * p, cs ? cs + i * p : NULL, c + k * p, d[i * p + k],
-                                 ds ? ds[i * p + k] : 0, (unsigned)B);
+        (c + i * p, cs ? cs + i * p : NULL, c + k * p, d[i * p + k], ds ? ds[i * p + k] : 0,
+         (unsigned)B);
 }
 
 /* Phase 2, a tile of column kb: (t, kb) with the closed diagonal tile
@@ -76,8 +75,8 @@ static void FW_(col_tile)(struct ss__fw *f, uint32_t kb, uint32_t t)
                         const FW_T cik = c[i * p + k];
                         if (cik != inf)
                                 FW_(relax_row)
-                                (c + i * p, cs ? cs + i * p : NULL, d + k * p, cik,
-                                 cs ? cs[i * p + k] : 0, (unsigned)B);
+                        (c + i * p, cs ? cs + i * p : NULL, d + k * p, cik, cs ? cs[i * p + k] : 0,
+                         (unsigned)B);
                 }
 }
 

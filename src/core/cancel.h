@@ -20,7 +20,7 @@ extern "C" {
 
 struct ss_cancel {
         uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 means none */
-        ss_atomic_int *flag;     /* non-zero means stop; may be NULL */
+        ss_atomic_int *flag;  /* non-zero means stop; may be NULL */
 };
 
 /* Returns CLOCK_MONOTONIC in nanoseconds. */

@@ -8,21 +8,21 @@ static const struct {
         const char *name;
         const char *text;
 } ss__errors[] = {
-        {SS_OK, "OK", "success"},
-        {SS_ENOMEM, "ENOMEM", "out of memory"},
-        {SS_EIO, "EIO", "input/output error"},
-        {SS_EPARSE, "EPARSE", "malformed graph file"},
-        {SS_EFORMAT, "EFORMAT", "corrupt or incompatible snapshot"},
-        {SS_EINVAL, "EINVAL", "invalid argument"},
-        {SS_ERANGE, "ERANGE", "node id out of range"},
-        {SS_ENOROUTE, "ENOROUTE", "no route between the nodes"},
-        {SS_ETIMEDOUT, "ETIMEDOUT", "query deadline exceeded"},
-        {SS_EOVERLOAD, "EOVERLOAD", "query queue is full"},
-        {SS_EGPU, "EGPU", "GPU error"},
-        {SS_ENOGPU, "ENOGPU", "no usable GPU"},
-        {SS_ESHUTDOWN, "ESHUTDOWN", "engine is shutting down"},
-        {SS_ETOOBIG, "ETOOBIG", "request exceeds a configured limit"},
-        {SS_EINTERNAL, "EINTERNAL", "internal error"},
+    {SS_OK, "OK", "success"},
+    {SS_ENOMEM, "ENOMEM", "out of memory"},
+    {SS_EIO, "EIO", "input/output error"},
+    {SS_EPARSE, "EPARSE", "malformed graph file"},
+    {SS_EFORMAT, "EFORMAT", "corrupt or incompatible snapshot"},
+    {SS_EINVAL, "EINVAL", "invalid argument"},
+    {SS_ERANGE, "ERANGE", "node id out of range"},
+    {SS_ENOROUTE, "ENOROUTE", "no route between the nodes"},
+    {SS_ETIMEDOUT, "ETIMEDOUT", "query deadline exceeded"},
+    {SS_EOVERLOAD, "EOVERLOAD", "query queue is full"},
+    {SS_EGPU, "EGPU", "GPU error"},
+    {SS_ENOGPU, "ENOGPU", "no usable GPU"},
+    {SS_ESHUTDOWN, "ESHUTDOWN", "engine is shutting down"},
+    {SS_ETOOBIG, "ETOOBIG", "request exceeds a configured limit"},
+    {SS_EINTERNAL, "EINTERNAL", "internal error"},
 };
 
 static int ss__find(int code)

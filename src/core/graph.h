@@ -46,9 +46,9 @@ enum ss_graph_ext_slot {
 
 typedef uint64_t ss_dist;
 #define SS_DIST_INF UINT64_MAX
-#define SS_NO_NODE UINT32_MAX
+#define SS_NO_NODE  UINT32_MAX
 /* Largest N we accept: ids must fit in uint32_t with SS_NO_NODE left free. */
-#define SS_MAX_NODES (UINT32_MAX - 1u)
+#define SS_MAX_NODES  (UINT32_MAX - 1u)
 #define SS_MAX_WEIGHT UINT32_MAX
 
 /* Whether a slot's data depends on the topology alone (see the enum). */
@@ -63,16 +63,16 @@ struct ss_weight_change {
 };
 
 struct ss_graph {
-        uint32_t n;     /* nodes */
-        uint64_t m;     /* arcs */
-        uint64_t *row;  /* n + 1 offsets into col/w: out-arcs of v are row[v]..row[v+1]-1 */
-        uint32_t *col;  /* arc heads, sorted by tail; within a tail in input order */
-        uint32_t *w;    /* arc weights */
-        int32_t *x;     /* coordinates (DIMACS: longitude * 1e6) or NULL */
-        int32_t *y;     /* coordinates (DIMACS: latitude * 1e6) or NULL */
+        uint32_t n;    /* nodes */
+        uint64_t m;    /* arcs */
+        uint64_t *row; /* n + 1 offsets into col/w: out-arcs of v are row[v]..row[v+1]-1 */
+        uint32_t *col; /* arc heads, sorted by tail; within a tail in input order */
+        uint32_t *w;   /* arc weights */
+        int32_t *x;    /* coordinates (DIMACS: longitude * 1e6) or NULL */
+        int32_t *y;    /* coordinates (DIMACS: latitude * 1e6) or NULL */
         uint32_t min_w, max_w;
         uint32_t max_out_degree;
-        uint64_t checksum; /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
+        uint64_t checksum;        /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
         uint64_t weights_version; /* 0 as loaded, +1 for each graph made by ss_graph_reweighted */
         uint64_t weights_time_ns; /* CLOCK_REALTIME when this version was made; 0 as loaded */
 
@@ -113,7 +113,7 @@ static inline uint64_t ss_node_to_dimacs(uint32_t v)
 /* An arc list as read from a file, before it becomes CSR. Ids are 0-based. */
 struct ss_arcs {
         uint32_t n;
-        uint64_t m;    /* arcs stored so far */
+        uint64_t m; /* arcs stored so far */
         uint64_t cap;
         uint32_t *tail, *head, *w;
 };

@@ -23,7 +23,7 @@ const char *ss_log_level_name(int level);
 void ss_log_set_level(int level);
 
 void ss__log(int level, const char *group, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #define ss_log(level, group, ...)                                                                  \
         do {                                                                                       \
@@ -31,8 +31,8 @@ void ss__log(int level, const char *group, const char *fmt, ...)
                         ss__log((level), (group), __VA_ARGS__);                                    \
         } while (0)
 #define ss_log_error(group, ...) ss_log(SS_LOG_ERROR, group, __VA_ARGS__)
-#define ss_log_warn(group, ...) ss_log(SS_LOG_WARN, group, __VA_ARGS__)
-#define ss_log_info(group, ...) ss_log(SS_LOG_INFO, group, __VA_ARGS__)
+#define ss_log_warn(group, ...)  ss_log(SS_LOG_WARN, group, __VA_ARGS__)
+#define ss_log_info(group, ...)  ss_log(SS_LOG_INFO, group, __VA_ARGS__)
 #define ss_log_debug(group, ...) ss_log(SS_LOG_DEBUG, group, __VA_ARGS__)
 
 #ifdef __cplusplus

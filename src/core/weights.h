@@ -26,11 +26,11 @@ extern "C" {
 struct ss_weights_plan {
         uint64_t *arcs;
         uint32_t *w;
-        uint32_t *tails;  /* each arc's tail (so no one searches the row offsets for it) */
-        size_t k;       /* arcs whose weight changes */
-        uint64_t named; /* arcs the changes name (parallel arcs each, repeats once) */
-        bool decreased; /* some weight goes down */
-        size_t bad;     /* on SS_EINVAL: the index of the first bad change */
+        uint32_t *tails; /* each arc's tail (so no one searches the row offsets for it) */
+        size_t k;        /* arcs whose weight changes */
+        uint64_t named;  /* arcs the changes name (parallel arcs each, repeats once) */
+        bool decreased;  /* some weight goes down */
+        size_t bad;      /* on SS_EINVAL: the index of the first bad change */
 };
 
 /* Resolves n changes against g into *plan. Returns SS_OK; SS_EINVAL with

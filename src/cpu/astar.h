@@ -42,11 +42,11 @@ struct ss_landmarks {
 };
 
 struct ss_astar {
-        double factor; /* coordinate bound per unit of distance; 0 for none */
-        double kx;     /* longitude scale (cosine of the mean latitude) */
-        double raw;    /* smallest weight per unit over all arcs, before rounding slack */
-        double span;   /* the coordinates' diameter (scaled) */
-        double dmin;   /* the shortest arc between distinct points (scaled) */
+        double factor;           /* coordinate bound per unit of distance; 0 for none */
+        double kx;               /* longitude scale (cosine of the mean latitude) */
+        double raw;              /* smallest weight per unit over all arcs, before rounding slack */
+        double span;             /* the coordinates' diameter (scaled) */
+        double dmin;             /* the shortest arc between distinct points (scaled) */
         struct ss_landmarks *lm; /* NULL until landmarks are built */
 };
 

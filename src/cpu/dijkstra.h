@@ -3,10 +3,9 @@
  *
  * A workspace belongs to one thread and is reused across queries. It holds
  * distance, predecessor and stamp arrays of N entries, allocated once, and a
- * radix heap whose buckets only grow. Instead of clearing them per query, each entry carries the number of
- * the query that last wrote it (a generation stamp): an entry with an old
- * stamp reads as "unreached". A query therefore costs time proportional to
- * the nodes it touches, not to N.
+ * radix heap whose buckets only grow. Instead of clearing them per query, each entry carries the
+ * number of the query that last wrote it (a generation stamp): an entry with an old stamp reads as
+ * "unreached". A query therefore costs time proportional to the nodes it touches, not to N.
  */
 #ifndef SS_DIJKSTRA_H
 #define SS_DIJKSTRA_H

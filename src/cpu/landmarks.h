@@ -30,8 +30,8 @@ extern "C" {
  * has coordinates, else spread by id), computes their tables with up to
  * `threads` threads and attaches them to g's A* bounds (ss_astar_of(g)->lm,
  * preparing the bounds first when needed). Call it before g is shared with
- * other threads. Returns SS_OK; SS_EINVAL (no landmarks attached, err says why: a node a landmark cannot reach or be reached from, or
- * a distance of 2^32 or more); SS_ENOMEM. */
+ * other threads. Returns SS_OK; SS_EINVAL (no landmarks attached, err says why: a node a landmark
+ * cannot reach or be reached from, or a distance of 2^32 or more); SS_ENOMEM. */
 int ss_landmarks_build(struct ss_graph *g, unsigned k, unsigned threads, struct ss_err *err);
 
 /* Fills the tables of k landmarks (layout as struct ss_landmarks) some other
@@ -47,7 +47,6 @@ typedef int (*ss_landmark_tables_fn)(void *arg, const struct ss_graph *g, const 
  * NULL. */
 int ss_landmarks_build_with(struct ss_graph *g, unsigned k, unsigned threads,
                             ss_landmark_tables_fn fn, void *arg, struct ss_err *err);
-
 
 #ifdef __cplusplus
 }

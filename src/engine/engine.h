@@ -81,12 +81,12 @@ struct ss_job {
         size_t path_len;
         enum ss_engine_kind ran_engine; /* CPU or GPU */
         int ran_algo;                   /* the name that answered */
-        unsigned batch;     /* sources in the search that answered (1: alone) */
-        bool fell_back;     /* meant for a GPU but answered by the CPU */
-        uint64_t submit_ns; /* when submitted */
-        uint64_t start_ns;  /* when a worker took it (its first piece) */
-        uint64_t end_ns;    /* when it finished */
-        uint64_t gpu_ns;    /* GPU time spent, 0 on the CPU */
+        unsigned batch;                 /* sources in the search that answered (1: alone) */
+        bool fell_back;                 /* meant for a GPU but answered by the CPU */
+        uint64_t submit_ns;             /* when submitted */
+        uint64_t start_ns;              /* when a worker took it (its first piece) */
+        uint64_t end_ns;                /* when it finished */
+        uint64_t gpu_ns;                /* GPU time spent, 0 on the CPU */
 
         /* Engine-private: queue link and piece accounting. */
         struct ss_job *q_next;
@@ -145,19 +145,19 @@ struct ss_engine_config {
         unsigned cpu_workers; /* CPU threads; 0 means one per online core */
         size_t queue_max;     /* jobs waiting (not running) at most; 0 means 1024 */
         /* The device pool. */
-        unsigned ngpus;          /* entries of gpu_devices; 0 with gpu: every usable GPU */
-        const int *gpu_devices;  /* CUDA device ids */
-        bool gpu;                /* use GPUs at all */
-        unsigned gpu_streams;    /* per device (0: 4) */
-        uint64_t gpu_memory;     /* bytes the engine may use per device (0: what is free) */
-        const char *gpu_delta;   /* Δ rule (NULL: tuned) */
-        unsigned gpu_batch;      /* sources per batch (0: no batches; SS_ENGINE_BATCH_AUTO) */
+        unsigned ngpus;             /* entries of gpu_devices; 0 with gpu: every usable GPU */
+        const int *gpu_devices;     /* CUDA device ids */
+        bool gpu;                   /* use GPUs at all */
+        unsigned gpu_streams;       /* per device (0: 4) */
+        uint64_t gpu_memory;        /* bytes the engine may use per device (0: what is free) */
+        const char *gpu_delta;      /* Δ rule (NULL: tuned) */
+        unsigned gpu_batch;         /* sources per batch (0: no batches; SS_ENGINE_BATCH_AUTO) */
         unsigned gpu_batch_streams; /* streams with a batch workspace (0: all) */
-        unsigned batch_wait_us;  /* a stream waits this long for a fuller batch */
-        ss_gpu_open_fn gpu_open; /* NULL: the real GPU backend */
+        unsigned batch_wait_us;     /* a stream waits this long for a fuller batch */
+        ss_gpu_open_fn gpu_open;    /* NULL: the real GPU backend */
         void *gpu_open_arg;
-        unsigned landmarks;      /* landmarks built by ss_engine_prepare (0: none) */
-        enum ss_engine_cch cch;  /* the CCH ss_engine_prepare makes ready */
+        unsigned landmarks;     /* landmarks built by ss_engine_prepare (0: none) */
+        enum ss_engine_cch cch; /* the CCH ss_engine_prepare makes ready */
 };
 
 #define SS_ENGINE_BATCH_AUTO 0xffffffffu
@@ -194,13 +194,13 @@ struct ss_engine_stats {
 /* One device of the pool, for /status. */
 struct ss_engine_device {
         enum ss_device device;
-        int id;                     /* CUDA device id; -1 for the CPU */
-        bool serving;               /* holds the current graph and is healthy */
-        unsigned lanes;             /* threads or streams */
-        unsigned batch;             /* sources per batched search (1: none) */
-        uint64_t bytes;             /* device memory in use */
+        int id;         /* CUDA device id; -1 for the CPU */
+        bool serving;   /* holds the current graph and is healthy */
+        unsigned lanes; /* threads or streams */
+        unsigned batch; /* sources per batched search (1: none) */
+        uint64_t bytes; /* device memory in use */
         unsigned faults;
-        char what[SS_ERRMSG_MAX];   /* description, or why it does not serve */
+        char what[SS_ERRMSG_MAX]; /* description, or why it does not serve */
 };
 
 /* Creates an engine and starts the CPU workers; with g (may be NULL until
@@ -265,10 +265,10 @@ void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g);
 
 /* What an update did, and what each step cost. */
 struct ss_weights_result {
-        uint64_t version;   /* weights_version of the graph serving after it */
-        uint64_t changed;   /* arcs whose weight changed (0: nothing to do, no new version) */
-        uint64_t named;     /* arcs the changes named (parallel arcs each) */
-        bool decreased;     /* some weight went down */
+        uint64_t version;       /* weights_version of the graph serving after it */
+        uint64_t changed;       /* arcs whose weight changed (0: nothing to do, no new version) */
+        uint64_t named;         /* arcs the changes named (parallel arcs each) */
+        bool decreased;         /* some weight went down */
         bool landmarks_dropped; /* the old graph had landmarks and the new one has none */
         bool cch;               /* a CCH metric was customized for the new weights */
         unsigned gpus;          /* GPUs of the pool holding the new graph */

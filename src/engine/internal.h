@@ -12,10 +12,10 @@
 struct ss__slot {
         int id; /* CUDA device id */
         pthread_rwlock_t lock;
-        struct ss_backend *b;  /* NULL when this device does not serve */
-        struct ss_graph *g;    /* the graph b holds (a reference), NULL with b */
-        unsigned lanes, batch; /* of b */
-        unsigned workers;      /* stream workers started for this slot */
+        struct ss_backend *b;    /* NULL when this device does not serve */
+        struct ss_graph *g;      /* the graph b holds (a reference), NULL with b */
+        unsigned lanes, batch;   /* of b */
+        unsigned workers;        /* stream workers started for this slot */
         char why[SS_ERRMSG_MAX]; /* description, or why it does not serve */
 };
 
@@ -50,11 +50,11 @@ struct ss_engine {
         struct ss_graph *graph;
         uint64_t swaps;
         struct ss__worker *workers;
-        unsigned ncpu, ngpu;   /* worker threads of each kind */
-        unsigned cpu_busy;     /* CPU workers running work */
-        unsigned gpu_busy;     /* GPU workers running work */
-        unsigned gpu_ready;    /* GPU workers whose slot serves the current graph */
-        unsigned gpu_alive;    /* GPU worker threads still in their loop */
+        unsigned ncpu, ngpu; /* worker threads of each kind */
+        unsigned cpu_busy;   /* CPU workers running work */
+        unsigned gpu_busy;   /* GPU workers running work */
+        unsigned gpu_ready;  /* GPU workers whose slot serves the current graph */
+        unsigned gpu_alive;  /* GPU worker threads still in their loop */
         struct ss_engine_config cfg;
         int gpu_ids[16];
         struct ss__slot *slots;
@@ -62,9 +62,9 @@ struct ss_engine {
         struct ss_engine_stats st; /* counters, under lock */
 
         /* Live weights (weights.c), under update_lock. */
-        struct ss_cch_customizer *cz; /* for the serving topology's CCH */
-        const struct ss_cch *cz_cch;  /* the CCH cz was made for */
-        unsigned reloads;             /* reloads between begin and finish/abort */
+        struct ss_cch_customizer *cz;     /* for the serving topology's CCH */
+        const struct ss_cch *cz_cch;      /* the CCH cz was made for */
+        unsigned reloads;                 /* reloads between begin and finish/abort */
         struct ss_weight_change *journal; /* updates since the oldest open reload */
         size_t jlen, jcap;
         uint64_t jbase; /* the mark of journal[0] */

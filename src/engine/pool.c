@@ -189,14 +189,15 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
                 uint64_t t0 = ss_now_ns();
                 int rc = ss__slot_rebind(e, s, from, to, changed, k, &err);
                 if (rc == SS_OK) {
-                        ss_log_info("gpu", "GPU %d took %zu new weights in place in %.1f ms",
-                                    s->id, k, (double)(ss_now_ns() - t0) / 1e6);
+                        ss_log_info("gpu", "GPU %d took %zu new weights in place in %.1f ms", s->id,
+                                    k, (double)(ss_now_ns() - t0) / 1e6);
                         held++;
                         continue;
                 }
                 if (rc != SS_EINVAL)
-                        ss_log_warn("gpu", "GPU %d failed to take new weights, uploading the "
-                                           "graph again: %s",
+                        ss_log_warn("gpu",
+                                    "GPU %d failed to take new weights, uploading the "
+                                    "graph again: %s",
                                     s->id, err.msg);
                 if (ss__slot_load(e, i, to) == SS_OK)
                         held++;
@@ -222,8 +223,9 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
                                 ss_log_info("graph", "landmark tables from GPU %d in %.0f ms",
                                             s->id, (double)(ss_now_ns() - t0) / 1e6);
                         else if (rc != SS_EINVAL)
-                                ss_log_warn("graph", "landmarks on GPU %d failed, the CPU builds "
-                                                     "them: %s",
+                                ss_log_warn("graph",
+                                            "landmarks on GPU %d failed, the CPU builds "
+                                            "them: %s",
                                             s->id, err->msg);
                 }
                 pthread_rwlock_unlock(&s->lock);

@@ -57,8 +57,8 @@ static bool ss__gpu_may(const struct ss_job *j)
 static bool ss__cpu_first(const struct ss_job *j)
 {
         const struct ss_astar *a = ss_astar_of(j->graph);
-        return j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO &&
-               j->algo == SS_ALGO_AUTO && a && a->lm;
+        return j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO && j->algo == SS_ALGO_AUTO &&
+               a && a->lm;
 }
 
 static bool ss__slot_serves(const struct ss_engine *e, const struct ss__worker *w,
@@ -177,8 +177,7 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                         ss__deadline_after(&until, (uint64_t)e->cfg.batch_wait_us * 1000u);
                         struct ss_graph *g = j->graph;
                         for (;;) {
-                                if (pthread_cond_timedwait(&e->wake, &e->lock, &until) ==
-                                    ETIMEDOUT)
+                                if (pthread_cond_timedwait(&e->wake, &e->lock, &until) == ETIMEDOUT)
                                         break;
                                 /* The first route may have been taken meanwhile. */
                                 struct ss_job *f = e->head;
@@ -302,9 +301,11 @@ static size_t ss__weed(struct ss__work *p, uint64_t now, struct ss_job **live)
                 if (!j->start_ns)
                         j->start_ns = now;
                 if (ss__cancel_raised(j))
-                        rc = ss_err_set(&e, SS_ETIMEDOUT, "cancelled by the submitter before it ran");
+                        rc = ss_err_set(&e, SS_ETIMEDOUT,
+                                        "cancelled by the submitter before it ran");
                 else if (j->deadline_ns && now >= j->deadline_ns)
-                        rc = ss_err_set(&e, SS_ETIMEDOUT, "deadline passed after %.1f ms in the queue",
+                        rc = ss_err_set(&e, SS_ETIMEDOUT,
+                                        "deadline passed after %.1f ms in the queue",
                                         (double)(now - j->submit_ns) / 1e6);
                 if (rc == SS_OK) {
                         live[n++] = j;
@@ -379,8 +380,8 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
                                      .cancel = &cancel};
         } else {
                 if (!(dist = malloc((size_t)j0->graph->n * sizeof(ss_dist)))) {
-                        rc = ss_err_set(&err, SS_ENOMEM, "no memory for %u distances",
-                                        j0->graph->n);
+                        rc =
+                            ss_err_set(&err, SS_ENOMEM, "no memory for %u distances", j0->graph->n);
                         goto out;
                 }
                 t = (struct ss_task){.kind = SS_TASK_ONE_TO_ALL,
@@ -460,7 +461,8 @@ out:
                 ss_log_info("engine", "GPU %d stream %u: %s, moving %zu job%s to the CPU",
                             w->e->slots[w->slot].id, w->lane, err.msg, n, n == 1 ? "" : "s");
         else if (p->handed_back)
-                ss_log_warn("engine", "GPU %d stream %u failed %zu job%s (%s), moving %s to the CPU",
+                ss_log_warn("engine",
+                            "GPU %d stream %u failed %zu job%s (%s), moving %s to the CPU",
                             w->e->slots[w->slot].id, w->lane, n, n == 1 ? "" : "s",
                             err.msg[0] ? err.msg : ss_strerror(rc), n == 1 ? "it" : "them");
         else if (rc != SS_OK && kind == SS_JOB_MATRIX) {

@@ -135,9 +135,9 @@ struct ss__bjob {
         uint32_t *d_targets; /* the stream's target buffer, SS__TCHUNK entries */
         const struct ss_gpu_batch *q;
         struct ss_gpu_batch_result *r;
-        bool reverse;        /* search the reverse graph */
-        uint32_t *lm_out;    /* landmarks: host table to transpose into, or NULL */
-        uint32_t *bad;       /* landmarks: 1 + a node too far or unreachable, else 0 */
+        bool reverse;     /* search the reverse graph */
+        uint32_t *lm_out; /* landmarks: host table to transpose into, or NULL */
+        uint32_t *bad;    /* landmarks: 1 + a node too far or unreachable, else 0 */
 };
 
 /* Copies the walked paths of slots [0, k) to the caller: lengths first,
@@ -157,16 +157,16 @@ static int ss__paths(struct ss__bjob *j, unsigned k, const unsigned *at, struct 
         }
         if (total == 0)
                 goto split;
-        SS__CUDA(cudaMemcpyAsync(b->w.poff, b->hpoff, (size_t)k * 4, cudaMemcpyHostToDevice,
-                                 w->stream));
+        SS__CUDA(
+            cudaMemcpyAsync(b->w.poff, b->hpoff, (size_t)k * 4, cudaMemcpyHostToDevice, w->stream));
         int rc;
         if ((rc = ss__launch_batch_compact(&b->w, w->stream, k, b->w.q[0], per, b->w.far[0], err)))
                 return rc;
         uint32_t *all = malloc(total * 4);
         if (!all)
                 return ss_err_set(err, SS_ENOMEM, "no memory for %" PRIu64 " path nodes", total);
-        cudaError_t e = cudaMemcpyAsync(all, b->w.far[0], total * 4, cudaMemcpyDeviceToHost,
-                                        w->stream);
+        cudaError_t e =
+            cudaMemcpyAsync(all, b->w.far[0], total * 4, cudaMemcpyDeviceToHost, w->stream);
         if (e == cudaSuccess)
                 e = cudaStreamSynchronize(w->stream);
         if (e != cudaSuccess) {
@@ -192,9 +192,9 @@ split:
                 const uint32_t len = b->hplen[s];
                 if (len > per) {
                         r->path_needs_cpu[at[s]] = true;
-                        ss_log_debug("gpu", "batched walk to %u: %s; path left to the CPU",
-                                     b->htgt[s], len == SS__WALK_LONG ? "longer than its room"
-                                                                     : "no tight arc");
+                        ss_log_debug(
+                            "gpu", "batched walk to %u: %s; path left to the CPU", b->htgt[s],
+                            len == SS__WALK_LONG ? "longer than its room" : "no tight arc");
                 }
         }
         return SS_OK;
@@ -216,10 +216,10 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
                 b->hsrc[s] = q->sources[at[s]];
                 b->htgt[s] = q->kind == SS_GPU_BATCH_ROUTES ? q->targets[at[s]] : 0;
         }
-        SS__CUDA(cudaMemcpyAsync(b->w.src, b->hsrc, (size_t)k * 4, cudaMemcpyHostToDevice,
-                                 w->stream));
-        SS__CUDA(cudaMemcpyAsync(b->w.tgt, b->htgt, (size_t)k * 4, cudaMemcpyHostToDevice,
-                                 w->stream));
+        SS__CUDA(
+            cudaMemcpyAsync(b->w.src, b->hsrc, (size_t)k * 4, cudaMemcpyHostToDevice, w->stream));
+        SS__CUDA(
+            cudaMemcpyAsync(b->w.tgt, b->htgt, (size_t)k * 4, cudaMemcpyHostToDevice, w->stream));
         struct ss__blaunch l = {.k = k, .kind = SS__BK_ALL};
         if (q->kind == SS_GPU_BATCH_ROUTES) {
                 l.kind = SS__BK_ROUTES;
@@ -311,8 +311,7 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
                 const size_t rows = SS__GATHER / nt > 0 ? SS__GATHER / nt : 0;
                 if (rows > 0 && l.kind == SS__BK_TARGETS) {
                         for (unsigned s0 = 0; s0 < k; s0 += (unsigned)rows) {
-                                const unsigned kk =
-                                    k - s0 < rows ? k - s0 : (unsigned)rows;
+                                const unsigned kk = k - s0 < rows ? k - s0 : (unsigned)rows;
                                 /* gather rows s0.. by shifting the slot base: the
                                  * kernel reads slot s's row at s * n. */
                                 struct ss__bws sub = b->w;
@@ -360,10 +359,9 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
                         unsigned e2 = s + 1;
                         while (e2 < k && at[e2] == at[e2 - 1] + 1)
                                 e2++;
-                        SS__CUDA(cudaMemcpyAsync(q->dist + (size_t)at[s] * n,
-                                                 b->w.dist + (uint64_t)s * n,
-                                                 (size_t)(e2 - s) * n * 8, cudaMemcpyDeviceToHost,
-                                                 w->stream));
+                        SS__CUDA(cudaMemcpyAsync(
+                            q->dist + (size_t)at[s] * n, b->w.dist + (uint64_t)s * n,
+                            (size_t)(e2 - s) * n * 8, cudaMemcpyDeviceToHost, w->stream));
                         s = e2;
                 }
                 SS__CUDA(cudaStreamSynchronize(w->stream));
@@ -416,8 +414,8 @@ static int ss__batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_ba
                 return ss_err_set(err, SS_EINVAL, "routes need one target per source");
         if (q->kind == SS_GPU_BATCH_TARGETS && (!q->targets || q->ntargets == 0))
                 return ss_err_set(err, SS_EINVAL, "a target list is empty");
-        if (q->want_paths && (q->kind != SS_GPU_BATCH_ROUTES || !gpu->has_rev ||
-                              !r->path || !r->path_len || !r->path_needs_cpu))
+        if (q->want_paths && (q->kind != SS_GPU_BATCH_ROUTES || !gpu->has_rev || !r->path ||
+                              !r->path_len || !r->path_needs_cpu))
                 return ss_err_set(err, SS_EINVAL,
                                   "paths need routes, the reverse graph on the device and "
                                   "room for k paths");
@@ -530,8 +528,10 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes,
                 for (unsigned off = 0; off < k && rc == SS_OK;) {
                         const unsigned kk = k - off < step ? k - off : step;
                         ss_dist dummy = 0;
-                        struct ss_gpu_batch q = {
-                            .kind = SS_GPU_BATCH_ALL, .sources = nodes + off, .k = kk, .dist = &dummy};
+                        struct ss_gpu_batch q = {.kind = SS_GPU_BATCH_ALL,
+                                                 .sources = nodes + off,
+                                                 .k = kk,
+                                                 .dist = &dummy};
                         struct ss_gpu_batch_result r = {0};
                         uint32_t bad = 0;
                         rc = ss__batch(gpu, stream, &q, &r, dir == 1, tmp, &bad, err);

@@ -571,8 +571,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         }
 
         int bps_d = 0, bps_b = 0, bps_k = 0;
-        if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) || (rc = ss__bf_blocks_per_sm(&bps_b, err)) ||
-            (rc = ss__batch_blocks_per_sm(&bps_k, err)))
+        if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) ||
+            (rc = ss__bf_blocks_per_sm(&bps_b, err)) || (rc = ss__batch_blocks_per_sm(&bps_k, err)))
                 return rc;
         int bps = bps_d < bps_b ? bps_d : bps_b;
         bps = bps_k < bps ? bps_k : bps;
@@ -685,7 +685,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 gpu->has_rev = true;
                 used += graph_bytes;
         } else {
-                ss_log_warn("gpu", "the reverse graph does not fit in %.1f MiB: batched routes "
+                ss_log_warn("gpu",
+                            "the reverse graph does not fit in %.1f MiB: batched routes "
                             "return no paths and landmarks are built on the CPU",
                             limit / SS__MIB);
         }
@@ -706,7 +707,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
             cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
         unsigned kcap = 0;
         if (cfg.batch) {
-                const unsigned want = cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
+                const unsigned want =
+                    cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
                 /* Three fifths of what is left: room stays for the
                  * landmark tables, the copies of answers and other users
                  * of the device. */
@@ -753,7 +755,6 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         *out = gpu;
         return SS_OK;
 }
-
 
 /* ------------------------------------------------------------------ */
 /* Running a query                                                     */
@@ -859,8 +860,7 @@ static void ss__nap(uint64_t ns)
 
 /* Waits for ev while polling the query's deadline; raises the device's
  * cancel flag when it passes. Returns SS_OK or SS_EGPU. */
-int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
-             struct ss_err *err)
+int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel, struct ss_err *err)
 {
         uint64_t start = ss_now_ns(), cancel_at = 0;
         for (;;) {

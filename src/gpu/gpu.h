@@ -238,7 +238,7 @@ struct ss_gpu_batch {
         unsigned k;              /* 1 .. any; more than ss_gpu_batch_max() run in turns */
         const uint32_t *targets; /* ROUTES: k entries; TARGETS: ntargets */
         size_t ntargets;
-        bool want_paths;         /* ROUTES: also the paths */
+        bool want_paths; /* ROUTES: also the paths */
         /* Host memory for the distances: ROUTES k; TARGETS k x ntargets,
          * row-major; ALL k x n. */
         ss_dist *dist;
@@ -256,8 +256,8 @@ struct ss_gpu_batch_result {
         uint64_t kernel_ns; /* device time of the searches */
         uint64_t total_ns;  /* device time of everything: searches, walks, copies */
         uint32_t phases, buckets;
-        unsigned searches;  /* kernel runs: more than one when k was split */
-        unsigned splits;    /* runs redone in halves because a queue filled up */
+        unsigned searches; /* kernel runs: more than one when k was split */
+        unsigned splits;   /* runs redone in halves because a queue filled up */
 };
 
 /* Sources one batched search on this device takes at most (0: no batch

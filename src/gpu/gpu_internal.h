@@ -78,8 +78,7 @@ struct ss_gpu {
 
 /* Waits for ev on w's stream while polling cancel (raising the device's
  * cancel flag when it fires). Returns SS_OK or SS_EGPU. */
-int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel,
-             struct ss_err *err);
+int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel, struct ss_err *err);
 /* Counts a fault; marks the device unhealthy when it is sticky or one too many. */
 void ss__fault(struct ss_gpu *gpu, bool sticky, const struct ss_err *err);
 /* Whether a CUDA error leaves the context unusable. */

@@ -594,8 +594,8 @@ static int line_kind(const char **p, const char *end, struct ss__tok *t)
         if (tok_empty(*t))
                 return 0;
         if (*t->s == 'c')
-                return 'c'; /* comments need no blank after the 'c' */
-        if (t->e - t->s != 1)
+                return 'c';                    /* comments need no blank after the 'c' */
+        if (t->e - t->s != 1 || *t->s == '\0') /* a NUL is no blank line */
                 return -1;
         return (unsigned char)*t->s;
 }

@@ -358,6 +358,11 @@ static int check_header(const char *path, const unsigned char *raw, uint64_t siz
         if (crc != get32(raw + 188))
                 return ss_err_set(err, SS_EFORMAT, "%s: header checksum mismatch (corrupt header)",
                                   path);
+        /* 152..167 hold the CCH section's place, checked below */
+        for (int i = 148; i < 188; i++)
+                if ((i < 152 || i >= 168) && raw[i])
+                        return ss_err_set(err, SS_EFORMAT,
+                                          "%s: reserved header byte %d is not zero", path, i);
         if (h->file_size != size)
                 return ss_err_set(err, SS_EFORMAT,
                                   "%s: header gives a file size of %" PRIu64

@@ -209,8 +209,8 @@ static __device__ __forceinline__ void ss__pair_relax_warp(const uint2 *arcs, co
  * consecutive pairs, as in delta.cu. */
 static __device__ __forceinline__ void ss__pair_expand(const ss__kp &p, const ss__prs &s,
                                                        const uint32_t *list, uint32_t count,
-                                                       bool heavy, uint32_t *taken_bm,
-                                                       bool collect, uint32_t warp, uint32_t nwarps)
+                                                       bool heavy, uint32_t *taken_bm, bool collect,
+                                                       uint32_t warp, uint32_t nwarps)
 {
         const uint32_t lane = threadIdx.x & 31;
         uint32_t per = (count + nwarps - 1) / nwarps;
@@ -397,8 +397,7 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                         } else {
                                 lmin = b < lmin ? b : lmin;
                                 if (ss__bit_set(fbm2, pr))
-                                        ss__push_cap(far2, &c->fcnt[(bc + 1) % 3], p.fcap, ovf,
-                                                     pr);
+                                        ss__push_cap(far2, &c->fcnt[(bc + 1) % 3], p.fcap, ovf, pr);
                         }
                 }
                 ss__warp_min_to(&c->farmin[(bc + 1) % 3], lmin);
@@ -493,9 +492,9 @@ extern "C" int ss__launch_batch(const struct ss__dgraph *g, struct ss__bws *ws, 
          * also covers one that stopped early (overflow, cancel). */
         SS__CUDA(cudaMemsetAsync(ws->bits, 0, 5 * ws->bwords * sizeof(uint32_t), sws->stream));
         void *args[] = {&p};
-        cudaError_t e = cudaLaunchCooperativeKernel((const void *)ss__batch_kernel,
-                                                    dim3(ws->blocks), dim3(SS__BLOCK), args, 0,
-                                                    sws->stream);
+        cudaError_t e =
+            cudaLaunchCooperativeKernel((const void *)ss__batch_kernel, dim3(ws->blocks),
+                                        dim3(SS__BLOCK), args, 0, sws->stream);
         if (e == cudaSuccess)
                 e = cudaGetLastError();
         if (e != cudaSuccess) {
@@ -650,8 +649,8 @@ extern "C" int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t strea
                                           unsigned k, uint32_t *out, uint32_t *bad,
                                           struct ss_err *err)
 {
-        ss__batch_transpose_kernel<<<ss__grid((uint64_t)k * n, 256), 256, 0, stream>>>(
-            ws->dist, n, k, out, bad);
+        ss__batch_transpose_kernel<<<ss__grid((uint64_t)k * n, 256), 256, 0, stream>>>(ws->dist, n,
+                                                                                       k, out, bad);
         SS__LAUNCHED("ss__batch_transpose_kernel");
         return SS_OK;
 }

@@ -138,19 +138,19 @@ struct ss__bctl {
  * "settled in this bucket". A bit is set when its pair is pushed and cleared
  * when it is taken, so every bitmap is empty between searches. */
 struct ss__bws {
-        unsigned kcap;               /* sources at most */
-        uint64_t qcap, fcap, scap;   /* entries of each near queue, far pile, settled list */
-        unsigned long long *dist;    /* kcap * n */
+        unsigned kcap;             /* sources at most */
+        uint64_t qcap, fcap, scap; /* entries of each near queue, far pile, settled list */
+        unsigned long long *dist;  /* kcap * n */
         uint32_t *q[2], *far[2], *set;
-        uint32_t *bits;              /* 5 bitmaps of bwords words each, one allocation */
+        uint32_t *bits; /* 5 bitmaps of bwords words each, one allocation */
         uint64_t bwords;
-        uint32_t *src, *tgt;         /* kcap: each slot's source and (routes) target */
-        uint32_t *done;              /* kcap: the slot's answer is final */
-        uint32_t *open;              /* kcap: targets of the slot not final yet */
-        uint32_t *plen;              /* kcap: path lengths (routes) */
-        uint32_t *poff;              /* kcap: where each path goes in the compact copy */
-        struct ss__bctl *ctl;        /* device */
-        struct ss__bctl *hctl;       /* pinned host mirror */
+        uint32_t *src, *tgt;   /* kcap: each slot's source and (routes) target */
+        uint32_t *done;        /* kcap: the slot's answer is final */
+        uint32_t *open;        /* kcap: targets of the slot not final yet */
+        uint32_t *plen;        /* kcap: path lengths (routes) */
+        uint32_t *poff;        /* kcap: where each path goes in the compact copy */
+        struct ss__bctl *ctl;  /* device */
+        struct ss__bctl *hctl; /* pinned host mirror */
         unsigned blocks;
 };
 
@@ -159,9 +159,9 @@ struct ss__bws {
  * graph: arcs (tail, weight) by head, sorted by weight, with a split. */
 
 struct ss__blaunch {
-        unsigned k;                /* sources in this run (<= kcap) */
-        int kind;                  /* SS__BK_* */
-        const uint32_t *targets;   /* TARGETS: device list */
+        unsigned k;              /* sources in this run (<= kcap) */
+        int kind;                /* SS__BK_* */
+        const uint32_t *targets; /* TARGETS: device list */
         uint32_t ntargets;
 };
 
@@ -185,8 +185,8 @@ int ss__launch_batch_compact(struct ss__bws *ws, cudaStream_t stream, unsigned k
 /* Gathers answers: ROUTES out[s] = dist(s, tgt[s]); TARGETS out[s * nt + j] =
  * dist(s, targets[j]). */
 int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
-                            int kind, const uint32_t *targets, uint32_t nt,
-                            unsigned long long *out, struct ss_err *err);
+                            int kind, const uint32_t *targets, uint32_t nt, unsigned long long *out,
+                            struct ss_err *err);
 /* Landmark tables: out[v * k + s] = dist(s, v) as 32 bits; *bad (device)
  * gets 1 + v of some v with a distance of 2^32 or more, or unreachable. */
 int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,

@@ -99,6 +99,17 @@ static const struct ss__key ss__keys[] = {
      "open HTTP connections at most"},
     {"idle_timeout_s", SS__INT, SS__OFF(idle_timeout_s), 0, "60", 1, 86400, NULL,
      "idle keep-alive connections are closed after this many seconds"},
+    {"request_timeout_s", SS__INT, SS__OFF(request_timeout_s), 0, "10", 1, 3600, NULL,
+     "a request's head and body must arrive within this many seconds of their first byte "
+     "(of the connection, for its first request); slower clients are disconnected"},
+    {"client_connections", SS__INT, SS__OFF(client_connections), 0, "64", 0, 60000, NULL,
+     "open HTTP connections from one client address at most; 0 means no limit"},
+    {"client_limit_loopback", SS__BOOL, SS__OFF(client_limit_loopback), 0, "no", 0, 0, NULL,
+     "yes or no: apply client_connections to loopback clients too (a local proxy makes "
+     "every client look like 127.0.0.1)"},
+    {"answer_memory_mb", SS__INT, SS__OFF(answer_memory_mb), 0, "1024", 0, 1048576, NULL,
+     "MiB of answers built but not yet sent, at most; queries beyond get 503; 0 means no "
+     "limit"},
     {"retry_after_s", SS__INT, SS__OFF(retry_after_s), 0, "1", 0, 3600, NULL,
      "Retry-After header of 503 answers"},
     {"shutdown_grace_ms", SS__INT, SS__OFF(shutdown_grace_ms), 0, "2000", 0, 600000, NULL,
@@ -328,8 +339,7 @@ int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count
                                           "ids 0..63 like 0,1",
                                           v);
                 if (n == cap)
-                        return ss_err_set(err, SS_EINVAL, "gpu_devices: more than %u devices",
-                                          cap);
+                        return ss_err_set(err, SS_EINVAL, "gpu_devices: more than %u devices", cap);
                 for (unsigned i = 0; i < n; i++)
                         if (ids[i] == (int)x)
                                 return ss_err_set(err, SS_EINVAL,

@@ -28,6 +28,10 @@ struct ss_config {
         int64_t max_body;                /* bytes of POST body */
         int64_t connections;             /* open HTTP connections at most */
         int64_t idle_timeout_s;          /* idle keep-alive connections are closed after */
+        int64_t request_timeout_s;       /* a request's head and body must arrive within */
+        int64_t client_connections;      /* open connections per client address; 0 = any */
+        bool client_limit_loopback;      /* client_connections counts loopback clients too */
+        int64_t answer_memory_mb;        /* answers built but not sent, at most; 0 = any */
         int64_t retry_after_s;           /* Retry-After on 503 */
         int64_t shutdown_grace_ms;       /* extra wait for in-flight queries at exit */
         bool gpu;                        /* serve from a GPU when one is usable */

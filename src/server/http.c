@@ -15,29 +15,55 @@
  */
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "server/http.h"
+
 #include "core/cancel.h"
-#include "server/http_error.h"
 #include "core/log.h"
-#include "server/server.h"
+#include "server/clients.h"
+#include "server/http_error.h"
+#include "server/log_text.h"
 
 /* ------------------------------------------------------------------------
  * Request lifecycle callbacks
  */
 
-/* What we keep per connection, from accept to close: the request that is
- * under way on it. MHD calls the completion callback only for requests that
- * reached the access handler; one that it gives up on earlier (its memory
- * pool exhausted by headers, a malformed line after the request line) is
- * found here when the connection closes, and freed then. */
+/* What we keep per connection, from accept to close.
+ *
+ * The request under way on it: MHD calls the completion callback only for
+ * requests that reached the access handler; one that it gives up on earlier
+ * (its memory pool exhausted by headers, a malformed line after the request
+ * line) is found here when the connection closes, and freed then.
+ *
+ * Whether a request is arriving, and since when, for request_timeout_s:
+ * MHD's own timeout is one of inactivity, which a client sending a byte
+ * every few seconds never reaches. A request arrives from its first byte
+ * (for the first one, from the connection's accept) until it is answered or
+ * handed to a job; between requests the connection is idle, and MHD's idle
+ * timeout applies. The first byte of a later request is seen from the
+ * kernel's count of bytes received (TCP_INFO), so MHD's reading stays its
+ * own. */
 struct ss__conn {
         struct ss_request *req;
+        struct MHD_Connection *conn;
+        struct ss__conn *prev, *next; /* h->conns */
+        struct sockaddr_storage addr;
+        bool counted;        /* in h->clients */
+        bool answering;      /* the request is in: answer queued or job out */
+        bool cut;            /* closed by us; MHD has yet to notice */
+        uint64_t recv_since; /* a request arrives since then; 0 while idle */
+        uint64_t rx_mark;    /* bytes received when the last request ended */
+        uint64_t rx_seen;    /* bytes received at the last scan */
 };
 
 static struct ss__conn *ss__conn_of(struct MHD_Connection *conn)
@@ -49,25 +75,114 @@ static struct ss__conn *ss__conn_of(struct MHD_Connection *conn)
 
 static void ss__free_request(struct ss_request *r);
 
+static int ss__fd(struct MHD_Connection *conn)
+{
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        return ci ? ci->connect_fd : -1;
+}
+
+/* TCP's state number for a connection whose peer has closed its side. */
+#define SS__TCP_CLOSE_WAIT 8
+
+/* Linux's struct tcp_info as far as the bytes received: glibc's copy of the
+ * struct stops before them (and the kernel's header clashes with glibc's).
+ * The kernel only ever appends to it. */
+struct ss__tcp_info {
+        struct tcp_info base;
+        uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+};
+_Static_assert(offsetof(struct ss__tcp_info, bytes_received) == 128,
+               "tcpi_bytes_received is at offset 128 of Linux's struct tcp_info");
+
+/* The kernel's view of a connection: its TCP state and the bytes received
+ * on it. False when the kernel does not say. */
+static bool ss__tcp(int fd, unsigned *state, uint64_t *rx)
+{
+        struct ss__tcp_info ti;
+        socklen_t len = sizeof(ti);
+        memset(&ti, 0, sizeof(ti));
+        if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+                return false;
+        *state = ti.base.tcpi_state;
+        /* 0 from kernels before 4.1: then only first requests have a deadline */
+        *rx = ti.bytes_received;
+        return true;
+}
+
+static uint64_t ss__rx_bytes(struct MHD_Connection *conn)
+{
+        unsigned state;
+        uint64_t rx = 0;
+        ss__tcp(ss__fd(conn), &state, &rx);
+        return rx;
+}
+
+/* r is in: its answer is queued or its job is out. */
+static void ss__answering(struct ss_request *r)
+{
+        struct ss__conn *c = ss__conn_of(r->conn);
+        if (c) {
+                c->answering = true;
+                c->recv_since = 0;
+        }
+}
+
+/* The first SS_HTTP_LOG_URI bytes of a URL, escaped for the log (malloc'd;
+ * NULL when out of memory, logged as nothing). */
+static char *ss__log_uri(const char *uri, size_t len)
+{
+        size_t show = len < SS_HTTP_LOG_URI ? len : SS_HTTP_LOG_URI;
+        size_t cap = 4 * show + 4;
+        char *out = malloc(cap);
+        if (out)
+                ss_log_text(out, cap, uri, show);
+        return out;
+}
+
+static bool ss__limited(const struct ss_http *h, const struct sockaddr *a)
+{
+        return h->clients && (h->cfg->client_limit_loopback || !ss_addr_is_loopback(a));
+}
+
+/* MHD's accept policy: refuses a connection from a client address that
+ * already has client_connections open. */
+static enum MHD_Result ss__accept_cb(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+        struct ss_http *h = cls;
+        if (!ss__limited(h, addr) ||
+            ss_clients_count(h->clients, addr) < (unsigned)h->cfg->client_connections)
+                return MHD_YES;
+        char host[INET6_ADDRSTRLEN] = "?";
+        getnameinfo(addr, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST);
+        h->refused++;
+        ss_log_debug("http", "refused a connection from %s: it has %lld open (client_connections)",
+                     host, (long long)h->cfg->client_connections);
+        return MHD_NO;
+}
+
 /* Called by MHD with the request line, before headers: the start of a
  * request. Its return value becomes the request's context. */
 static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
         struct ss_request *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
-        r->srv = srv;
+        r->http = h;
         r->conn = conn;
+        r->raw_uri = uri;
         r->uri_len = strlen(uri);
-        /* Keep at most the first 256 bytes for the access log. */
-        r->uri = strndup(uri, 256);
+        r->uri = ss__log_uri(uri, r->uri_len);
         r->start_ns = ss_now_ns();
-        srv->inflight++;
+        r->ep = SS_EP_OTHER;
+        h->inflight++;
         struct ss__conn *c = ss__conn_of(conn);
         if (c) {
                 /* A pipelined request replaces one MHD already finished. */
                 c->req = r;
+                if (!c->recv_since)
+                        c->recv_since = r->start_ns;
         }
         return r;
 }
@@ -75,10 +190,28 @@ static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe)
 {
-        struct ss_server *srv = cls;
-        (void)conn;
+        struct ss_http *h = cls;
         if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-                *socket_context = calloc(1, sizeof(struct ss__conn));
+                struct ss__conn *c = calloc(1, sizeof(struct ss__conn));
+                *socket_context = c;
+                if (!c)
+                        return;
+                c->conn = conn;
+                c->recv_since = ss_now_ns();
+                const union MHD_ConnectionInfo *ci =
+                    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                if (ci && ci->client_addr) {
+                        size_t len = ci->client_addr->sa_family == AF_INET6
+                                         ? sizeof(struct sockaddr_in6)
+                                         : sizeof(struct sockaddr_in);
+                        memcpy(&c->addr, ci->client_addr, len);
+                        if (ss__limited(h, ci->client_addr))
+                                c->counted = ss_clients_add(h->clients, ci->client_addr);
+                }
+                c->next = h->conns;
+                if (h->conns)
+                        h->conns->prev = c;
+                h->conns = c;
                 return;
         }
         struct ss__conn *c = *socket_context;
@@ -86,18 +219,26 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
         if (!c)
                 return;
         struct ss_request *r = c->req;
+        if (c->counted)
+                ss_clients_remove(h->clients, (const struct sockaddr *)&c->addr);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                h->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
         free(c);
         /* A suspended request has a job running and cannot be closed by MHD
          * before it is resumed; everything else left here was dropped by MHD
          * without a completion call. */
         if (r && !r->suspended) {
-                ss_log(srv->cfg.access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
+                ss_log(h->cfg->access_log ? SS_LOG_INFO : SS_LOG_DEBUG, "access",
                        "%s %s%s - %.3fms (dropped by the HTTP layer before the handler)",
                        r->method[0] ? r->method : "-", r->uri ? r->uri : "",
-                       r->uri_len > 256 ? "..." : "",
+                       r->uri_len > SS_HTTP_LOG_URI ? "..." : "",
                        (double)(ss_now_ns() - r->start_ns) / 1e6);
                 ss__free_request(r);
-                srv->inflight--;
+                h->inflight--;
         }
 }
 
@@ -133,7 +274,7 @@ static void ss__watch_start(struct ss_request *r)
         uv_poll_t *p = ci ? malloc(sizeof(*p)) : NULL;
         if (!p)
                 return; /* no watch: the job runs to its end, as without one */
-        if (uv_poll_init_socket(r->srv->loop, p, ci->connect_fd) != 0) {
+        if (uv_poll_init_socket(r->http->loop, p, ci->connect_fd) != 0) {
                 free(p);
                 return;
         }
@@ -158,6 +299,7 @@ static void ss__watch_stop(struct ss_request *r)
 static void ss__free_request(struct ss_request *r)
 {
         ss__watch_stop(r);
+        r->http->held_bytes -= r->held;
         ss_query_free(&r->q);
         ss_body_free(&r->resp);
         free(r->ids);
@@ -170,90 +312,99 @@ static void ss__free_request(struct ss_request *r)
 static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                           enum MHD_RequestTerminationCode toe)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
         struct ss_request *r = *con_cls;
         if (!r)
                 return;
         double secs = (double)(ss_now_ns() - r->start_ns) / 1e9;
         unsigned http = r->queued ? r->resp.http : 0;
         if (http)
-                ss_metrics_observe(&srv->metrics, r->ep, http, secs);
-        if (srv->cfg.access_log || http >= 500)
+                ss_metrics_observe(h->metrics, r->ep, http, secs);
+        if (h->cfg->access_log || http >= 500)
                 ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access", "%s %s%s %u %.3fms%s",
-                       r->method[0] ? r->method : "-", r->uri, r->uri_len > 256 ? "..." : "", http,
-                       secs * 1e3,
+                       r->method[0] ? r->method : "-", r->uri ? r->uri : "",
+                       r->uri_len > SS_HTTP_LOG_URI ? "..." : "", http, secs * 1e3,
                        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
         struct ss__conn *c = ss__conn_of(conn);
         if (c && c->req == r)
                 c->req = NULL;
+        if (c) {
+                /* Idle until the first byte of the next request. */
+                c->answering = false;
+                c->recv_since = 0;
+                c->rx_mark = c->rx_seen = ss__rx_bytes(conn);
+        }
         ss__free_request(r);
         *con_cls = NULL;
-        srv->inflight--;
+        h->inflight--;
 }
 
-static const char *ss__allow(enum ss_endpoint ep)
+/* A body handed to MHD, with the bytes it counts against answer_memory_mb. */
+struct ss__sent {
+        struct ss_body body;
+        struct ss_http *h;
+        uint64_t held;
+};
+
+/* Frees a body once MHD is done with it: sent, or its connection gone. */
+static void ss__free_sent(void *cls)
 {
-        return ep == SS_EP_ROUTE || ep == SS_EP_DISTANCES ? "GET, HEAD, POST" : "GET, HEAD";
+        struct ss__sent *s = cls;
+        s->h->held_bytes -= s->held;
+        ss_body_free(&s->body);
+        free(s);
 }
 
-/* Frees a two-block body once MHD is done with it. */
-static void ss__free_blocks(void *cls)
+/* Makes the MHD response for r's body; MHD owns the blocks, and the bytes
+ * they count, afterwards. */
+static struct MHD_Response *ss__response(struct ss_request *r)
 {
-        struct ss_body *owned = cls;
-        ss_body_free(owned);
-        free(owned);
-}
-
-/* Makes the MHD response for a body; MHD owns the blocks afterwards. */
-static struct MHD_Response *ss__response(struct ss_body *b)
-{
-        struct MHD_Response *resp;
-        if (!b->tail) {
-                resp = MHD_create_response_from_buffer(b->len, b->data, MHD_RESPMEM_MUST_FREE);
-                if (resp)
-                        b->data = NULL;
-                return resp;
-        }
-        struct ss_body *owned = malloc(sizeof(*owned));
-        if (!owned)
+        struct ss_body *b = &r->resp;
+        struct ss__sent *s = malloc(sizeof(*s));
+        if (!s)
                 return NULL;
-        *owned = *b;
-        const struct MHD_IoVec iov[2] = {{owned->data, owned->len},
-                                         {owned->tail, owned->tail_len}};
-        resp = MHD_create_response_from_iovec(iov, 2, ss__free_blocks, owned);
+        s->body = *b;
+        s->h = r->http;
+        s->held = r->held;
+        const struct MHD_IoVec iov[2] = {{s->body.data, s->body.len},
+                                         {s->body.tail, s->body.tail_len}};
+        struct MHD_Response *resp =
+            MHD_create_response_from_iovec(iov, b->tail ? 2 : 1, ss__free_sent, s);
         if (!resp) {
-                free(owned);
+                free(s);
                 return NULL;
         }
         b->data = NULL;
         b->tail = NULL;
+        r->held = 0;
         return resp;
 }
 
 /* Hands r->resp to MHD. */
 static enum MHD_Result ss__send(struct ss_request *r)
 {
-        struct ss_server *srv = r->srv;
+        struct ss_http *h = r->http;
         struct ss_body *b = &r->resp;
         if (!b->http) /* nothing built: a bug, answered rather than hung */
                 ss_body_error(SS_EINTERNAL, "no response was built", b);
-        struct MHD_Response *resp = ss__response(b);
+        struct MHD_Response *resp = ss__response(r);
         if (!resp)
                 return MHD_NO;
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 b->ctype ? b->ctype : "application/json");
         if (b->retry_after) {
                 char v[24];
-                snprintf(v, sizeof(v), "%lld", (long long)srv->cfg.retry_after_s);
+                snprintf(v, sizeof(v), "%lld", (long long)h->cfg->retry_after_s);
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
         }
-        if (b->http == 405)
-                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, ss__allow(r->ep));
-        if (srv->state == SS_STATE_STOPPING)
+        if (b->allow)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, b->allow);
+        if (h->closing)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         enum MHD_Result ok = MHD_queue_response(r->conn, b->http, resp);
         MHD_destroy_response(resp);
         r->queued = ok == MHD_YES;
+        ss__answering(r);
         return ok;
 }
 
@@ -262,6 +413,79 @@ static enum MHD_Result ss__error(struct ss_request *r, int status, const char *m
         ss_body_free(&r->resp);
         ss_body_error(status, msg, &r->resp);
         return ss__send(r);
+}
+
+/* The URI's length as sent. MHD parses the request line in place: the URI
+ * runs from the pointer the URI callback got up to the space before the
+ * version, which MHD overwrote with the string's end. A raw NUL byte inside
+ * the URI ends the C string early, and what follows it would be invisible
+ * to the parameter parser and the log: /route?from=1&to=3<NUL>&from=999.
+ * Where the layout is not that one (no version), the C string's length. */
+static size_t ss__raw_uri_len(const struct ss_request *r, const char *version)
+{
+        const char *u = r->raw_uri;
+        if (!u || !version || !*version || version <= u + r->uri_len ||
+            version - u > (ptrdiff_t)r->http->cfg->max_url * 32 + 65536 || version[-1] != '\0')
+                return r->uri_len;
+        return (size_t)(version - 1 - u);
+}
+
+/* Adds the part of a URI past its first NUL byte (raw bytes in all) to the
+ * log's copy. MHD has cut the part before it at '?', '&' and '=' by now, so
+ * the copy made at the request line stays; the rest is as sent. */
+static void ss__log_uri_rest(struct ss_request *r, size_t raw)
+{
+        size_t had = r->uri_len, used = r->uri ? strlen(r->uri) : 0;
+        size_t show = had >= SS_HTTP_LOG_URI ? 0 : raw - had;
+        if (show > SS_HTTP_LOG_URI - had)
+                show = SS_HTTP_LOG_URI - had;
+        char *u = r->uri ? realloc(r->uri, used + 4 * show + 4) : NULL;
+        if (u) {
+                ss_log_text(u + used, 4 * show + 4, r->raw_uri + had, show);
+                r->uri = u;
+        }
+        r->uri_len = raw;
+}
+
+struct ss__lengths {
+        const char *first;
+        bool differ, bad;
+};
+
+static enum MHD_Result ss__length_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+        struct ss__lengths *l = cls;
+        (void)kind;
+        if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+                return MHD_YES;
+        if (!value || !*value || strspn(value, "0123456789") != strlen(value))
+                l->bad = true;
+        else if (l->first && strcmp(l->first, value) != 0)
+                l->differ = true;
+        if (!l->first)
+                l->first = value;
+        return MHD_YES;
+}
+
+/* Reads the Content-Length headers: two that differ, or one that is not a
+ * number, leave the body's end in doubt (a proxy in front may have read it
+ * otherwise), so the request is refused. Returns SS_OK with *cl the value
+ * (NULL without one), or SS_EPARSE with msg saying why. */
+static int ss__content_length(struct MHD_Connection *conn, const char **cl, char *msg, size_t cap)
+{
+        struct ss__lengths l = {0};
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, ss__length_cb, &l);
+        if (l.differ) {
+                snprintf(msg, cap, "two different Content-Length headers");
+                return SS_EPARSE;
+        }
+        if (l.bad) {
+                snprintf(msg, cap, "a Content-Length header that is not a number");
+                return SS_EPARSE;
+        }
+        *cl = l.first;
+        return SS_OK;
 }
 
 static bool ss__is_get(const char *method)
@@ -273,13 +497,19 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                                    const char *method, const char *version, const char *upload_data,
                                    size_t *upload_data_size, void **con_cls)
 {
-        struct ss_server *srv = cls;
+        struct ss_http *h = cls;
+        const struct ss_config *cfg = h->cfg;
         struct ss_request *r = *con_cls;
         char msg[160];
-        (void)version;
 
         if (!r)
                 return MHD_NO; /* out of memory at the request line: drop it */
+        if (r->queued) {
+                /* Answered during the upload (413): the rest of the body is
+                 * not read, the connection closes. */
+                *upload_data_size = 0;
+                return MHD_NO;
+        }
         if (r->suspended) {
                 /* Resumed: the job is done and r->resp is ready. */
                 r->suspended = false;
@@ -287,21 +517,28 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         }
         if (!r->started) {
                 r->started = true;
-                r->ep = ss_endpoint_of(url);
-                snprintf(r->method, sizeof(r->method), "%s", method);
-                if (r->uri_len > (uint64_t)srv->cfg.max_url) {
+                h->hooks.classify(h->hooks.user, r, url);
+                ss_log_text(r->method, sizeof(r->method), method, strlen(method));
+                size_t raw = ss__raw_uri_len(r, version);
+                if (raw != r->uri_len) {
+                        ss__log_uri_rest(r, raw);
+                        return ss__error(r, SS_EPARSE, "the request line has a NUL byte");
+                }
+                if (r->uri_len > (uint64_t)cfg->max_url) {
                         snprintf(msg, sizeof(msg),
                                  "the URL has %zu bytes; the limit (max_url) is %lld", r->uri_len,
-                                 (long long)srv->cfg.max_url);
+                                 (long long)cfg->max_url);
                         return ss__error(r, SS_ETOOBIG, msg);
                 }
+                const char *cl = NULL;
+                int rc = ss__content_length(conn, &cl, msg, sizeof(msg));
+                if (rc != SS_OK)
+                        return ss__error(r, rc, msg);
                 if (!ss__is_get(method)) {
-                        const char *cl = MHD_lookup_connection_value(
-                            conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                        if (cl && strtoull(cl, NULL, 10) > (uint64_t)srv->cfg.max_body) {
+                        if (cl && strtoull(cl, NULL, 10) > (uint64_t)cfg->max_body) {
                                 snprintf(msg, sizeof(msg),
                                          "the body has %s bytes; the limit (max_body) is %lld", cl,
-                                         (long long)srv->cfg.max_body);
+                                         (long long)cfg->max_body);
                                 return ss__error(r, SS_ETOOBIG, msg);
                         }
                 }
@@ -311,8 +548,15 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
         } else if (*upload_data_size) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
-                if (r->body_too_big || r->body_len + n > (uint64_t)srv->cfg.max_body) {
-                        r->body_too_big = true; /* read and drop the rest */
+                if (r->body_len + n > (uint64_t)cfg->max_body) {
+                        /* A chunked body has no length to refuse up front,
+                         * and may never end: answer now rather than read
+                         * and drop it forever. */
+                        snprintf(msg, sizeof(msg),
+                                 "the body exceeds the limit (max_body) of %lld bytes",
+                                 (long long)cfg->max_body);
+                        if (ss__error(r, SS_ETOOBIG, msg) != MHD_YES)
+                                return MHD_NO;
                         return MHD_YES;
                 }
                 char *nb = realloc(r->body, r->body_len + n + 1);
@@ -324,12 +568,8 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 r->body[r->body_len] = '\0';
                 return MHD_YES;
         }
-        if (r->body_too_big) {
-                snprintf(msg, sizeof(msg), "the body exceeds the limit (max_body) of %lld bytes",
-                         (long long)srv->cfg.max_body);
-                return ss__error(r, SS_ETOOBIG, msg);
-        }
-        if (ss_route_request(srv, r, method)) {
+        if (h->hooks.dispatch(h->hooks.user, r)) {
+                ss__answering(r);
                 r->suspended = true;
                 MHD_suspend_connection(conn);
                 ss__watch_start(r);
@@ -342,31 +582,33 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
  * Loop integration
  */
 
+static void ss__kick(struct ss_http *h);
+
 static void ss__timer_cb(uv_timer_t *t)
 {
-        ss_http_kick(t->data);
+        ss__kick(t->data);
 }
 
 static void ss__poll_cb(uv_poll_t *p, int status, int events)
 {
         (void)status;
         (void)events;
-        ss_http_kick(p->data);
+        ss__kick(p->data);
 }
 
-static unsigned ss__connections(struct ss_server *srv)
+static unsigned ss__connections(struct ss_http *h)
 {
         const union MHD_DaemonInfo *di =
-            MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+            MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
         return di ? di->num_connections : 0;
 }
 
 /* The longest the loop leaves MHD alone, whatever MHD asks for. */
 #define SS__HTTP_BACKSTOP_MS 1000
 
-void ss_http_kick(struct ss_server *srv)
+static void ss__kick(struct ss_http *h)
 {
-        if (!srv->mhd)
+        if (!h->mhd)
                 return;
         /* At its connection limit, or when accept() fails for lack of file
          * descriptors, MHD takes the listening socket out of its epoll set,
@@ -376,51 +618,119 @@ void ss_http_kick(struct ss_server *srv)
          * deaf for good. So when a run closed connections, run once more at
          * once, and never leave MHD alone longer than the backstop. */
         for (int i = 0; i < 4; i++) {
-                unsigned before = ss__connections(srv);
-                MHD_run(srv->mhd);
-                if (ss__connections(srv) >= before)
+                unsigned before = ss__connections(h);
+                MHD_run(h->mhd);
+                if (ss__connections(h) >= before)
                         break;
         }
         MHD_UNSIGNED_LONG_LONG ms = SS__HTTP_BACKSTOP_MS;
-        if (MHD_get_timeout(srv->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
+        if (MHD_get_timeout(h->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
                 ms = SS__HTTP_BACKSTOP_MS;
-        uv_timer_start(&srv->mhd_timer, ss__timer_cb, ms, 0);
-        ss_server_maybe_finish(srv);
+        uv_timer_start(&h->mhd_timer, ss__timer_cb, ms, 0);
+        if (h->inflight == 0 && h->hooks.idle)
+                h->hooks.idle(h->hooks.user);
 }
 
 /* Jobs finished on worker threads: resume their connections. */
 static void ss__done_cb(uv_async_t *a)
 {
-        struct ss_server *srv = a->data;
-        pthread_mutex_lock(&srv->done_lock);
-        struct ss_request *r = srv->done_head;
-        srv->done_head = NULL;
-        pthread_mutex_unlock(&srv->done_lock);
+        struct ss_http *h = a->data;
+        pthread_mutex_lock(&h->done_lock);
+        struct ss_request *r = h->done_head;
+        h->done_head = NULL;
+        pthread_mutex_unlock(&h->done_lock);
         while (r) {
                 struct ss_request *next = r->done_next;
+                /* The answer's real size replaces its estimate. */
+                uint64_t size = r->resp.len + r->resp.tail_len;
+                h->held_bytes = h->held_bytes - r->held + size;
+                r->held = size;
                 ss__watch_stop(r);
                 MHD_resume_connection(r->conn);
                 r = next;
         }
-        ss_http_kick(srv);
+        ss__kick(h);
 }
+
+/* ------------------------------------------------------------------------
+ * Requests that do not arrive
+ */
+
+/* How often every connection is looked at: the deadline's granularity, at
+ * one getsockopt() per connection. */
+#define SS__SCAN_MS 500
+
+/* Closes c's connection under MHD: both directions shut, MHD sees the end
+ * at its next run and closes it the usual way. */
+static void ss__cut(struct ss_http *h, struct ss__conn *c, int fd, const char *why)
+{
+        char host[INET6_ADDRSTRLEN] = "?";
+        getnameinfo((const struct sockaddr *)&c->addr, sizeof(c->addr), host, sizeof(host), NULL, 0,
+                    NI_NUMERICHOST);
+        ss_log_info("http", "closed a connection from %s: %s", host, why);
+        shutdown(fd, SHUT_RDWR);
+        c->cut = true;
+        h->cut++;
+}
+
+static void ss__scan_cb(uv_timer_t *t)
+{
+        struct ss_http *h = t->data;
+        uint64_t now = ss_now_ns();
+        uint64_t limit = (uint64_t)h->cfg->request_timeout_s * 1000000000u;
+        for (struct ss__conn *c = h->conns; c; c = c->next) {
+                if (c->answering || c->cut)
+                        continue;
+                int fd = ss__fd(c->conn);
+                unsigned state;
+                uint64_t rx;
+                if (!ss__tcp(fd, &state, &rx))
+                        continue;
+                if (!c->recv_since && rx > c->rx_mark)
+                        c->recv_since = now; /* the next request's first bytes */
+                bool quiet = rx == c->rx_seen;
+                c->rx_seen = rx;
+                if (!c->recv_since)
+                        continue;
+                /* A client that closed its side cannot finish its request;
+                 * quiet for a scan, MHD has read all it sent. */
+                if (state == SS__TCP_CLOSE_WAIT && quiet)
+                        ss__cut(h, c, fd, "it closed its side in the middle of a request");
+                else if (now - c->recv_since > limit)
+                        ss__cut(h, c, fd, "its request did not arrive within request_timeout_s");
+        }
+}
+
+/* ------------------------------------------------------------------------
+ * Start and stop
+ */
 
 static void ss__mhd_log(void *cls, const char *fmt, va_list ap)
 {
-        char line[512];
+        char line[512], safe[512];
         (void)cls;
         vsnprintf(line, sizeof(line), fmt, ap);
         size_t n = strlen(line);
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
                 line[--n] = '\0';
-        ss_log_warn("http", "%s", line);
+        /* MHD's messages may quote what a client sent. */
+        ss_log_text(safe, sizeof(safe), line, n);
+        ss_log_warn("http", "%s", safe);
 }
 
-int ss_http_start(struct ss_server *srv, struct ss_err *err)
+int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loop,
+                  struct ss_metrics *metrics, const struct ss_http_hooks *hooks, struct ss_err *err)
 {
         char host[256], port_s[8];
+        memset(h, 0, sizeof(*h));
+        h->cfg = cfg;
+        h->loop = loop;
+        h->metrics = metrics;
+        h->hooks = *hooks;
+        if (cfg->client_connections > 0 && !(h->clients = ss_clients_new()))
+                return ss_err_set(err, SS_ENOMEM, "no memory for the client table");
         uint16_t port;
-        int rc = ss_config_split_listen(srv->cfg.listen, host, sizeof(host), &port, err);
+        int rc = ss_config_split_listen(h->cfg->listen, host, sizeof(host), &port, err);
         if (rc != SS_OK)
                 return rc;
         snprintf(port_s, sizeof(port_s), "%u", port);
@@ -429,9 +739,11 @@ int ss_http_start(struct ss_server *srv, struct ss_err *err)
                                  .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
         struct addrinfo *ai = NULL;
         int gai = getaddrinfo(host, port_s, &hints, &ai);
-        if (gai != 0)
+        if (gai != 0) {
+                ss_clients_free(h->clients);
                 return ss_err_set(err, SS_EINVAL, "listen: cannot resolve '%s': %s", host,
                                   gai_strerror(gai));
+        }
 
         unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
         if (ai->ai_family == AF_INET6)
@@ -442,54 +754,90 @@ int ss_http_start(struct ss_server *srv, struct ss_err *err)
          * own limit made of nothing but parameters, so that our limits are
          * the ones that fire and the client gets a JSON answer. The pool is
          * mapped, not touched: a connection's resident cost is what it uses. */
-        size_t pool = (size_t)srv->cfg.max_url * 32 + 65536;
-        srv->mhd = MHD_start_daemon(
-            flags, port, NULL, NULL, ss__handler, srv, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log, srv,
-            MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, srv,
-            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-            ss__conn_cb, srv, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)srv->cfg.connections, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)srv->cfg.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-            MHD_OPTION_LISTENING_ADDRESS_REUSE, srv->cfg.reuse_port ? 1 : 0, MHD_OPTION_END);
+        size_t pool = (size_t)h->cfg->max_url * 32 + 65536;
+        h->mhd = MHD_start_daemon(
+            flags, port, ss__accept_cb, h, ss__handler, h, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log,
+            h, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, h,
+            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+            ss__conn_cb, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg->connections,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->cfg->idle_timeout_s,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+            h->cfg->reuse_port ? 1 : 0, MHD_OPTION_END);
         freeaddrinfo(ai);
-        if (!srv->mhd)
+        if (!h->mhd) {
+                ss_clients_free(h->clients);
                 return ss_err_set(err, SS_EIO, "cannot listen on %s (address in use?)",
-                                  srv->cfg.listen);
+                                  h->cfg->listen);
+        }
 
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        uv_poll_init(srv->loop, &srv->mhd_poll, info->epoll_fd);
-        srv->mhd_poll.data = srv;
-        uv_poll_start(&srv->mhd_poll, UV_READABLE, ss__poll_cb);
-        uv_timer_init(srv->loop, &srv->mhd_timer);
-        srv->mhd_timer.data = srv;
-        pthread_mutex_init(&srv->done_lock, NULL);
-        uv_async_init(srv->loop, &srv->done_async, ss__done_cb);
-        srv->done_async.data = srv;
-        ss_http_kick(srv);
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        uv_poll_init(h->loop, &h->mhd_poll, info->epoll_fd);
+        h->mhd_poll.data = h;
+        uv_poll_start(&h->mhd_poll, UV_READABLE, ss__poll_cb);
+        uv_timer_init(h->loop, &h->mhd_timer);
+        h->mhd_timer.data = h;
+        pthread_mutex_init(&h->done_lock, NULL);
+        uv_async_init(h->loop, &h->done_async, ss__done_cb);
+        h->done_async.data = h;
+        uv_timer_init(h->loop, &h->scan_timer);
+        h->scan_timer.data = h;
+        uv_timer_start(&h->scan_timer, ss__scan_cb, SS__SCAN_MS, SS__SCAN_MS);
+        ss__kick(h);
         return SS_OK;
 }
 
-void ss_http_quiesce(struct ss_server *srv)
+void ss_http_quiesce(struct ss_http *h)
 {
-        if (!srv->mhd)
+        if (!h->mhd)
                 return;
-        MHD_socket s = MHD_quiesce_daemon(srv->mhd);
+        h->closing = true;
+        MHD_socket s = MHD_quiesce_daemon(h->mhd);
         if (s != MHD_INVALID_SOCKET)
                 close(s);
 }
 
-void ss_http_stop(struct ss_server *srv)
+unsigned ss_http_inflight(const struct ss_http *h)
 {
-        if (!srv->mhd)
+        return h->inflight;
+}
+
+bool ss_http_reserve(struct ss_request *r, uint64_t bytes)
+{
+        struct ss_http *h = r->http;
+        uint64_t cap = (uint64_t)h->cfg->answer_memory_mb << 20;
+        if (cap && h->held_bytes && h->held_bytes + bytes > cap)
+                return false;
+        h->held_bytes += bytes;
+        r->held += bytes;
+        return true;
+}
+
+void ss_http_complete(struct ss_request *r)
+{
+        struct ss_http *h = r->http;
+        pthread_mutex_lock(&h->done_lock);
+        r->done_next = h->done_head;
+        h->done_head = r;
+        pthread_mutex_unlock(&h->done_lock);
+        uv_async_send(&h->done_async);
+}
+
+void ss_http_stop(struct ss_http *h)
+{
+        if (!h->mhd)
                 return;
         /* Connections whose jobs finished but were not resumed yet. */
-        ss__done_cb(&srv->done_async);
-        uv_poll_stop(&srv->mhd_poll);
-        uv_close((uv_handle_t *)&srv->mhd_poll, NULL);
-        uv_timer_stop(&srv->mhd_timer);
-        uv_close((uv_handle_t *)&srv->mhd_timer, NULL);
-        uv_close((uv_handle_t *)&srv->done_async, NULL);
-        struct MHD_Daemon *d = srv->mhd;
-        srv->mhd = NULL;
+        ss__done_cb(&h->done_async);
+        uv_poll_stop(&h->mhd_poll);
+        uv_close((uv_handle_t *)&h->mhd_poll, NULL);
+        uv_timer_stop(&h->mhd_timer);
+        uv_close((uv_handle_t *)&h->mhd_timer, NULL);
+        uv_close((uv_handle_t *)&h->done_async, NULL);
+        uv_timer_stop(&h->scan_timer);
+        uv_close((uv_handle_t *)&h->scan_timer, NULL);
+        struct MHD_Daemon *d = h->mhd;
+        h->mhd = NULL;
         MHD_stop_daemon(d);
+        ss_clients_free(h->clients);
+        h->clients = NULL;
 }

@@ -37,6 +37,7 @@ struct ss_body {
         const char *ctype; /* Content-Type */
         int status;        /* the ss_status behind it (SS_OK for 200) */
         int retry_after;   /* add Retry-After */
+        const char *allow; /* an Allow header (405), or NULL */
 };
 
 /* Builds the answer to query q from its finished job (status, outputs and

@@ -102,8 +102,7 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
                         fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"%u\"} %llu\n", 1u << i,
                                 (unsigned long long)bcum);
         }
-        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"+Inf\"} %llu\n",
-                (unsigned long long)bcum);
+        fprintf(f, "ssspd_gpu_batch_sources_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)bcum);
         fprintf(f, "ssspd_gpu_batch_sources_sum %llu\n", (unsigned long long)st->batched_sources);
         fprintf(f, "ssspd_gpu_batch_sources_count %llu\n", (unsigned long long)bcount);
 
@@ -132,6 +131,14 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
         SS__ONE("ssspd_gpu_seconds_total", "counter", "GPU time spent on queries.", "%.6f",
                 (double)st->gpu_ns / 1e9);
         SS__ONE("ssspd_http_inflight", "gauge", "HTTP requests being handled.", "%u", g->inflight);
+        SS__ONE("ssspd_answer_bytes_held", "gauge", "Bytes of answers built and not yet sent.",
+                "%llu", (unsigned long long)g->answer_bytes);
+        SS__ONE("ssspd_connections_refused_total", "counter",
+                "Connections refused because their client had client_connections open.", "%llu",
+                (unsigned long long)g->refused_connections);
+        SS__ONE("ssspd_connections_timed_out_total", "counter",
+                "Connections closed because their request did not arrive in time.", "%llu",
+                (unsigned long long)g->cut_connections);
         ss__head(f, "ssspd_reloads_total", "counter", "Graph reloads by result.");
         fprintf(f, "ssspd_reloads_total{result=\"ok\"} %llu\n", (unsigned long long)g->reloads_ok);
         fprintf(f, "ssspd_reloads_total{result=\"failed\"} %llu\n",

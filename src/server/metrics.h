@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
-#include "server/query.h"
+#include "server/endpoint.h"
 
 #define SS_METRICS_NCODES   10 /* 200 400 404 405 413 414 500 503 504 other */
 #define SS_METRICS_NBUCKETS 14
@@ -28,6 +28,9 @@ struct ss_metrics_gauges {
         uint64_t arcs;
         unsigned inflight; /* HTTP requests being handled */
         uint64_t reloads_ok, reloads_failed;
+        uint64_t answer_bytes;        /* answers built and not yet sent */
+        uint64_t refused_connections; /* over client_connections */
+        uint64_t cut_connections;     /* closed by request_timeout_s or a half-close */
 };
 
 /* Counts one finished request. */

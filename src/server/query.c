@@ -5,33 +5,14 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------
- * Endpoints
- */
-
-static const char *const ss__ep_names[SS_EP_COUNT] = {"route",  "distances", "health",
-                                                      "status", "metrics",   "other"};
-
-enum ss_endpoint ss_endpoint_of(const char *path)
-{
-        for (int i = 0; i < SS_EP_OTHER; i++)
-                if (path[0] == '/' && strcmp(path + 1, ss__ep_names[i]) == 0)
-                        return (enum ss_endpoint)i;
-        return SS_EP_OTHER;
-}
-
-const char *ss_endpoint_name(enum ss_endpoint ep)
-{
-        return (unsigned)ep < SS_EP_COUNT ? ss__ep_names[ep] : "other";
-}
-
-/* ------------------------------------------------------------------------
  * Values
  */
 
-void ss_query_init(struct ss_query *q, enum ss_endpoint ep)
+void ss_query_init(struct ss_query *q, enum ss_endpoint ep, unsigned allowed)
 {
         memset(q, 0, sizeof(*q));
         q->ep = ep;
+        q->allowed = allowed;
         q->algo = SS_ALGO_AUTO;
         q->engine = SS_ENGINE_AUTO;
 }
@@ -102,6 +83,7 @@ int ss_parse_id_list(const char *name, const char *text, uint64_t **out, size_t 
  * Parameters
  */
 
+/* Index i is the parameter of bit SS_QP_* (1 << i). */
 enum { SS__P_FROM, SS__P_TO, SS__P_ALGO, SS__P_ENGINE, SS__P_GEOM, SS__P_FORMAT };
 
 static const char *const ss__params[] = {"from", "to", "algorithm", "engine", "geometry", "format"};
@@ -111,8 +93,7 @@ static int ss__param_index(const struct ss_query *q, const char *key, struct ss_
         for (int i = 0; i < (int)(sizeof(ss__params) / sizeof(ss__params[0])); i++) {
                 if (strcmp(key, ss__params[i]) != 0)
                         continue;
-                if ((i == SS__P_GEOM && q->ep != SS_EP_ROUTE) ||
-                    (i == SS__P_FORMAT && q->ep != SS_EP_DISTANCES))
+                if (!(q->allowed & (1u << i)))
                         break;
                 if (q->seen & (1u << i))
                         return ss_err_set(err, SS_EPARSE, "parameter '%s' is given twice", key);

@@ -19,15 +19,17 @@
 
 #include "engine/engine.h"
 #include "core/error.h"
+#include "server/endpoint.h"
 
-enum ss_endpoint {
-        SS_EP_ROUTE = 0,
-        SS_EP_DISTANCES,
-        SS_EP_HEALTH,
-        SS_EP_STATUS,
-        SS_EP_METRICS,
-        SS_EP_OTHER, /* unknown paths */
-        SS_EP_COUNT
+/* The parameters a query may take; each endpoint's row in the route table
+ * says which of them it accepts. */
+enum {
+        SS_QP_FROM = 1u << 0,
+        SS_QP_TO = 1u << 1,
+        SS_QP_ALGORITHM = 1u << 2,
+        SS_QP_ENGINE = 1u << 3,
+        SS_QP_GEOMETRY = 1u << 4,
+        SS_QP_FORMAT = 1u << 5,
 };
 
 enum ss_geometry { SS_GEOM_NONE = 0, SS_GEOM_GEOJSON, SS_GEOM_POLYLINE };
@@ -44,20 +46,17 @@ struct ss_query {
         enum ss_engine_kind engine;
         enum ss_geometry geometry;
         enum ss_format format;
-        unsigned seen; /* bit per parameter, to catch repeats */
+        unsigned allowed; /* SS_QP_* bits the endpoint accepts */
+        unsigned seen;    /* SS_QP_* bits given, to catch repeats */
 };
 
 struct ss_limits {
         uint64_t max_sources, max_targets, max_matrix, max_json_nodes;
 };
 
-/* Returns the endpoint for a URL path ("/route" ...), SS_EP_OTHER if none. */
-enum ss_endpoint ss_endpoint_of(const char *path);
-/* Returns the endpoint's name for logs and metrics ("route", ..., "other"). */
-const char *ss_endpoint_name(enum ss_endpoint ep);
-
-/* Starts an empty query for endpoint ep (route or distances). */
-void ss_query_init(struct ss_query *q, enum ss_endpoint ep);
+/* Starts an empty query for endpoint ep (route or distances) that accepts
+ * the parameters in allowed (SS_QP_* bits). */
+void ss_query_init(struct ss_query *q, enum ss_endpoint ep, unsigned allowed);
 /* Frees the id lists. */
 void ss_query_free(struct ss_query *q);
 

@@ -1,18 +1,77 @@
-/* The endpoints: what each request becomes (an engine job, or an answer at
- * once), and the job's completion on the worker thread. */
-#include <jansson.h>
+/* The route table and what a request becomes: an engine job for a query,
+ * an answer at once for the rest; and a job's completion on the worker. */
+#include "server/routes.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cancel.h"
-#include "server/http_error.h"
 #include "core/log.h"
-#include "server/server.h"
-#include "ss_config.h"
+#include "server/http_error.h"
+#include "server/status.h"
 
-/* ------------------------------------------------------------------------
- * Immediate answers
- */
+static enum ss_job_kind ss__route_job(const struct ss_query *q)
+{
+        (void)q;
+        return SS_JOB_ROUTE;
+}
+
+static enum ss_job_kind ss__distances_job(const struct ss_query *q)
+{
+        return q->has_to ? SS_JOB_MATRIX : SS_JOB_ONE_TO_ALL;
+}
+
+#define SS__QUERY_PARAMS (SS_QP_FROM | SS_QP_TO | SS_QP_ALGORITHM | SS_QP_ENGINE)
+#define SS__GET          (SS_METHOD_GET | SS_METHOD_HEAD)
+
+static const struct ss_route ss__table[] = {
+    {.path = "/route",
+     .ep = SS_EP_ROUTE,
+     .methods = SS__GET | SS_METHOD_POST,
+     .params = SS__QUERY_PARAMS | SS_QP_GEOMETRY,
+     .job = ss__route_job,
+     .render_job = ss_body_for_job},
+    {.path = "/distances",
+     .ep = SS_EP_DISTANCES,
+     .methods = SS__GET | SS_METHOD_POST,
+     .params = SS__QUERY_PARAMS | SS_QP_FORMAT,
+     .job = ss__distances_job,
+     .render_job = ss_body_for_job},
+    {.path = "/health",
+     .ep = SS_EP_HEALTH,
+     .methods = SS__GET,
+     .handler = ss_status_health,
+     .render = ss_view_render_json},
+    {.path = "/status",
+     .ep = SS_EP_STATUS,
+     .methods = SS__GET,
+     .handler = ss_status_status,
+     .render = ss_view_render_json},
+    {.path = "/metrics",
+     .ep = SS_EP_METRICS,
+     .methods = SS__GET,
+     .handler = ss_status_metrics,
+     .render = ss_view_render_text},
+};
+
+#define SS__NROUTES (sizeof(ss__table) / sizeof(ss__table[0]))
+
+static unsigned ss__method_bit(const char *method)
+{
+        return !strcmp(method, MHD_HTTP_METHOD_GET)    ? SS_METHOD_GET
+               : !strcmp(method, MHD_HTTP_METHOD_HEAD) ? SS_METHOD_HEAD
+               : !strcmp(method, MHD_HTTP_METHOD_POST) ? SS_METHOD_POST
+                                                       : 0;
+}
+
+/* The Allow header for a set of methods: static text, as the answer keeps
+ * a pointer to it. */
+static const char *ss__allow(unsigned methods)
+{
+        static const char *const text[8] = {"",     "GET",       "HEAD",       "GET, HEAD",
+                                            "POST", "GET, POST", "HEAD, POST", "GET, HEAD, POST"};
+        return text[methods & 7u];
+}
 
 static void ss__fail(struct ss_request *r, int status, const char *msg)
 {
@@ -20,121 +79,39 @@ static void ss__fail(struct ss_request *r, int status, const char *msg)
         ss_body_error(status, msg, &r->resp);
 }
 
-static void ss__json(struct ss_request *r, json_t *o)
+void ss_routes_classify(void *user, struct ss_request *r, const char *path)
 {
-        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
-        json_decref(o);
-        if (!text)
-                ss__fail(r, SS_ENOMEM, "no memory for the response");
-        else
-                ss_body_json(text, &r->resp);
-}
-
-static const char *ss__state_name(enum ss_state s)
-{
-        return s == SS_STATE_LOADING ? "loading" : s == SS_STATE_SERVING ? "serving" : "stopping";
-}
-
-static void ss__health(struct ss_server *srv, struct ss_request *r)
-{
-        if (srv->state == SS_STATE_LOADING)
-                ss__fail(r, SS_HTTP_ELOADING, "the graph is loading");
-        else if (srv->state == SS_STATE_STOPPING)
-                ss__fail(r, SS_ESHUTDOWN, "the daemon is stopping");
-        else
-                ss__json(r, json_pack("{s:s, s:s}", "code", "Ok", "status", "serving"));
-}
-
-static void ss__status(struct ss_server *srv, struct ss_request *r)
-{
-        struct ss_engine_stats st;
-        char sum[24];
-        ss_engine_stats(srv->engine, &st);
-        snprintf(sum, sizeof(sum), "%08llx", (unsigned long long)srv->graph_checksum);
-
-        json_t *graph = json_null();
-        if (srv->nodes)
-                graph = json_pack(
-                    "{s:s, s:s?, s:i, s:I, s:s, s:b, s:i, s:I, s:f, s:s}", "file", srv->graph_path,
-                    "coords", srv->coords_path[0] ? srv->coords_path : NULL, "nodes",
-                    (json_int_t)srv->nodes, "arcs", (json_int_t)srv->arcs, "checksum", sum,
-                    "coordinates", srv->has_coords, "landmarks", (int)srv->landmarks, "bytes",
-                    (json_int_t)srv->graph_bytes,
-                    "load_ms", srv->load_ms, "loaded_at", srv->loaded_at);
-        struct ss_engine_device dev[17];
-        const unsigned ndev = ss_engine_devices(srv->engine, dev, 17);
-        json_t *devices = json_array();
-        unsigned streams = 0, faults = 0, gpus_serving = 0;
-        uint64_t gpu_mem = 0;
-        const char *why = ndev > 1 ? dev[1].what : "built without CUDA, or gpu no: the CPU "
-                                                     "serves every query";
-        for (unsigned i = 0; i < ndev; i++) {
-                json_array_append_new(
-                    devices, json_pack("{s:s, s:i, s:b, s:i, s:i, s:I, s:i, s:s}", "kind",
-                                       ss_device_name(dev[i].device), "id", dev[i].id, "serving",
-                                       dev[i].serving, "lanes", (int)dev[i].lanes, "batch",
-                                       (int)dev[i].batch, "memory_bytes",
-                                       (json_int_t)dev[i].bytes, "faults", (int)dev[i].faults,
-                                       "what", dev[i].what));
-                if (dev[i].device != SS_DEVICE_GPU)
-                        continue;
-                streams += dev[i].lanes;
-                gpu_mem += dev[i].bytes;
-                faults += dev[i].faults;
-                if (dev[i].serving) {
-                        if (!gpus_serving)
-                                why = dev[i].what;
-                        gpus_serving++;
+        (void)user;
+        r->ep = SS_EP_OTHER;
+        r->route = NULL;
+        for (size_t i = 0; i < SS__NROUTES; i++)
+                if (!strcmp(path, ss__table[i].path)) {
+                        r->ep = ss__table[i].ep;
+                        r->route = &ss__table[i];
+                        return;
                 }
-        }
-        const bool gpu = gpus_serving > 0 && st.gpu_workers > 0;
-        json_t *engine = json_pack(
-            "{s:s, s:s, s:i, s:i, s:o, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
-            "serving", gpu ? "gpu" : "cpu", "reason", why, "cpu_workers", (int)st.cpu_workers,
-            "gpu_streams", (int)streams, "devices", devices, "gpu_memory_bytes",
-            (json_int_t)gpu_mem, "gpu_faults", (int)faults, "busy_workers", (int)st.busy,
-            "queue_depth", (int)st.queue_depth, "queue_capacity", (int)st.queue_max, "submitted",
-            (json_int_t)st.submitted, "completed", (json_int_t)st.completed, "rejected",
-            (json_int_t)st.rejected, "timed_out", (json_int_t)st.timed_out, "cancelled",
-            (json_int_t)st.cancelled, "fallbacks", (json_int_t)st.fallbacks, "gpu_seconds",
-            (double)st.gpu_ns / 1e9);
-        json_t *reload = json_pack(
-            "{s:b, s:I, s:I, s:s?}", "in_progress", srv->loading && srv->state == SS_STATE_SERVING,
-            "ok", (json_int_t)srv->reloads_ok, "failed", (json_int_t)srv->reloads_failed,
-            "last_error", srv->last_reload_error[0] ? srv->last_reload_error : NULL);
-        ss__json(r, json_pack("{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:i}", "code", "Ok", "version",
-                              SS_VERSION, "state", ss__state_name(srv->state), "uptime_s",
-                              (double)(ss_now_ns() - srv->start_ns) / 1e9, "graph", graph, "engine",
-                              engine, "reloads", reload, "http_inflight", (int)srv->inflight));
-}
-
-static void ss__metrics(struct ss_server *srv, struct ss_request *r)
-{
-        struct ss_engine_stats st;
-        ss_engine_stats(srv->engine, &st);
-        struct ss_metrics_gauges g = {
-            .uptime_s = (double)(ss_now_ns() - srv->start_ns) / 1e9,
-            .serving = srv->state == SS_STATE_SERVING,
-            .nodes = srv->nodes,
-            .arcs = srv->arcs,
-            .inflight = srv->inflight,
-            .reloads_ok = srv->reloads_ok,
-            .reloads_failed = srv->reloads_failed,
-        };
-        size_t len = 0;
-        char *text = ss_metrics_render(&srv->metrics, &st, &g, &len);
-        if (!text)
-                return ss__fail(r, SS_ENOMEM, "no memory for the metrics");
-        memset(&r->resp, 0, sizeof(r->resp));
-        r->resp.data = text;
-        r->resp.len = len;
-        r->resp.http = 200;
-        r->resp.ctype = "text/plain; version=0.0.4";
 }
 
 /* ------------------------------------------------------------------------
  * Queries
  */
+
+static void ss__job_done(struct ss_job *job)
+{
+        struct ss_request *r = job->user;
+        const struct ss_route *route = r->route;
+
+        /* Build the body here, on the worker, to keep the loop thread free. */
+        if (route->render_job(&r->q, job, &r->resp) != SS_OK &&
+            ss_body_error(SS_ENOMEM, "no memory for the response", &r->resp) != SS_OK) {
+                r->resp.http = 503;
+                r->resp.retry_after = 1;
+        }
+        if (r->resp.http == 500)
+                ss_log_error("query", "internal error: %s", job->err.msg);
+        ss_job_release(job);
+        ss_http_complete(r);
+}
 
 struct ss__args {
         struct ss_query *q;
@@ -182,34 +159,37 @@ static int ss__parse(struct ss_request *r, bool post, struct ss_err *err)
         return ss_query_json(&r->q, r->body, r->body_len, err);
 }
 
-static bool ss__query(struct ss_server *srv, struct ss_request *r, bool post)
+/* Parses, validates and submits a query; true when its job is out. */
+static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool post)
 {
+        const struct ss_route *route = r->route;
+        const struct ss_config *cfg = rt->cfg;
         struct ss_err err = {0};
         int rc;
 
-        if (srv->state == SS_STATE_LOADING) {
+        if (rt->state->phase == SS_PHASE_LOADING) {
                 ss__fail(r, SS_HTTP_ELOADING, "the graph is loading; retry shortly");
                 return false;
         }
-        if (srv->state == SS_STATE_STOPPING) {
+        if (rt->state->phase == SS_PHASE_STOPPING) {
                 ss__fail(r, SS_ESHUTDOWN, "the daemon is stopping");
                 return false;
         }
-        ss_query_init(&r->q, r->ep);
+        ss_query_init(&r->q, route->ep, route->params);
         if ((rc = ss__parse(r, post, &err)) != SS_OK) {
                 ss__fail(r, rc, err.msg);
                 return false;
         }
-        struct ss_graph *g = ss_engine_graph(srv->engine);
+        struct ss_graph *g = ss_engine_graph(rt->engine);
         if (!g) {
                 ss__fail(r, SS_HTTP_ELOADING, "no graph is loaded yet");
                 return false;
         }
         struct ss_limits lim = {
-            .max_sources = (uint64_t)srv->cfg.max_sources,
-            .max_targets = (uint64_t)srv->cfg.max_targets,
-            .max_matrix = (uint64_t)srv->cfg.max_matrix,
-            .max_json_nodes = (uint64_t)srv->cfg.max_json_nodes,
+            .max_sources = (uint64_t)cfg->max_sources,
+            .max_targets = (uint64_t)cfg->max_targets,
+            .max_matrix = (uint64_t)cfg->max_matrix,
+            .max_json_nodes = (uint64_t)cfg->max_json_nodes,
         };
         rc = ss_query_finish(&r->q, &lim, g->n, g->x != NULL, &err);
         if (rc == SS_OK && !(r->ids = malloc((r->q.nfrom + r->q.nto + 1) * sizeof(uint32_t))))
@@ -219,27 +199,40 @@ static bool ss__query(struct ss_server *srv, struct ss_request *r, bool post)
                 ss__fail(r, rc, err.msg);
                 return false;
         }
+        /* What the answer will hold, counted before it exists: a client that
+         * does not read its answers must not pile them up without bound. */
+        uint64_t cells = route->job(&r->q) == SS_JOB_ONE_TO_ALL ? g->n
+                         : route->job(&r->q) == SS_JOB_MATRIX   ? (uint64_t)r->q.nfrom * r->q.nto
+                                                                : 512;
+        if (!ss_http_reserve(r, 8 * cells + 256)) {
+                ss_graph_unref(g);
+                ss__fail(r, SS_EOVERLOAD,
+                         "answers not yet sent hold the memory allowed for them "
+                         "(answer_memory_mb); retry shortly");
+                return false;
+        }
         for (size_t i = 0; i < r->q.nfrom; i++)
                 r->ids[i] = (uint32_t)(r->q.from[i] - 1);
         for (size_t i = 0; i < r->q.nto; i++)
                 r->ids[r->q.nfrom + i] = (uint32_t)(r->q.to[i] - 1);
 
         struct ss_job *job = &r->job;
-        job->kind = r->ep == SS_EP_ROUTE ? SS_JOB_ROUTE
-                    : r->q.has_to        ? SS_JOB_MATRIX
-                                         : SS_JOB_ONE_TO_ALL;
+        job->kind = route->job(&r->q);
         job->algo = r->q.algo;
+        /* A name with CPU rows only (dijkstra, astar, cch) asked for on the
+         * GPU runs on the CPU, and the engine does not count it as a
+         * fallback. */
         job->engine = r->q.engine;
         job->graph = g; /* the job owns this reference now */
         job->sources = r->ids;
         job->nsources = r->q.nfrom;
         job->targets = r->q.nto ? r->ids + r->q.nfrom : NULL;
         job->ntargets = r->q.nto;
-        job->deadline_ns = r->start_ns + (uint64_t)srv->cfg.deadline_ms * 1000000u;
+        job->deadline_ns = r->start_ns + (uint64_t)cfg->deadline_ms * 1000000u;
         job->cancel = &r->gone;
-        job->done = ss_route_job_done;
+        job->done = ss__job_done;
         job->user = r;
-        rc = ss_engine_submit(srv->engine, job);
+        rc = ss_engine_submit(rt->engine, job);
         if (rc != SS_OK) {
                 ss__fail(r, rc, job->err.msg);
                 ss_job_release(job);
@@ -248,62 +241,49 @@ static bool ss__query(struct ss_server *srv, struct ss_request *r, bool post)
         return true;
 }
 
-void ss_route_job_done(struct ss_job *job)
-{
-        struct ss_request *r = job->user;
-        struct ss_server *srv = r->srv;
-
-        /* Build the body here, on the worker, to keep the loop thread free. */
-        if (ss_body_for_job(&r->q, job, &r->resp) != SS_OK &&
-            ss_body_error(SS_ENOMEM, "no memory for the response", &r->resp) != SS_OK) {
-                r->resp.http = 503;
-                r->resp.retry_after = 1;
-        }
-        if (r->resp.http == 500)
-                ss_log_error("query", "internal error: %s", job->err.msg);
-        ss_job_release(job);
-
-        pthread_mutex_lock(&srv->done_lock);
-        r->done_next = srv->done_head;
-        srv->done_head = r;
-        pthread_mutex_unlock(&srv->done_lock);
-        uv_async_send(&srv->done_async);
-}
-
 /* ------------------------------------------------------------------------
  * Dispatch
  */
 
-bool ss_route_request(struct ss_server *srv, struct ss_request *r, const char *method)
+static void ss__not_found(struct ss_request *r)
 {
-        bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
-        bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
+        char msg[300];
+        size_t at = (size_t)snprintf(msg, sizeof(msg), "no endpoint here; try");
+        for (size_t i = 0; i < SS__NROUTES && at < sizeof(msg); i++)
+                at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s %s", i ? "," : "",
+                                       ss__table[i].path);
+        ss__fail(r, SS_HTTP_ENOTFOUND, msg);
+}
+
+bool ss_routes_dispatch(void *user, struct ss_request *r)
+{
+        const struct ss_routes *rt = user;
+        const struct ss_route *route = r->route;
         char msg[300];
 
-        if (r->ep == SS_EP_OTHER) {
-                snprintf(msg, sizeof(msg),
-                         "no endpoint here; try /route, /distances, /health, /status, /metrics");
-                ss__fail(r, SS_HTTP_ENOTFOUND, msg);
+        if (!route) {
+                ss__not_found(r);
                 return false;
         }
-        bool query = r->ep == SS_EP_ROUTE || r->ep == SS_EP_DISTANCES;
-        if (!get && !(post && query)) {
-                snprintf(msg, sizeof(msg), "method %.20s is not allowed on /%s", method,
-                         ss_endpoint_name(r->ep));
+        unsigned method = ss__method_bit(r->method);
+        if (!(route->methods & method)) {
+                snprintf(msg, sizeof(msg), "method %.20s is not allowed on %s", r->method,
+                         route->path);
                 ss__fail(r, SS_HTTP_EMETHOD, msg);
+                r->resp.allow = ss__allow(route->methods);
                 return false;
         }
-        switch (r->ep) {
-        case SS_EP_HEALTH:
-                ss__health(srv, r);
-                return false;
-        case SS_EP_STATUS:
-                ss__status(srv, r);
-                return false;
-        case SS_EP_METRICS:
-                ss__metrics(srv, r);
-                return false;
-        default:
-                return ss__query(srv, r, post);
-        }
+        if (route->job)
+                return ss__query(rt, r, method == SS_METHOD_POST);
+
+        struct ss_view v = {0};
+        struct ss_err err = {0};
+        int rc = route->handler(rt, &v, &err);
+        if (rc == SS_OK && (rc = route->render(&v, &r->resp)) != SS_OK)
+                ss_err_set(&err, rc, "no memory for the response");
+        if (rc != SS_OK)
+                ss__fail(r, rc, err.msg);
+        json_decref(v.json);
+        free(v.text);
+        return false;
 }

@@ -22,8 +22,8 @@ extern const struct ss_backend_ops ss__gpu_backend;
 /* Runs task t on the CPU with the Dijkstra workspace ws: the CPU rows' work,
  * and the GPU backend's answer for paths the device could not walk. */
 struct ss_dijkstra_ws;
-int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
-                 struct ss_task *t, struct ss_err *err);
+int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar, struct ss_task *t,
+                 struct ss_err *err);
 /* One route on the CPU into t's slot i (distance and, when t wants paths, the path). */
 int ss__cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
                   struct ss_task *t, size_t i, struct ss_err *err);

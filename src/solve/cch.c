@@ -20,10 +20,10 @@ struct ss__cpu_cch {
         pthread_mutex_t lock; /* guards the build of own/own_metric */
         bool build;           /* build one when the graph has none */
         unsigned threads;
-        int failed;                     /* the build's status once it failed */
-        struct ss_cch *own;             /* built here (the graph had none) */
+        int failed;         /* the build's status once it failed */
+        struct ss_cch *own; /* built here (the graph had none) */
         struct ss_cch_metric *own_metric;
-        const struct ss_cch *cch;       /* the structure queries run on */
+        const struct ss_cch *cch; /* the structure queries run on */
         const struct ss_cch_metric *metric;
         struct ss_cch_query **q; /* one per lane, made on first use */
         unsigned lanes;
@@ -129,8 +129,8 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
         case SS_TASK_ONE_TO_ALL:
                 for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
                         t->searches++;
-                        rc = ss_cch_one_to_all(q, m, t->sources[i], t->dist + i * (size_t)g->n,
-                                               err);
+                        rc =
+                            ss_cch_one_to_all(q, m, t->sources[i], t->dist + i * (size_t)g->n, err);
                 }
                 return rc;
         case SS_TASK_ROUTE:

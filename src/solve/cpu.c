@@ -13,7 +13,7 @@
 #include "solve/cpu_internal.h"
 
 struct ss__cpu {
-        struct ss_dijkstra_ws **ws; /* one per lane */
+        struct ss_dijkstra_ws **ws;  /* one per lane */
         struct ss_cpu_delta **delta; /* one per lane, made when first needed */
         struct ss__cpu_cch *cch;
         unsigned threads;
@@ -89,8 +89,8 @@ int ss__cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool asta
         return SS_OK;
 }
 
-int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
-                 struct ss_task *t, struct ss_err *err)
+int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar, struct ss_task *t,
+                 struct ss_err *err)
 {
         const uint32_t n = g->n;
         int rc = SS_OK;

@@ -126,9 +126,10 @@ static int ss__single(struct ss_backend *b, unsigned lane, const struct ss_solve
                       struct ss_task *t, size_t i, struct ss_err *err)
 {
         struct ss__gpu *x = b->impl;
-        struct ss_gpu_query q = {
-            .algo = (enum ss_gpu_algo)r->impl, .source = t->sources[i], .target = SS_NO_NODE,
-            .cancel = t->cancel};
+        struct ss_gpu_query q = {.algo = (enum ss_gpu_algo)r->impl,
+                                 .source = t->sources[i],
+                                 .target = SS_NO_NODE,
+                                 .cancel = t->cancel};
         struct ss_gpu_result res = {0};
         switch (t->kind) {
         case SS_TASK_ROUTE:
@@ -209,9 +210,8 @@ static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
         ss_gpu_describe(x->gpu, buf, len);
 }
 
-static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes,
-                             unsigned k, uint32_t *from, uint32_t *to, uint32_t *bad_node,
-                             struct ss_err *err)
+static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
+                             uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
         struct ss__gpu *x = b->impl;
         return ss_gpu_landmarks(x->gpu, lane, nodes, k, from, to, bad_node, err);

@@ -77,8 +77,9 @@ int ss_backend_open(enum ss_device device, const struct ss_graph *g,
                 ops = &ss__gpu_backend;
 #endif
         if (!ops)
-                return ss_err_set(err, SS_ENOGPU, "this build has no GPU engine (built without "
-                                                  "CUDA)");
+                return ss_err_set(err, SS_ENOGPU,
+                                  "this build has no GPU engine (built without "
+                                  "CUDA)");
         if (!g || g->n == 0)
                 return ss_err_set(err, SS_EINVAL, "the graph is empty");
         struct ss_backend *b = calloc(1, sizeof(*b));
@@ -133,7 +134,8 @@ int ss_backend_rebind(struct ss_backend *b, const struct ss_graph *g, const uint
         if (!ss_graph_same_topology(b->g, g))
                 return ss_err_set(err, SS_EINVAL, "the new graph has another topology");
         if (!b->ops->rebind)
-                return ss_err_set(err, SS_EINVAL, "this %s backend cannot take new weights in place",
+                return ss_err_set(err, SS_EINVAL,
+                                  "this %s backend cannot take new weights in place",
                                   ss_device_name(b->device));
         if (b->g == g)
                 return SS_OK;

@@ -41,12 +41,12 @@ enum {
 };
 
 struct ss_solver {
-        const char *name;     /* the algorithm= name; unique together with device */
-        const char *label;    /* for people: "Dijkstra", "Δ-stepping" */
+        const char *name;  /* the algorithm= name; unique together with device */
+        const char *label; /* for people: "Dijkstra", "Δ-stepping" */
         enum ss_device device;
-        unsigned caps;        /* SS_CAN_* */
-        int impl;             /* the backend's own id (enum ss_gpu_algo on the GPU) */
-        const char *summary;  /* one line, for --help and docs */
+        unsigned caps;       /* SS_CAN_* */
+        int impl;            /* the backend's own id (enum ss_gpu_algo on the GPU) */
+        const char *summary; /* one line, for --help and docs */
 };
 
 /* The table, in a stable order (CPU rows first). GPU rows are listed in
@@ -88,9 +88,9 @@ struct ss_task {
         size_t *path_len;
         const struct ss_cancel *cancel;
         /* Filled by the run. */
-        uint64_t device_ns; /* time on the device (GPU kernels and copies), 0 on the CPU */
-        uint64_t search_ns; /* of which the searches alone (GPU), 0 on the CPU */
-        unsigned searches;  /* searches run: 1 for a batched task, nsources otherwise */
+        uint64_t device_ns;          /* time on the device (GPU kernels and copies), 0 on the CPU */
+        uint64_t search_ns;          /* of which the searches alone (GPU), 0 on the CPU */
+        unsigned searches;           /* searches run: 1 for a batched task, nsources otherwise */
         const struct ss_solver *ran; /* the row that answered (a backend may substitute) */
 };
 
@@ -100,18 +100,18 @@ struct ss_task {
 
 /* How a backend is opened. Zero means "the default" everywhere. */
 struct ss_backend_config {
-        unsigned lanes;        /* CPU threads or GPU streams (default 1) */
-        int gpu_device;        /* CUDA device id */
-        uint64_t memory_limit; /* bytes a GPU backend may use (default: all free) */
-        const char *delta;     /* GPU Δ rule, as ss_gpu_delta_parse() takes it */
-        unsigned batch;        /* GPU: sources per batched search at most (0: no batches;
-                                * 0xffffffff: as many as fit, up to 256) */
+        unsigned lanes;         /* CPU threads or GPU streams (default 1) */
+        int gpu_device;         /* CUDA device id */
+        uint64_t memory_limit;  /* bytes a GPU backend may use (default: all free) */
+        const char *delta;      /* GPU Δ rule, as ss_gpu_delta_parse() takes it */
+        unsigned batch;         /* GPU: sources per batched search at most (0: no batches;
+                                 * 0xffffffff: as many as fit, up to 256) */
         unsigned batch_streams; /* GPU: streams with a batch workspace (0: all) */
-        unsigned threads;      /* CPU: threads of the rows that use several (0: every core) */
-        uint64_t cpu_delta;    /* CPU: Δ of the CPU Δ-stepping (0: its default) */
-        bool cch_build;        /* CPU: the cch row builds a hierarchy (with `threads`) when
-                                * the graph has none attached (else Dijkstra answers) */
-        unsigned blocks;       /* GPU: thread blocks per search (default: fill the device) */
+        unsigned threads;       /* CPU: threads of the rows that use several (0: every core) */
+        uint64_t cpu_delta;     /* CPU: Δ of the CPU Δ-stepping (0: its default) */
+        bool cch_build;         /* CPU: the cch row builds a hierarchy (with `threads`) when
+                                 * the graph has none attached (else Dijkstra answers) */
+        unsigned blocks;        /* GPU: thread blocks per search (default: fill the device) */
         const char *bf_variant; /* GPU: auto|scalar|vector */
 };
 
@@ -223,8 +223,7 @@ void *ss_backend_impl(const struct ss_backend *b);
 int ss_solve_one_to_all(struct ss_backend *b, const struct ss_solver *r, uint32_t source,
                         ss_dist *dist, struct ss_err *err);
 int ss_solve_route(struct ss_backend *b, const struct ss_solver *r, uint32_t source,
-                   uint32_t target, ss_dist *d, uint32_t **path, size_t *len,
-                   struct ss_err *err);
+                   uint32_t target, ss_dist *d, uint32_t **path, size_t *len, struct ss_err *err);
 /* The DIMACS checksum of dist[n]: the sum of reached distances mod 2^62. */
 uint64_t ss_dist_checksum(const ss_dist *dist, uint32_t n);
 

@@ -11,24 +11,24 @@
 #include "io/load.h"
 
 const char cli_apsp_usage[] =
-        "usage: ssspd-cli apsp [OPTIONS] GRAPH\n"
-        "Computes the all-pairs distance matrix of GRAPH (docs/apsp.md). GRAPH may also\n"
-        "be a matrix file written by --out, which is then queried without computing.\n"
-        "  -o, --out FILE         write the matrix (binary format of docs/apsp.md)\n"
-        "  -p, --pairs FILE.p2p   print 'd DIST' per query ('d -': no path), as p2p\n"
-        "  -P, --paths            also compute the successor matrix (paths)\n"
-        "  -r, --route FROM TO    print 'distance D' and 'path ...' from the matrix\n"
-        "  -m, --method NAME      fw, sssp or auto (default: the faster for the size\n"
-        "                         and density)\n"
-        "  -G, --gpu / -C, --cpu  where the Floyd-Warshall runs (default: the GPU when\n"
-        "                         one is built and usable)\n"
-        "  -B, --block B          Floyd-Warshall block (CPU: 16..256, GPU: 64 or 128;\n"
-        "                         default 128)\n"
-        "  -M, --memory-limit BYTES  GPU: device memory (the matrix goes out of core\n"
-        "                         beyond it); CPU: the largest matrix to build. Takes\n"
-        "                         a K, M, G or T suffix (powers of 1024)\n"
-        "  -t, --threads N        CPU threads (default: all cores)\n"
-        "  -w, --width 4|8        bytes per stored distance (default: 4 when safe)\n";
+    "usage: ssspd-cli apsp [OPTIONS] GRAPH\n"
+    "Computes the all-pairs distance matrix of GRAPH (docs/apsp.md). GRAPH may also\n"
+    "be a matrix file written by --out, which is then queried without computing.\n"
+    "  -o, --out FILE         write the matrix (binary format of docs/apsp.md)\n"
+    "  -p, --pairs FILE.p2p   print 'd DIST' per query ('d -': no path), as p2p\n"
+    "  -P, --paths            also compute the successor matrix (paths)\n"
+    "  -r, --route FROM TO    print 'distance D' and 'path ...' from the matrix\n"
+    "  -m, --method NAME      fw, sssp or auto (default: the faster for the size\n"
+    "                         and density)\n"
+    "  -G, --gpu / -C, --cpu  where the Floyd-Warshall runs (default: the GPU when\n"
+    "                         one is built and usable)\n"
+    "  -B, --block B          Floyd-Warshall block (CPU: 16..256, GPU: 64 or 128;\n"
+    "                         default 128)\n"
+    "  -M, --memory-limit BYTES  GPU: device memory (the matrix goes out of core\n"
+    "                         beyond it); CPU: the largest matrix to build. Takes\n"
+    "                         a K, M, G or T suffix (powers of 1024)\n"
+    "  -t, --threads N        CPU threads (default: all cores)\n"
+    "  -w, --width 4|8        bytes per stored distance (default: 4 when safe)\n";
 
 const struct option cli_apsp_longopts[] = {{"out", required_argument, NULL, 'o'},
                                            {"pairs", required_argument, NULL, 'p'},
@@ -243,8 +243,7 @@ int cli_apsp_option(struct cli *c, int o, const char *arg, int argc, char **argv
                 return 0;
         default: /* B, M, w */
                 if (parse_bytes(arg, &num) ||
-                    (o != 'M' &&
-                     (num > UINT32_MAX || strspn(arg, "0123456789") != strlen(arg)))) {
+                    (o != 'M' && (num > UINT32_MAX || strspn(arg, "0123456789") != strlen(arg)))) {
                         fprintf(stderr, "ssspd-cli: '%s' is not a valid number for -%c\n", arg, o);
                         return 2;
                 }

@@ -27,32 +27,32 @@
 #include "ss_config.h"
 
 static const char *const usage_main =
-        "usage: ssspd-cli [OPTIONS] COMMAND ARGS...\n"
-        "\n"
-        "commands:\n"
-        "  route    GRAPH FROM TO        print the distance and the path (1-based ids)\n"
-        "  ss       GRAPH FILE.ss        print 'd CHECKSUM' per source (DIMACS .ss output)\n"
-        "  p2p      GRAPH FILE.p2p       print 'd DIST' per query, 'd -' when there is no path\n"
-        "  snapshot GRAPH [COORDS] OUT   write a binary snapshot of GRAPH (and coordinates)\n"
-        "  prepare  GRAPH [COORDS] OUT   the same with a CCH (order and contraction), so that\n"
-        "                                '--algorithm cch' and the daemon start without building it\n"
-        "  apsp     GRAPH                all-pairs distances (and paths) as a matrix\n"
-        "\n"
-        "GRAPH may be a DIMACS .gr file, a .gr.gz file or a snapshot.\n"
-        "Run 'ssspd-cli COMMAND --help' for the options.\n";
+    "usage: ssspd-cli [OPTIONS] COMMAND ARGS...\n"
+    "\n"
+    "commands:\n"
+    "  route    GRAPH FROM TO        print the distance and the path (1-based ids)\n"
+    "  ss       GRAPH FILE.ss        print 'd CHECKSUM' per source (DIMACS .ss output)\n"
+    "  p2p      GRAPH FILE.p2p       print 'd DIST' per query, 'd -' when there is no path\n"
+    "  snapshot GRAPH [COORDS] OUT   write a binary snapshot of GRAPH (and coordinates)\n"
+    "  prepare  GRAPH [COORDS] OUT   the same with a CCH (order and contraction), so that\n"
+    "                                '--algorithm cch' and the daemon start without building it\n"
+    "  apsp     GRAPH                all-pairs distances (and paths) as a matrix\n"
+    "\n"
+    "GRAPH may be a DIMACS .gr file, a .gr.gz file or a snapshot.\n"
+    "Run 'ssspd-cli COMMAND --help' for the options.\n";
 
 static const char *const usage_options =
-        "options (before or after the command):\n"
-        "  -a, --algorithm NAME   %s (default: dijkstra)\n"
-        "  -e, --engine KIND      cpu, gpu or auto: which device's row of the algorithm\n"
-        "                         (auto: the GPU's when there is one that works)\n"
-        "  -b, --batch K          ss: search K sources at once (GPU rows that batch)\n"
-        "  -t, --threads N        CPU threads for rows that use several (default: all)\n"
-        "  -d, --delta N          bucket width of the CPU Δ-stepping (default: 8 mean weights)\n"
-        "  -c, --coords FILE      coordinates (.co or .co.gz) to load with a text graph\n"
-        "  -q, --quiet            no load progress on stderr\n"
-        "  -V, --version          print the version\n"
-        "  -h, --help             this text\n";
+    "options (before or after the command):\n"
+    "  -a, --algorithm NAME   %s (default: dijkstra)\n"
+    "  -e, --engine KIND      cpu, gpu or auto: which device's row of the algorithm\n"
+    "                         (auto: the GPU's when there is one that works)\n"
+    "  -b, --batch K          ss: search K sources at once (GPU rows that batch)\n"
+    "  -t, --threads N        CPU threads for rows that use several (default: all)\n"
+    "  -d, --delta N          bucket width of the CPU Δ-stepping (default: 8 mean weights)\n"
+    "  -c, --coords FILE      coordinates (.co or .co.gz) to load with a text graph\n"
+    "  -q, --quiet            no load progress on stderr\n"
+    "  -V, --version          print the version\n"
+    "  -h, --help             this text\n";
 
 /* The algorithm names of the table, each once. */
 static void algorithm_names(char *buf, size_t len)
@@ -129,8 +129,8 @@ static int open_row(const struct cli *c, const struct ss_graph *g, const struct 
         if (!cpu)
                 return ss_err_set(err, SS_EINVAL, "'%s' has no %s row", c->algorithm,
                                   c->engine == CLI_ENGINE_CPU ? "CPU" : "GPU");
-        cfg = (struct ss_backend_config){.lanes = 1, .threads = c->threads, .cpu_delta = c->delta,
-                                             .cch_build = true};
+        cfg = (struct ss_backend_config){
+            .lanes = 1, .threads = c->threads, .cpu_delta = c->delta, .cch_build = true};
         if ((rc = ss_backend_open(SS_DEVICE_CPU, g, &cfg, b, err)) == SS_OK)
                 *row = cpu;
         return rc;
@@ -297,8 +297,8 @@ static int cmd_snapshot(struct cli *c, int argc, char **argv)
         if (rc != SS_OK)
                 fprintf(stderr, "ssspd-cli: %s\n", err.msg);
         else if (!c->quiet)
-                fprintf(stderr, "wrote %s: %" PRIu32 " nodes, %" PRIu64 " arcs%s\n",
-                        argv[argc - 1], g->n, g->m, g->x ? ", coordinates" : "");
+                fprintf(stderr, "wrote %s: %" PRIu32 " nodes, %" PRIu64 " arcs%s\n", argv[argc - 1],
+                        g->n, g->m, g->x ? ", coordinates" : "");
         ss_graph_unref(g);
         return rc == SS_OK ? 0 : 1;
 }
@@ -357,27 +357,27 @@ static const struct {
         int (*run)(struct cli *c, int argc, char **argv);
         const char *usage;
 } commands[] = {
-        {"route", cmd_route,
-         "usage: ssspd-cli route [OPTIONS] GRAPH FROM TO\n"
-         "Prints 'distance D' and 'path FROM ... TO' (1-based ids); 'distance -' when TO\n"
-         "is unreachable from FROM.\n"},
-        {"ss", cmd_ss,
-         "usage: ssspd-cli ss [OPTIONS] GRAPH FILE.ss\n"
-         "Prints one 'd CHECKSUM' line per source: the sum of the distances of all\n"
-         "reached nodes modulo 2^62, as the DIMACS challenge's correctness output.\n"},
-        {"p2p", cmd_p2p,
-         "usage: ssspd-cli p2p [OPTIONS] GRAPH FILE.p2p\n"
-         "Prints one 'd DIST' line per query; 'd -' marks a query with no path.\n"},
-        {"snapshot", cmd_snapshot,
-         "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
-         "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
-        {"prepare", cmd_prepare,
-         "usage: ssspd-cli prepare [OPTIONS] GRAPH [COORDS] OUT\n"
-         "Builds the metric-independent part of a customizable contraction hierarchy\n"
-         "(a nested-dissection order and the contraction in it) on every CPU and writes\n"
-         "GRAPH as a snapshot that carries it: '--algorithm cch' and the daemon then\n"
-         "only customize it for the weights, which takes well under a second.\n"},
-        {"apsp", cmd_apsp, cli_apsp_usage},
+    {"route", cmd_route,
+     "usage: ssspd-cli route [OPTIONS] GRAPH FROM TO\n"
+     "Prints 'distance D' and 'path FROM ... TO' (1-based ids); 'distance -' when TO\n"
+     "is unreachable from FROM.\n"},
+    {"ss", cmd_ss,
+     "usage: ssspd-cli ss [OPTIONS] GRAPH FILE.ss\n"
+     "Prints one 'd CHECKSUM' line per source: the sum of the distances of all\n"
+     "reached nodes modulo 2^62, as the DIMACS challenge's correctness output.\n"},
+    {"p2p", cmd_p2p,
+     "usage: ssspd-cli p2p [OPTIONS] GRAPH FILE.p2p\n"
+     "Prints one 'd DIST' line per query; 'd -' marks a query with no path.\n"},
+    {"snapshot", cmd_snapshot,
+     "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
+     "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
+    {"prepare", cmd_prepare,
+     "usage: ssspd-cli prepare [OPTIONS] GRAPH [COORDS] OUT\n"
+     "Builds the metric-independent part of a customizable contraction hierarchy\n"
+     "(a nested-dissection order and the contraction in it) on every CPU and writes\n"
+     "GRAPH as a snapshot that carries it: '--algorithm cch' and the daemon then\n"
+     "only customize it for the weights, which takes well under a second.\n"},
+    {"apsp", cmd_apsp, cli_apsp_usage},
 };
 
 #define NCOMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
@@ -449,8 +449,9 @@ int main(int argc, char **argv)
                         else if (!strcmp(optarg, "auto"))
                                 c.engine = CLI_ENGINE_AUTO;
                         else {
-                                fprintf(stderr, "ssspd-cli: --engine: '%s' is not cpu, gpu or "
-                                                "auto\n",
+                                fprintf(stderr,
+                                        "ssspd-cli: --engine: '%s' is not cpu, gpu or "
+                                        "auto\n",
                                         optarg);
                                 return 2;
                         }
@@ -468,8 +469,9 @@ int main(int argc, char **argv)
                         errno = 0;
                         unsigned long long x = strtoull(optarg, &end, 10);
                         if (errno || end == optarg || *end || optarg[0] == '-' || x == 0) {
-                                fprintf(stderr, "ssspd-cli: --delta: '%s' is not a positive "
-                                                "integer\n",
+                                fprintf(stderr,
+                                        "ssspd-cli: --delta: '%s' is not a positive "
+                                        "integer\n",
                                         optarg);
                                 return 2;
                         }

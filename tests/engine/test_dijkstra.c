@@ -407,7 +407,9 @@ START_TEST(test_landmarks)
                                 /* the tables hold exact distances */
                                 if (t == ss_astar_of(g)->lm->node[0])
                                         ck_assert_uint_eq(
-                                            ss_astar_of(g)->lm->to[(size_t)s * ss_astar_of(g)->lm->k], ref[t]);
+                                            ss_astar_of(g)
+                                                ->lm->to[(size_t)s * ss_astar_of(g)->lm->k],
+                                            ref[t]);
                         }
                 }
                 free(ref);

@@ -63,9 +63,8 @@ START_TEST(test_ny_astar)
         const char *gr[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-t.NY.gr.gz"};
         for (int k = 0; k < 2; k++) {
                 struct ss_err err;
-                struct ss_graph *g = ss_graph_load(ss_test_data(gr[k]),
-                                                   ss_test_data("dimacs/USA-road-d.NY.co.gz"), NULL,
-                                                   &err);
+                struct ss_graph *g = ss_graph_load(
+                    ss_test_data(gr[k]), ss_test_data("dimacs/USA-road-d.NY.co.gz"), NULL, &err);
                 ck_assert_msg(g != NULL, "%s", err.msg);
                 ck_assert_int_eq(ss_astar_prepare(g, &err), SS_OK);
                 ck_assert(ss_astar_of(g)->factor > 0);

@@ -257,7 +257,9 @@ START_TEST(astar_bounds_follow)
                 struct ss_graph *nx = ss_graph_reweighted(cur, p.arcs, p.w, p.k, &err);
                 ck_assert_ptr_nonnull(nx);
                 bool kept;
-                ck_assert_int_eq(ss_astar_reweight(nx, cur, p.arcs, round % 2 ? p.tails : NULL, p.k, &kept, &err), SS_OK);
+                ck_assert_int_eq(ss_astar_reweight(nx, cur, p.arcs, round % 2 ? p.tails : NULL, p.k,
+                                                   &kept, &err),
+                                 SS_OK);
                 struct ss_graph *ref = wu_copy(nx, nx->w);
                 ck_assert_int_eq(ss_astar_prepare(ref, &err), SS_OK);
                 ck_assert(ss_astar_of(nx)->factor == ss_astar_of(ref)->factor);

@@ -102,7 +102,8 @@ static void *work(void *p)
                                 bad = plen[j] == 0 || paths[j][0] != s[j] ||
                                       paths[j][plen[j] - 1] != t[j];
                         if (bad && atomic_fetch_add(&r->mismatches, 1) < 5)
-                                fprintf(stderr, "MISMATCH %u->%u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
+                                fprintf(stderr,
+                                        "MISMATCH %u->%u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
                                         s[j] + 1, t[j] + 1, d[j], want);
                         if (paths) {
                                 free(paths[j]);

@@ -179,7 +179,9 @@ static void *bcheck_work(void *arg)
                 }
                 if (bad && atomic_fetch_add(&c->bad, bad) == 0)
                         fprintf(stderr, "MISMATCH batch (%s) source %u: %" PRIu64 " wrong\n",
-                                c->kind == 0 ? "all" : c->kind == 1 ? "route" : "targets",
+                                c->kind == 0   ? "all"
+                                : c->kind == 1 ? "route"
+                                               : "targets",
                                 c->src[i] + 1, bad);
         }
         ss_dijkstra_ws_free(ws);
@@ -209,9 +211,8 @@ static uint64_t bcheck_run(struct bcheck *c)
 /* Runs k sources per search three ways (trees, routes with paths, a matrix)
  * with row on backend b, checks every answer, prints a BATCH line. Returns
  * 0 when everything matched. */
-static int check_batch(const struct ss_graph *g, struct ss_backend *b,
-                       const struct ss_solver *row, unsigned k, unsigned nverify,
-                       const char *label)
+static int check_batch(const struct ss_graph *g, struct ss_backend *b, const struct ss_solver *row,
+                       unsigned k, unsigned nverify, const char *label)
 {
         const unsigned kcap = ss_backend_batch(b, row, SS_TASK_ONE_TO_ALL);
         if (k > kcap)
@@ -237,8 +238,7 @@ static int check_batch(const struct ss_graph *g, struct ss_backend *b,
         struct ss_err err = {0};
         uint64_t bad = 0;
         /* Trees: a warm-up, then the timed searches (median of three). */
-        struct ss_task t = {
-            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = k, .dist = all};
+        struct ss_task t = {.kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = k, .dist = all};
         uint64_t wall[3], search[3], dev[3];
         for (int rep = -1; rep < 3; rep++) {
                 for (size_t i = 0; i < (size_t)k * g->n; i++)
@@ -308,9 +308,8 @@ static int check_batch(const struct ss_graph *g, struct ss_backend *b,
                "%.4f ms per tree (search %.4f); %u routes with paths %.3f ms (%.0f routes/s); "
                "%u x %zu matrix %.3f ms; %" PRIu64 " mismatches; %u phases, %u buckets, %u "
                "searches, %u splits\n",
-               row->name, k, ws, ss, ds, ws / k, ss / k, k, route_ns / 1e6,
-               k / (route_ns / 1e9), k, nt, matrix_ns / 1e6, bad, dr.phases, dr.buckets,
-               dr.searches, dr.splits);
+               row->name, k, ws, ss, ds, ws / k, ss / k, k, route_ns / 1e6, k / (route_ns / 1e9), k,
+               nt, matrix_ns / 1e6, bad, dr.phases, dr.buckets, dr.searches, dr.splits);
         printf("BATCH graph=%s n=%u algo=%s k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
                "search_ms=%.3f per_tree_ms=%.4f per_tree_search_ms=%.4f routes_ms=%.3f "
                "routes_per_s=%.0f matrix_ms=%.3f phases=%u buckets=%u splits=%u\n",

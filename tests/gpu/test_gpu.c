@@ -711,8 +711,7 @@ static void check_batch(const struct ss_graph *g, struct ss_gpu *gpu, unsigned s
                 tl[j] = (uint32_t)(rnd() % g->n);
         for (size_t i = 0; i < (size_t)k * g->n; i++)
                 all[i] = 12345; /* poison */
-        struct ss_gpu_batch q = {
-            .kind = SS_GPU_BATCH_ALL, .sources = src, .k = k, .dist = all};
+        struct ss_gpu_batch q = {.kind = SS_GPU_BATCH_ALL, .sources = src, .k = k, .dist = all};
         struct ss_gpu_batch_result r = {0};
         ck_assert_msg(ss_gpu_run_batch(gpu, stream, &q, &r, &err) == SS_OK, "%s", err.msg);
         ck_assert_uint_ge(r.searches, 1);

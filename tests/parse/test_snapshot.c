@@ -382,6 +382,31 @@ START_TEST(test_flipped_header_byte)
 }
 END_TEST
 
+/* Bytes 148..151 and 168..187 are reserved and zero (152..167 place the
+ * CCH section of version 2); they used to go unchecked, so a file a later
+ * version gives meaning to would be read as if they meant nothing. */
+START_TEST(test_reserved_header_bytes)
+{
+        size_t len;
+        unsigned char *b = sample_snapshot(&len);
+        for (size_t at = 148; at < 188; at += 5) {
+                b[at] = 1;
+                fix_header_crc(b);
+                rejected(b, len,
+                         at >= 152 && at < 168 ? "a CCH section in a version 1 header"
+                                               : "reserved header byte");
+                b[at] = 0;
+        }
+        fix_header_crc(b);
+        const char *path = write_bytes(".snap", b, len);
+        struct ss_err err = {0};
+        struct ss_graph *g = ss_snapshot_read(path, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        ss_graph_unref(g);
+        free(b);
+}
+END_TEST
+
 START_TEST(test_sizes_inconsistent)
 {
         size_t len;
@@ -549,6 +574,7 @@ static Suite *snapshot_suite(void)
         tcase_add_test(bad, test_flipped_payload_byte);
         tcase_add_test(bad, test_flipped_header_byte);
         tcase_add_test(bad, test_sizes_inconsistent);
+        tcase_add_test(bad, test_reserved_header_bytes);
         tcase_add_test(bad, test_crafted_structure);
         tcase_add_test(bad, test_random_damage);
         suite_add_tcase(s, bad);

@@ -338,7 +338,9 @@ START_TEST(errors)
             {"POST", "/distances", "{\"from\": [1], \"to\": []}", 400, "InvalidValue", "to"},
             {"POST", "/distances", "{\"from\": [1, -2]}", 400, "InvalidValue", "from"},
             {"POST", "/route?from=1", "{\"to\": 2}", 400, "InvalidQuery", "body"},
-            {"GET", "/nope", NULL, 404, "NotFound", "endpoint"},
+            {"GET", "/nope", NULL, 404, "NotFound",
+             "try /route, /distances, /health, /status, /metrics"},
+            {"GET", "/route/", NULL, 404, "NotFound", "endpoint"},
             {"DELETE", "/route?from=1&to=2", NULL, 405, "MethodNotAllowed", "DELETE"},
             {"POST", "/health", "{}", 405, "MethodNotAllowed", "POST"},
             {"GET", many, NULL, 413, "TooBig", "max_targets"},
@@ -360,8 +362,10 @@ START_TEST(errors)
                 ck_assert_msg(msg && strstr(msg, cases[i].mention),
                               "case %zu: message '%s' does not mention '%s'", i, msg,
                               cases[i].mention);
-                if (r.status == 405)
-                        ck_assert_msg(strstr(r.allow, "GET") != NULL, "405 without Allow");
+                if (r.status == 405) /* the route table's methods */
+                        ck_assert_str_eq(r.allow, !strncmp(cases[i].path, "/route", 6)
+                                                      ? "GET, HEAD, POST"
+                                                      : "GET, HEAD");
                 json_decref(j);
                 h_resp_free(&r);
         }
@@ -381,6 +385,9 @@ START_TEST(status_and_metrics)
         /* the generated road graph is strongly connected: the default 16 landmarks */
         ck_assert_int_eq(json_integer_value(json_object_get(g, "landmarks")), 16);
         ck_assert_str_eq(json_string_value(json_object_get(j, "state")), "serving");
+        /* The file's name, not where it lives: /status answers anyone. */
+        ck_assert_str_eq(json_string_value(json_object_get(g, "file")), "road20k.gr");
+        ck_assert_str_eq(json_string_value(json_object_get(g, "coords")), "road20k.co");
         json_t *e = json_object_get(j, "engine");
         ck_assert_int_eq(json_integer_value(json_object_get(e, "cpu_workers")), 2);
         ck_assert_int_eq(json_integer_value(json_object_get(e, "queue_capacity")), 1024);
@@ -393,6 +400,41 @@ START_TEST(status_and_metrics)
         /* No GPU here: the CPU answers and says so. */
         ck_assert_str_eq(json_string_value(json_object_get(j, "engine")), "cpu");
         ck_assert(json_is_true(json_object_get(j, "fell_back")));
+        json_decref(j);
+        h_resp_free(&r);
+
+        /* Dijkstra and A* run on the CPU whatever engine says: no fallback. */
+        h_get(&dmn, "/status", &r);
+        j = parse(&r);
+        json_int_t fallbacks =
+            json_integer_value(json_object_get(json_object_get(j, "engine"), "fallbacks"));
+        json_decref(j);
+        h_resp_free(&r);
+        const char *cpu_only[] = {"/route?from=1&to=2&engine=gpu&algorithm=dijkstra",
+                                  "/route?from=1&to=2&engine=gpu&algorithm=astar",
+                                  "/distances?from=1&to=2&engine=gpu&algorithm=dijkstra"};
+        for (int i = 0; i < 3; i++) {
+                h_get(&dmn, cpu_only[i], &r);
+                ck_assert_int_eq(r.status, 200);
+                j = parse(&r);
+                ck_assert_str_eq(json_string_value(json_object_get(j, "engine")), "cpu");
+                ck_assert_msg(json_is_false(json_object_get(j, "fell_back")), "%s: %s", cpu_only[i],
+                              r.body);
+                json_decref(j);
+                h_resp_free(&r);
+        }
+        h_get(&dmn, "/status", &r);
+        j = parse(&r);
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(json_object_get(j, "engine"), "fallbacks")),
+            fallbacks);
+        json_decref(j);
+        h_resp_free(&r);
+        /* engine=cpu on /route is the CCH (built at load for a graph this
+         * small), as documented. */
+        h_get(&dmn, "/route?from=1&to=2&engine=cpu", &r);
+        j = parse(&r);
+        ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "cch");
         json_decref(j);
         h_resp_free(&r);
 

@@ -354,6 +354,20 @@ START_TEST(reload_good_then_bad)
 }
 END_TEST
 
+/* Queries the engine has taken in so far (-1 when /status does not answer). */
+static long submitted(const struct daemon *d)
+{
+        struct resp r;
+        h_get(d, "/status", &r);
+        json_t *j = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
+        long n =
+            j ? (long)json_integer_value(json_object_get(json_object_get(j, "engine"), "submitted"))
+              : -1;
+        json_decref(j);
+        h_resp_free(&r);
+        return n;
+}
+
 /* SIGTERM while slow queries run and wait: every one is answered, exit 0. */
 START_TEST(sigterm_finishes_queries_in_flight)
 {
@@ -370,7 +384,10 @@ START_TEST(sigterm_finishes_queries_in_flight)
                 s[i] = (struct shot){.d = &d, .path = paths[i]};
                 pthread_create(&th[i], NULL, shot_main, &s[i]);
         }
-        sleep_ms(60);
+        /* SIGTERM once every query is in: a fixed wait was too short for
+         * the clients to connect on a busy machine. */
+        for (int k = 0; k < 500 && submitted(&d) < N; k++)
+                sleep_ms(10);
         ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
         for (int i = 0; i < N; i++) {
                 pthread_join(th[i], NULL);

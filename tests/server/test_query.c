@@ -8,6 +8,15 @@
 #include "server/query.h"
 #include "../check_run.h"
 
+/* The parameters each endpoint's row in the route table accepts. */
+#define ROUTE_PARAMS     (SS_QP_FROM | SS_QP_TO | SS_QP_ALGORITHM | SS_QP_ENGINE | SS_QP_GEOMETRY)
+#define DISTANCES_PARAMS (SS_QP_FROM | SS_QP_TO | SS_QP_ALGORITHM | SS_QP_ENGINE | SS_QP_FORMAT)
+
+static unsigned params_of(enum ss_endpoint ep)
+{
+        return ep == SS_EP_ROUTE ? ROUTE_PARAMS : DISTANCES_PARAMS;
+}
+
 static const struct ss_limits lim = {
     .max_sources = 3, .max_targets = 5, .max_matrix = 10, .max_json_nodes = 1000};
 
@@ -18,7 +27,7 @@ static int run_qs(struct ss_query *q, enum ss_endpoint ep, const char *qs, uint3
 {
         char buf[512];
         snprintf(buf, sizeof(buf), "%s", qs);
-        ss_query_init(q, ep);
+        ss_query_init(q, ep, params_of(ep));
         char *save = NULL;
         for (char *kv = strtok_r(buf, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
                 char *eq = strchr(kv, '=');
@@ -179,7 +188,7 @@ START_TEST(json_bodies)
 {
         struct ss_query q;
         struct ss_err err = {0};
-        ss_query_init(&q, bodies[_i].ep);
+        ss_query_init(&q, bodies[_i].ep, params_of(bodies[_i].ep));
         int rc = ss_query_json(&q, bodies[_i].body, strlen(bodies[_i].body), &err);
         if (rc == SS_OK)
                 rc = ss_query_finish(&q, &lim, 100, true, &err);
@@ -195,16 +204,18 @@ END_TEST
 
 START_TEST(endpoints)
 {
-        ck_assert_int_eq(ss_endpoint_of("/route"), SS_EP_ROUTE);
-        ck_assert_int_eq(ss_endpoint_of("/distances"), SS_EP_DISTANCES);
-        ck_assert_int_eq(ss_endpoint_of("/health"), SS_EP_HEALTH);
-        ck_assert_int_eq(ss_endpoint_of("/status"), SS_EP_STATUS);
-        ck_assert_int_eq(ss_endpoint_of("/metrics"), SS_EP_METRICS);
-        ck_assert_int_eq(ss_endpoint_of("/route/"), SS_EP_OTHER);
-        ck_assert_int_eq(ss_endpoint_of("/routes"), SS_EP_OTHER);
-        ck_assert_int_eq(ss_endpoint_of("route"), SS_EP_OTHER);
-        ck_assert_int_eq(ss_endpoint_of("/"), SS_EP_OTHER);
+        ck_assert_str_eq(ss_endpoint_name(SS_EP_ROUTE), "route");
         ck_assert_str_eq(ss_endpoint_name(SS_EP_DISTANCES), "distances");
+        ck_assert_str_eq(ss_endpoint_name(SS_EP_METRICS), "metrics");
+        ck_assert_str_eq(ss_endpoint_name(SS_EP_OTHER), "other");
+        ck_assert_str_eq(ss_endpoint_name(SS_EP_COUNT), "other");
+        /* A parameter the endpoint's row leaves out is unknown there. */
+        struct ss_query q;
+        struct ss_err err;
+        ss_query_init(&q, SS_EP_ROUTE, SS_QP_FROM | SS_QP_TO);
+        ck_assert_int_eq(ss_query_param(&q, "engine", "cpu", &err), SS_EPARSE);
+        ck_assert_ptr_nonnull(strstr(err.msg, "unknown parameter 'engine' for /route"));
+        ss_query_free(&q);
 }
 END_TEST
 

@@ -61,7 +61,7 @@ START_TEST(route_json)
         struct ss_query q;
         struct ss_body b;
         route_job(&job, g);
-        ss_query_init(&q, SS_EP_ROUTE);
+        ss_query_init(&q, SS_EP_ROUTE, ~0u);
         ss_query_param(&q, "from", "1", NULL);
         ss_query_param(&q, "to", "3", NULL);
         ss_query_param(&q, "geometry", "geojson", NULL);
@@ -114,7 +114,7 @@ START_TEST(matrix_json_and_binary)
             .kind = SS_JOB_MATRIX, .graph = g, .nsources = 2, .ntargets = 2, .dist = dist};
         struct ss_query q;
         struct ss_body b;
-        ss_query_init(&q, SS_EP_DISTANCES);
+        ss_query_init(&q, SS_EP_DISTANCES, ~0u);
         ss_query_param(&q, "from", "1,2", NULL);
         ss_query_param(&q, "to", "1,3", NULL);
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
@@ -167,7 +167,7 @@ START_TEST(distances_text_matches_jansson)
                              .end_ns = 1000 + 1234567};
         struct ss_query q;
         struct ss_body b;
-        ss_query_init(&q, SS_EP_DISTANCES);
+        ss_query_init(&q, SS_EP_DISTANCES, ~0u);
         ck_assert_int_eq(ss_query_param(&q, "from", "1,3", NULL), SS_OK);
         ck_assert_int_eq(ss_query_param(&q, "to", "3,2,1", NULL), SS_OK);
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
@@ -194,7 +194,7 @@ START_TEST(distances_text_matches_jansson)
         one.ntargets = 0;
         one.dist = all;
         ss_query_free(&q);
-        ss_query_init(&q, SS_EP_DISTANCES);
+        ss_query_init(&q, SS_EP_DISTANCES, ~0u);
         ck_assert_int_eq(ss_query_param(&q, "from", "2", NULL), SS_OK);
         ck_assert_int_eq(ss_body_for_job(&q, &one, &b), SS_OK);
         ck_assert_str_eq(b.data, "{\"code\":\"Ok\",\"sources\":[2],\"distances\":[[0,null,7]],"
@@ -213,7 +213,7 @@ START_TEST(one_to_all_json)
         struct ss_job job = {.kind = SS_JOB_ONE_TO_ALL, .graph = g, .nsources = 1, .dist = dist};
         struct ss_query q;
         struct ss_body b;
-        ss_query_init(&q, SS_EP_DISTANCES);
+        ss_query_init(&q, SS_EP_DISTANCES, ~0u);
         ss_query_param(&q, "from", "1", NULL);
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
         ck_assert_ptr_nonnull(strstr(b.data, "\"distances\":[[0,5,12]]"));
@@ -231,7 +231,7 @@ START_TEST(job_errors)
         struct ss_query q;
         struct ss_body b;
         ss_err_set(&job.err, SS_ENOROUTE, "no route from 3 to 1");
-        ss_query_init(&q, SS_EP_ROUTE);
+        ss_query_init(&q, SS_EP_ROUTE, ~0u);
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
         ck_assert_uint_eq(b.http, 404);
         ck_assert_str_eq(b.data, "{\"code\":\"NoRoute\",\"message\":\"no route from 3 to 1\"}");
@@ -319,7 +319,11 @@ START_TEST(metrics_text)
 {
         struct ss_metrics m = {0};
         struct ss_engine_stats st = {0};
-        struct ss_metrics_gauges g = {.nodes = 42, .serving = 1, .reloads_failed = 2};
+        struct ss_metrics_gauges g = {.nodes = 42,
+                                      .serving = 1,
+                                      .reloads_failed = 2,
+                                      .answer_bytes = 800032,
+                                      .refused_connections = 5};
         st.queries[SS_ENGINE_CPU][ss_algo_parse("dijkstra")] = 7;
         st.queue_depth = 3;
         st.fallbacks = 1;
@@ -347,6 +351,9 @@ START_TEST(metrics_text)
             "ssspd_queue_depth 3\n",
             "ssspd_reloads_total{result=\"failed\"} 2\n",
             "ssspd_graph_nodes 42\n",
+            "ssspd_answer_bytes_held 800032\n",
+            "ssspd_connections_refused_total 5\n",
+            "ssspd_connections_timed_out_total 0\n",
             "# TYPE ssspd_http_request_duration_seconds histogram\n",
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)

@@ -1,0 +1,62 @@
+/* The route table: one row per endpoint, with its path, the methods and
+ * query parameters it accepts, and what answers it: an engine job (a query)
+ * or a handler on the loop thread (an immediate answer), and the renderer
+ * that makes the answer's body. Adding an endpoint is a row, a handler and
+ * a renderer; the 404 list, the 405 Allow header and the parameter checks
+ * all come from the table.
+ *
+ * The table sits above the HTTP layer: the server registers
+ * ss_routes_classify() and ss_routes_dispatch() as its hooks. */
+#ifndef SS_SERVER_ROUTES_H
+#define SS_SERVER_ROUTES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "engine/engine.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/metrics.h"
+#include "server/state.h"
+
+/* What the endpoints may read or use; owned by the server. */
+struct ss_routes {
+        const struct ss_config *cfg;
+        const struct ss_state *state;
+        struct ss_engine *engine;
+        struct ss_http *http;
+        struct ss_metrics *metrics;
+};
+
+enum { SS_METHOD_GET = 1u << 0, SS_METHOD_HEAD = 1u << 1, SS_METHOD_POST = 1u << 2 };
+
+/* What an immediate handler hands its renderer: a JSON document, or a
+ * malloc'd text of len bytes with its Content-Type. */
+struct ss_view {
+        json_t *json;
+        char *text;
+        size_t len;
+        const char *ctype;
+};
+
+struct ss_route {
+        const char *path;
+        enum ss_endpoint ep; /* the metrics label */
+        unsigned methods;    /* SS_METHOD_* bits; POST takes a JSON body */
+        unsigned params;     /* SS_QP_* bits */
+        /* A query: the engine job its parsed query becomes, and the body
+         * built from the finished job (on the worker thread). */
+        enum ss_job_kind (*job)(const struct ss_query *q);
+        int (*render_job)(const struct ss_query *q, struct ss_job *job, struct ss_body *out);
+        /* An immediate answer (loop thread): the handler fills a view, or
+         * returns an error code with err naming the cause; the renderer
+         * makes the view a body. */
+        int (*handler)(const struct ss_routes *rt, struct ss_view *v, struct ss_err *err);
+        int (*render)(struct ss_view *v, struct ss_body *out);
+};
+
+/* The HTTP layer's hooks; user is a struct ss_routes. */
+void ss_routes_classify(void *user, struct ss_request *r, const char *path);
+bool ss_routes_dispatch(void *user, struct ss_request *r);
+
+#endif
