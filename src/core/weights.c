@@ -121,10 +121,12 @@ out:
 }
 
 int ss_weights_apply_unshared(struct ss_graph *g, const struct ss_weight_change *c, size_t n,
-                              uint64_t *changed, struct ss_err *err)
+                              uint64_t *changed, size_t *bad, struct ss_err *err)
 {
         struct ss_weights_plan plan;
         int rc = ss_weights_plan(g, c, n, &plan, err);
+        if (bad)
+                *bad = plan.bad;
         if (rc == SS_OK) {
                 for (size_t i = 0; i < plan.k; i++)
                         g->w[plan.arcs[i]] = plan.w[i];

@@ -44,9 +44,10 @@ void ss_weights_plan_free(struct ss_weights_plan *plan);
 /* Applies n changes to g's own weight array, for a graph that is not
  * shared yet (a weights file read at load): all or nothing, then min_w,
  * max_w and the checksum again. *changed (may be NULL) gets the number of
- * arcs whose weight changed. Returns as ss_weights_plan(). */
+ * arcs whose weight changed; *bad (may be NULL) the index of the first bad
+ * change on SS_EINVAL. Returns as ss_weights_plan(). */
 int ss_weights_apply_unshared(struct ss_graph *g, const struct ss_weight_change *c, size_t n,
-                              uint64_t *changed, struct ss_err *err);
+                              uint64_t *changed, size_t *bad, struct ss_err *err);
 
 #ifdef __cplusplus
 }

@@ -328,6 +328,7 @@ void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st)
         st->gpu_workers = e->gpu_ready;
         st->busy = e->cpu_busy + e->gpu_busy;
         st->stopping = e->stopping;
+        st->weights_version = e->graph ? e->graph->weights_version : 0;
         pthread_mutex_unlock(&e->lock);
 }
 

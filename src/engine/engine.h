@@ -166,6 +166,14 @@ struct ss_engine_config {
  * "more"): 1, 2, 4, ..., 256, more. */
 #define SS_ENGINE_BATCH_BUCKETS 10
 
+/* Weight updates are timed in these buckets (milliseconds, upper bounds;
+ * one more bucket holds the longer ones). */
+#define SS_ENGINE_UPDATE_BOUNDS_MS                                                                 \
+        {                                                                                          \
+                1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000                           \
+        }
+#define SS_ENGINE_UPDATE_BUCKETS 13
+
 struct ss_engine_stats {
         size_t queue_depth; /* jobs waiting */
         size_t queue_max;
@@ -185,6 +193,12 @@ struct ss_engine_stats {
         uint64_t graph_swaps;
         uint64_t weight_updates;        /* ss_engine_set_weights() calls that made a version */
         uint64_t weight_updates_failed; /* ... that were refused or failed */
+        /* Durations of the updates that made a version: a histogram by
+         * SS_ENGINE_UPDATE_BOUNDS_MS (upper bounds; the last bucket is
+         * "more"), their sum, and the last one. */
+        uint64_t weight_update_buckets[SS_ENGINE_UPDATE_BUCKETS];
+        double weight_update_ms_sum, weight_update_ms_last;
+        uint64_t weights_version; /* of the serving graph (0 with none) */
         /* GPU searches, by how many sources they took (bucket i: up to 2^i). */
         uint64_t batches[SS_ENGINE_BATCH_BUCKETS];
         uint64_t batched_sources; /* sources over all GPU searches */

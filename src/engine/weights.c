@@ -134,13 +134,21 @@ static int ss__journal(struct ss_engine *e, const struct ss_weight_change *c, si
         return SS_OK;
 }
 
-static void ss__count(struct ss_engine *e, int rc, bool made)
+static void ss__count(struct ss_engine *e, int rc, bool made, double ms)
 {
+        static const double bounds[] = SS_ENGINE_UPDATE_BOUNDS_MS;
         pthread_mutex_lock(&e->lock);
-        if (rc != SS_OK)
+        if (rc != SS_OK) {
                 e->st.weight_updates_failed++;
-        else if (made)
+        } else if (made) {
+                unsigned b = 0;
+                while (b < SS_ENGINE_UPDATE_BUCKETS - 1 && ms > bounds[b])
+                        b++;
                 e->st.weight_updates++;
+                e->st.weight_update_buckets[b]++;
+                e->st.weight_update_ms_sum += ms;
+                e->st.weight_update_ms_last = ms;
+        }
         pthread_mutex_unlock(&e->lock);
 }
 
@@ -184,10 +192,10 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
                 res->version = base->weights_version;
         }
         pthread_mutex_unlock(&e->update_lock);
-        ss__count(e, rc, rc == SS_OK && plan.k > 0);
+        res->total_ms = (double)(ss_now_ns() - t0) / 1e6;
+        ss__count(e, rc, rc == SS_OK && plan.k > 0, res->total_ms);
         ss_weights_plan_free(&plan);
         ss_graph_unref(base);
-        res->total_ms = (double)(ss_now_ns() - t0) / 1e6;
         if (rc == SS_OK && res->changed)
                 ss_log_info("weights",
                             "version %llu: %llu arcs changed in %.1f ms (check %.1f, graph %.1f, "

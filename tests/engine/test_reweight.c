@@ -199,11 +199,13 @@ START_TEST(plans)
 
         /* at load: in place, all or nothing */
         const uint64_t sum = g->checksum;
-        ck_assert_int_eq(ss_weights_apply_unshared(g, bad, 2, NULL, &err), SS_EINVAL);
+        size_t at = 0;
+        ck_assert_int_eq(ss_weights_apply_unshared(g, bad, 2, NULL, &at, &err), SS_EINVAL);
+        ck_assert_uint_eq(at, 1);
         ck_assert_uint_eq(g->w[0], 5);
         ck_assert_uint_eq(g->checksum, sum);
         uint64_t changed = 0;
-        ck_assert_int_eq(ss_weights_apply_unshared(g, par, 1, &changed, &err), SS_OK);
+        ck_assert_int_eq(ss_weights_apply_unshared(g, par, 1, &changed, NULL, &err), SS_OK);
         ck_assert_uint_eq(changed, 2);
         ck_assert_uint_eq(g->min_w, 6);
         ck_assert_uint_eq(g->weights_version, 0);
