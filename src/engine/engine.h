@@ -286,6 +286,7 @@ struct ss_weights_result {
         bool landmarks_dropped; /* the old graph had landmarks and the new one has none */
         bool cch;               /* a CCH metric was customized for the new weights */
         unsigned gpus;          /* GPUs of the pool holding the new graph */
+        unsigned gpus_in_place; /* ... of which took the weights in place (no new upload) */
         size_t bad;             /* on SS_EINVAL: the index of the first bad change */
         uint64_t skipped;       /* reload_finish only: journal changes that named no arc */
         /* Milliseconds: resolving and checking the changes, the new graph

@@ -84,9 +84,10 @@ void ss__pool_load(struct ss_engine *e, struct ss_graph *g);
 /* Moves every slot that holds `from` to `to`, a graph of the same topology
  * whose weights differ on the k arcs of changed: in place when the backend
  * can (ss_backend_rebind), else with a new backend. Slots holding another
- * graph are left alone. Returns how many slots hold `to` afterwards. */
+ * graph are left alone. Returns how many slots hold `to` afterwards, and in
+ * *in_place how many of them without a new backend. */
 unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss_graph *to,
-                           const uint64_t *changed, size_t k);
+                           const uint64_t *changed, size_t k, unsigned *in_place);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);

@@ -174,9 +174,10 @@ static int ss__slot_rebind(struct ss_engine *e, struct ss__slot *s, struct ss_gr
 }
 
 unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss_graph *to,
-                           const uint64_t *changed, size_t k)
+                           const uint64_t *changed, size_t k, unsigned *in_place)
 {
         unsigned held = 0;
+        *in_place = 0;
         pthread_mutex_lock(&e->pool_lock);
         for (unsigned i = 0; i < e->nslots; i++) {
                 struct ss__slot *s = &e->slots[i];
@@ -192,6 +193,7 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
                         ss_log_info("gpu", "GPU %d took %zu new weights in place in %.1f ms", s->id,
                                     k, (double)(ss_now_ns() - t0) / 1e6);
                         held++;
+                        (*in_place)++;
                         continue;
                 }
                 if (rc != SS_EINVAL)

@@ -86,7 +86,7 @@ static struct ss_graph *ss__derive(struct ss_engine *e, struct ss_graph *base,
         }
         res->cch_ms = ss__ms_since(&t);
 
-        res->gpus = ss__pool_reweight(e, base, g, plan->arcs, plan->k);
+        res->gpus = ss__pool_reweight(e, base, g, plan->arcs, plan->k, &res->gpus_in_place);
         res->gpu_ms = ss__ms_since(&t);
         return g;
 }

@@ -480,6 +480,7 @@ static void gpu_case(bool in_place)
         struct ss_weights_result res;
         ck_assert_int_eq(ss_engine_set_weights(e, c, 80, &res, &err), SS_OK);
         ck_assert_uint_eq(res.gpus, 1);
+        ck_assert_uint_eq(res.gpus_in_place, in_place ? 1u : 0u);
         ck_assert_uint_eq(atomic_load(&fake.opens), (in_place ? 1u : 2u));
         ck_assert_uint_eq(atomic_load(&fake.rebinds), (in_place ? 1u : 0u));
         for (int i = 0; i < 20; i++) {
