@@ -90,7 +90,8 @@ int ss_weights_plan(const struct ss_graph *g, const struct ss_weight_change *c, 
         int rc = ss__collect(g, c, n, &hits, &nhits, plan, err);
         if (rc != SS_OK)
                 goto out;
-        qsort(hits, nhits, sizeof(*hits), ss__cmp_hit);
+        if (nhits)
+                qsort(hits, nhits, sizeof(*hits), ss__cmp_hit);
         if (nhits && (!(plan->arcs = malloc(nhits * sizeof(uint64_t))) ||
                       !(plan->w = malloc(nhits * sizeof(uint32_t))) ||
                       !(plan->tails = malloc(nhits * sizeof(uint32_t))))) {
