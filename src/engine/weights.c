@@ -180,13 +180,15 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
         res->validate_ms = ss__ms_since(&t);
         /* The journal takes the update before it applies, so that a failure
          * to keep it refuses the update rather than losing it at the
-         * reload's end. */
-        if (rc == SS_OK && plan.k && ss__journal(e, changes, n) != SS_OK)
+         * reload's end. It takes updates that change nothing here too: the
+         * reloaded graph may have other weights on those arcs. */
+        const size_t jlen = e->jlen;
+        if (rc == SS_OK && ss__journal(e, changes, n) != SS_OK)
                 rc = ss_err_set(err, SS_ENOMEM, "no memory to keep the update for the reload");
         if (rc == SS_OK && plan.k) {
                 rc = ss__apply(e, base, &plan, res, err);
-                if (rc != SS_OK && e->reloads)
-                        e->jlen -= n; /* not applied: not to be applied again either */
+                if (rc != SS_OK)
+                        e->jlen = jlen; /* not applied: not to be applied again either */
         } else if (rc == SS_OK) {
                 res->named = plan.named;
                 res->version = base->weights_version;

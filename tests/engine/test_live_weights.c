@@ -541,6 +541,18 @@ START_TEST(reload_keeps_updates)
         const struct ss_weight_change gone[] = {{0, g->col[0], 77}};
         ck_assert_int_eq(ss_engine_set_weights(e, gone, 1, &res, &err), SS_OK);
         ck_assert_uint_eq(res.version, 3);
+        /* an update that changes nothing on the old graph (it sets an arc of
+         * a to its weight there) but does on the reloaded one */
+        struct ss_graph *old = ss_engine_graph(e);
+        uint32_t now = 0;
+        for (uint64_t x = old->row[a[0].tail]; x < old->row[a[0].tail + 1]; x++)
+                if (old->col[x] == a[0].head)
+                        now = old->w[x];
+        ss_graph_unref(old);
+        const struct ss_weight_change same[] = {{a[0].tail, a[0].head, now}};
+        ck_assert_int_eq(ss_engine_set_weights(e, same, 1, &res, &err), SS_OK);
+        ck_assert_uint_eq(res.changed, 0);
+        ck_assert_uint_eq(res.version, 3);
 
         struct ss_arcs arcs;
         ck_assert_int_eq(ss_arcs_init(&arcs, g->n, g->m), SS_OK);
@@ -558,6 +570,7 @@ START_TEST(reload_keeps_updates)
         uint32_t *w = malloc(fresh->m * sizeof(uint32_t));
         memcpy(w, fresh->w, fresh->m * sizeof(uint32_t));
         wu_apply(fresh, w, b, 10);
+        wu_apply(fresh, w, same, 1);
         struct ss_graph *cur = ss_engine_graph(e);
         ck_assert(ss_graph_same_topology(cur, fresh));
         ck_assert_mem_eq(cur->w, w, fresh->m * sizeof(uint32_t));
