@@ -160,6 +160,12 @@ struct ss_engine_config {
         enum ss_engine_cch cch; /* the CCH ss_engine_prepare makes ready */
         bool calibrate;         /* ss_engine_prepare times the one-to-all candidates for
                                  * engine=auto (engine/calibrate.c) */
+        /* The all-pairs matrix (apsp/apsp.h), with paths, computed on the CPU in
+         * the background after ss_engine_prepare for a graph whose matrix fits
+         * apsp_memory bytes (0: never) and, when apsp_max_nodes is set, of at
+         * most that many nodes. Once complete, every auto query is a lookup. */
+        uint64_t apsp_memory;
+        uint32_t apsp_max_nodes;
 };
 
 #define SS_ENGINE_BATCH_AUTO 0xffffffffu

@@ -210,6 +210,8 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
             .landmarks = (unsigned)srv->cfg.landmarks,
             .cch = (enum ss_engine_cch)cch,
             .calibrate = true,
+            .apsp_memory = (uint64_t)srv->cfg.apsp_memory_mb << 20,
+            .apsp_max_nodes = (uint32_t)srv->cfg.apsp_max_nodes,
         };
         int rc = ss_engine_new(&ec, NULL, &srv->engine, err);
         if (rc != SS_OK) {

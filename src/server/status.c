@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apsp/apsp.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "core/cancel.h"
@@ -101,11 +102,21 @@ static json_t *ss__auto(struct ss_engine *e)
         const bool cch = ss_cch_metric_of(g) != NULL;
         json_t *o = json_object();
         ss__set(o, "cch", cch ? json_pack("{s:I}", "edges", (json_int_t)c->arcs) : json_null());
+        struct ss_apsp_status ap;
+        ss_apsp_status_of(g, &ap);
+        static const char *const states[] = {"off", "computing", "ready", "failed"};
+        json_t *apsp = json_pack("{s:s, s:I, s:f}", "state", states[ap.state], "bytes",
+                                 (json_int_t)ap.bytes, "ms", ap.ms);
+        if (ap.state == SS_APSP_FAILED)
+                json_object_set_new(apsp, "why", json_string(ap.why));
+        ss__set(o, "apsp", apsp);
+        const bool lookup = ap.state == SS_APSP_READY;
         ss__set(o, "route",
-                json_string(cch                  ? "cch"
+                json_string(lookup               ? "apsp"
+                            : cch                ? "cch"
                             : ss_astar_useful(g) ? "astar first, GPU delta when busy"
                                                  : "GPU delta, CPU dijkstra"));
-        ss__set(o, "matrix", json_string(cch ? "cch" : "delta"));
+        ss__set(o, "matrix", json_string(lookup ? "apsp" : cch ? "cch" : "delta"));
         struct ss_engine_auto a;
         if (ss_engine_auto(g, &a) == SS_OK) {
                 json_t *cand = json_array();
@@ -116,11 +127,14 @@ static json_t *ss__auto(struct ss_engine *e)
                                       ss_device_name(a.cand[i].device), "ms",
                                       a.cand[i].ms >= 0 ? json_real(a.cand[i].ms) : json_null()));
                 ss__set(o, "one_to_all",
-                        json_pack("{s:s, s:s, s:o, s:f}", "engine", a.cpu_first ? "cpu" : "gpu",
-                                  "algorithm", a.cpu_first ? a.cpu_row : "delta", "measured", cand,
-                                  "calibration_ms", a.calibrate_ms));
+                        json_pack("{s:s, s:s, s:o, s:f}", "engine",
+                                  lookup || a.cpu_first ? "cpu" : "gpu", "algorithm",
+                                  lookup        ? "apsp"
+                                  : a.cpu_first ? a.cpu_row
+                                                : "delta",
+                                  "measured", cand, "calibration_ms", a.calibrate_ms));
         } else {
-                ss__set(o, "one_to_all", json_string("delta"));
+                ss__set(o, "one_to_all", json_string(lookup ? "apsp" : "delta"));
         }
         ss_graph_unref(g);
         return o;
