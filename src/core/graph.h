@@ -41,7 +41,9 @@ enum ss_graph_ext_slot {
         SS_GRAPH_EXT_ASTAR = 0,      /* cpu/astar.h: coordinate and landmark bounds */
         SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure (structural) */
         SS_GRAPH_EXT_CCH_METRIC = 2, /* cch/cch.h: that structure customized for g's weights */
-        SS_GRAPH_EXT_COUNT = 4
+        SS_GRAPH_EXT_ENGINE = 3,     /* engine/: engine=auto's measured choices for g */
+        SS_GRAPH_EXT_APSP = 4, /* apsp/apsp.h: the all-pairs matrix, computed in the background */
+        SS_GRAPH_EXT_COUNT = 8
 };
 
 typedef uint64_t ss_dist;

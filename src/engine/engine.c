@@ -11,6 +11,7 @@
 
 #include "core/cancel.h"
 #include "core/log.h"
+#include "apsp/apsp.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "cpu/landmarks.h"
@@ -101,14 +102,26 @@ static bool ss__cch_serves(const struct ss_job *j)
                j->kind != SS_JOB_ONE_TO_ALL && ss_cch_metric_of(j->graph);
 }
 
+/* Any auto job on a graph whose all-pairs matrix is complete: a lookup. */
+static bool ss__apsp_serves(const struct ss_job *j)
+{
+        return j->algo == SS_ALGO_AUTO && j->engine != SS_ENGINE_GPU && ss_apsp_of(j->graph);
+}
+
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
                 return ss_solver_find(ss_algo_name(j->algo), dev);
+        if (ss__apsp_serves(j))
+                return ss_solver_find("apsp", dev);
         if (ss__cch_serves(j))
                 return ss_solver_find("cch", dev);
         if (dev == SS_DEVICE_GPU)
                 return ss_solver_find("delta", SS_DEVICE_GPU);
+        if (j->kind == SS_JOB_ONE_TO_ALL) {
+                const struct ss_engine_auto *a = ss__auto_of(j->graph);
+                return ss_solver_find(a && a->cpu_row ? a->cpu_row : "delta", SS_DEVICE_CPU);
+        }
         if (j->kind != SS_JOB_ROUTE)
                 return ss_solver_find("delta", SS_DEVICE_CPU);
         if (ss_astar_useful(j->graph))
@@ -173,6 +186,29 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         return SS_OK;
 }
 
+/* The all-pairs matrix for a graph small enough (apsp_memory, apsp_max_nodes),
+ * computed in the background while the graph serves. */
+static void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
+{
+        if (!e->cfg.apsp_memory || (e->cfg.apsp_max_nodes && g->n > e->cfg.apsp_max_nodes))
+                return;
+        struct ss_apsp_options o;
+        struct ss_err err = {0};
+        ss_apsp_options_default(&o);
+        o.paths = true;
+        o.device = SS_APSP_CPU;
+        o.threads = e->ncpu;
+        o.memory_limit = e->cfg.apsp_memory;
+        int rc = ss_apsp_start(g, &o, &err);
+        if (rc == SS_OK)
+                ss_log_info("apsp", "computing the all-pairs matrix of %u nodes in the background",
+                            g->n);
+        else if (rc == SS_ETOOBIG)
+                ss_log_info("apsp", "no all-pairs matrix: %s", err.msg);
+        else
+                ss_log_warn("apsp", "no all-pairs matrix: %s", err.msg);
+}
+
 int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *err)
 {
         int rc = ss_astar_prepare(g, err);
@@ -205,6 +241,8 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
+        ss__calibrate(e, g);
+        ss__apsp_start(e, g);
         return SS_OK;
 }
 

@@ -158,6 +158,14 @@ struct ss_engine_config {
         void *gpu_open_arg;
         unsigned landmarks;     /* landmarks built by ss_engine_prepare (0: none) */
         enum ss_engine_cch cch; /* the CCH ss_engine_prepare makes ready */
+        bool calibrate;         /* ss_engine_prepare times the one-to-all candidates for
+                                 * engine=auto (engine/calibrate.c) */
+        /* The all-pairs matrix (apsp/apsp.h), with paths, computed on the CPU in
+         * the background after ss_engine_prepare for a graph whose matrix fits
+         * apsp_memory bytes (0: never) and, when apsp_max_nodes is set, of at
+         * most that many nodes. Once complete, every auto query is a lookup. */
+        uint64_t apsp_memory;
+        uint32_t apsp_max_nodes;
 };
 
 #define SS_ENGINE_BATCH_AUTO 0xffffffffu
@@ -206,6 +214,30 @@ struct ss_engine_stats {
 };
 
 /* One device of the pool, for /status. */
+/* What ss_engine_prepare measured for auto one-to-all on a graph: each
+ * candidate row's median time from a few sources (ms < 0: failed, or
+ * slower than slower_than_ms, its deadline), the fastest CPU row, and
+ * whether auto one-to-all jobs go to CPU workers first. */
+#define SS_ENGINE_AUTO_CANDIDATES 4
+struct ss_engine_candidate {
+        const char *name;
+        enum ss_device device;
+        double ms;
+        double slower_than_ms;
+};
+struct ss_engine_auto {
+        bool measured;
+        struct ss_engine_candidate cand[SS_ENGINE_AUTO_CANDIDATES];
+        unsigned ncand;
+        const char *cpu_row;   /* the fastest CPU row, NULL when none ran */
+        double cpu_ms, gpu_ms; /* its time, the GPU's (<= 0: no GPU) */
+        bool cpu_first;
+        double calibrate_ms; /* what measuring took */
+};
+/* The measurements for g (one that ss_engine_prepare prepared with
+ * calibrate set): SS_OK, or SS_EINVAL when there are none. */
+int ss_engine_auto(const struct ss_graph *g, struct ss_engine_auto *out);
+
 struct ss_engine_device {
         enum ss_device device;
         int id;         /* CUDA device id; -1 for the CPU */

@@ -96,6 +96,10 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
 void ss__swap(struct ss_engine *e, struct ss_graph *g);
 /* weights.c: frees the live-weights state (customizer, journal). */
 void ss__weights_free(struct ss_engine *e);
+/* calibrate.c: measures auto one-to-all's candidates on g (not yet shared)
+ * and attaches the result; ss__auto_of() reads it (NULL: not measured). */
+void ss__calibrate(struct ss_engine *e, struct ss_graph *g);
+const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g);
 
 /* engine.c: the row a job runs on a device, NULL when it cannot run there. */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "engine/engine.h"
 
 enum ss__type { SS__STR, SS__INT, SS__BOOL, SS__LEVEL };
 
@@ -56,6 +57,12 @@ static int ss__check_devices(const char *v, struct ss_err *err)
         return ss_config_gpu_devices(v, ids, 16, NULL, err);
 }
 
+static int ss__check_cch(const char *v, struct ss_err *err)
+{
+        int mode;
+        return ss_config_cch(v, &mode, err);
+}
+
 static int ss__check_batch(const char *v, struct ss_err *err)
 {
         unsigned k;
@@ -81,6 +88,15 @@ static const struct ss__key ss__keys[] = {
      "CPU query threads; 0 means one per core"},
     {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,
      "A* landmarks for /route on the CPU; 0 for none"},
+    {"cch", SS__STR, SS__STRF(cch), "auto", 0, 0, ss__check_cch,
+     "customizable contraction hierarchy for routes and matrices: auto (a prepared "
+     "snapshot's, or built at load for graphs of at most 2M nodes), yes (built for any "
+     "graph), no"},
+    {"apsp_memory_mb", SS__INT, SS__OFF(apsp_memory_mb), 0, "256", 0, 1048576, NULL,
+     "all-pairs matrix (with paths) computed in the background for graphs whose matrix "
+     "fits this many MiB; then every auto query is a lookup; 0 for none"},
+    {"apsp_max_nodes", SS__INT, SS__OFF(apsp_max_nodes), 0, "0", 0, 4294967294, NULL,
+     "and only for graphs of at most this many nodes; 0 means the memory alone decides"},
     {"queue_max", SS__INT, SS__OFF(queue_max), 0, "1024", 1, 1000000, NULL,
      "queries waiting for a worker at most; more get 503"},
     {"deadline_ms", SS__INT, SS__OFF(deadline_ms), 0, "5000", 1, 3600000, NULL,
@@ -372,5 +388,18 @@ int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err)
                 return ss_err_set(err, SS_EINVAL,
                                   "gpu_batch: '%s' is not auto or a number of sources 0..4096", v);
         *out = (unsigned)x;
+        return SS_OK;
+}
+
+int ss_config_cch(const char *v, int *out, struct ss_err *err)
+{
+        if (!strcmp(v, "auto"))
+                *out = SS_ENGINE_CCH_AUTO;
+        else if (!strcmp(v, "yes"))
+                *out = SS_ENGINE_CCH_ON;
+        else if (!strcmp(v, "no"))
+                *out = SS_ENGINE_CCH_OFF;
+        else
+                return ss_err_set(err, SS_EINVAL, "cch: '%s' is not auto, yes or no", v);
         return SS_OK;
 }

@@ -20,6 +20,9 @@ struct ss_config {
         int64_t weights_queue;            /* POST /weights waiting at most */
         int64_t workers;                  /* CPU worker threads; 0 = one per core */
         int64_t landmarks;                /* A* landmarks built at load; 0 = none */
+        char cch[8];                      /* "auto", "yes" or "no": the CCH made at load */
+        int64_t apsp_memory_mb;           /* the all-pairs matrix's budget; 0 = none */
+        int64_t apsp_max_nodes;           /* and its node limit; 0 = the budget alone */
         int64_t queue_max;                /* queued queries at most */
         int64_t deadline_ms;              /* per request */
         int64_t max_sources;              /* `from` ids per request */
@@ -71,6 +74,8 @@ int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count
                           struct ss_err *err);
 /* Parses gpu_batch: "auto" (0xffffffff) or 0..4096. Returns SS_OK or SS_EINVAL. */
 int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err);
+/* The cch key: "auto", "yes" or "no" into *out (SS_ENGINE_CCH_*). */
+int ss_config_cch(const char *v, int *out, struct ss_err *err);
 
 /* Splits "HOST:PORT" or "[V6]:PORT" into host (cap bytes) and port. Returns
  * SS_OK or SS_EINVAL with err naming the problem. */

@@ -193,9 +193,11 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
         srv->loop = uv_default_loop();
         int gpu_ids[16];
         unsigned ngpus = 0, batch = 0;
-        /* Both were checked when the settings were read. */
+        int cch = SS_ENGINE_CCH_AUTO;
+        /* All three were checked when the settings were read. */
         ss_config_gpu_devices(srv->cfg.gpu_devices, gpu_ids, 16, &ngpus, err);
         ss_config_gpu_batch(srv->cfg.gpu_batch, &batch, err);
+        ss_config_cch(srv->cfg.cch, &cch, err);
         struct ss_engine_config ec = {
             .cpu_workers = (unsigned)srv->cfg.workers,
             .queue_max = (size_t)srv->cfg.queue_max,
@@ -208,6 +210,10 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
             .gpu_batch = batch == 0xffffffffu ? SS_ENGINE_BATCH_AUTO : batch,
             .batch_wait_us = (unsigned)srv->cfg.batch_wait_us,
             .landmarks = (unsigned)srv->cfg.landmarks,
+            .cch = (enum ss_engine_cch)cch,
+            .calibrate = true,
+            .apsp_memory = (uint64_t)srv->cfg.apsp_memory_mb << 20,
+            .apsp_max_nodes = (uint32_t)srv->cfg.apsp_max_nodes,
         };
         int rc = ss_engine_new(&ec, NULL, &srv->engine, err);
         if (rc != SS_OK) {

@@ -5,9 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "apsp/apsp.h"
 #include "cch/cch.h"
-#include "core/cancel.h"
 #include "cpu/astar.h"
+#include "core/cancel.h"
 #include "server/http_error.h"
 #include "server/weights.h"
 #include "ss_config.h"
@@ -92,6 +93,55 @@ static json_t *ss__graph(const struct ss_graph_info *g)
         return o;
 }
 
+/* What engine=auto does with the current graph: the solver of each kind of
+ * query, and for one-to-all what the calibration at load measured. */
+static json_t *ss__auto(struct ss_engine *e)
+{
+        struct ss_graph *g = ss_engine_graph(e);
+        if (!g)
+                return json_null();
+        const struct ss_cch *c = ss_cch_of(g);
+        const bool cch = ss_cch_metric_of(g) != NULL;
+        json_t *o = json_object();
+        ss__set(o, "cch", cch ? json_pack("{s:I}", "edges", (json_int_t)c->arcs) : json_null());
+        struct ss_apsp_status ap;
+        ss_apsp_status_of(g, &ap);
+        static const char *const states[] = {"off", "computing", "ready", "failed"};
+        json_t *apsp = json_pack("{s:s, s:I, s:f}", "state", states[ap.state], "bytes",
+                                 (json_int_t)ap.bytes, "ms", ap.ms);
+        if (ap.state == SS_APSP_FAILED)
+                json_object_set_new(apsp, "why", json_string(ap.why));
+        ss__set(o, "apsp", apsp);
+        const bool lookup = ap.state == SS_APSP_READY;
+        ss__set(o, "route",
+                json_string(lookup               ? "apsp"
+                            : cch                ? "cch"
+                            : ss_astar_useful(g) ? "astar first, GPU delta when busy"
+                                                 : "GPU delta, CPU dijkstra"));
+        ss__set(o, "matrix", json_string(lookup ? "apsp" : cch ? "cch" : "delta"));
+        struct ss_engine_auto a;
+        if (ss_engine_auto(g, &a) == SS_OK) {
+                json_t *cand = json_array();
+                for (unsigned i = 0; i < a.ncand; i++)
+                        json_array_append_new(
+                            cand,
+                            json_pack("{s:s, s:s, s:o}", "algorithm", a.cand[i].name, "engine",
+                                      ss_device_name(a.cand[i].device), "ms",
+                                      a.cand[i].ms >= 0 ? json_real(a.cand[i].ms) : json_null()));
+                ss__set(o, "one_to_all",
+                        json_pack("{s:s, s:s, s:o, s:f}", "engine",
+                                  lookup || a.cpu_first ? "cpu" : "gpu", "algorithm",
+                                  lookup        ? "apsp"
+                                  : a.cpu_first ? a.cpu_row
+                                                : "delta",
+                                  "measured", cand, "calibration_ms", a.calibrate_ms));
+        } else {
+                ss__set(o, "one_to_all", json_string(lookup ? "apsp" : "delta"));
+        }
+        ss_graph_unref(g);
+        return o;
+}
+
 static json_t *ss__engine(const struct ss_routes *rt)
 {
         struct ss_engine_stats st;
@@ -144,6 +194,7 @@ static json_t *ss__engine(const struct ss_routes *rt)
         ss__set(o, "cancelled", json_integer((json_int_t)st.cancelled));
         ss__set(o, "fallbacks", json_integer((json_int_t)st.fallbacks));
         ss__set(o, "gpu_seconds", json_real((double)st.gpu_ns / 1e9));
+        ss__set(o, "auto", ss__auto(rt->engine));
         return o;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cch/cch.h"
+#include "core/cancel.h"
 #include "core/log.h"
 #include "solve/cpu_internal.h"
 
@@ -110,6 +111,16 @@ static const struct ss_cch_metric *ss__metric(struct ss__cpu_cch *x, const struc
         return x->metric;
 }
 
+/* CCH queries take micro- to milliseconds and do not look at the cancel
+ * token while they run; the token is checked between them, so that a task
+ * past its deadline ends with SS_ETIMEDOUT as every other row's does. */
+static int ss__stop(const struct ss_task *t, struct ss_err *err)
+{
+        if (!ss_cancelled(t->cancel))
+                return SS_OK;
+        return ss_err_set(err, SS_ETIMEDOUT, "CCH: deadline passed or cancelled");
+}
+
 int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, struct ss_err *err)
 {
@@ -124,13 +135,16 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
         case SS_TASK_TARGETS:
                 /* Buckets: every target searched once for all the sources. */
                 t->searches += (unsigned)t->nsources;
-                return ss_cch_matrix(q, m, t->sources, t->nsources, t->targets, t->ntargets,
-                                     t->dist, err);
+                rc = ss_cch_matrix(q, m, t->sources, t->nsources, t->targets, t->ntargets, t->dist,
+                                   err);
+                return rc == SS_OK ? ss__stop(t, err) : rc;
         case SS_TASK_ONE_TO_ALL:
                 for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
                         t->searches++;
                         rc =
                             ss_cch_one_to_all(q, m, t->sources[i], t->dist + i * (size_t)g->n, err);
+                        if (rc == SS_OK)
+                                rc = ss__stop(t, err);
                 }
                 return rc;
         case SS_TASK_ROUTE:
@@ -139,6 +153,8 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
                         rc = ss_cch_route(q, m, t->sources[i], t->targets[i], &t->dist[i],
                                           t->path ? &t->path[i] : NULL,
                                           t->path ? &t->path_len[i] : NULL, err);
+                        if (rc == SS_OK)
+                                rc = ss__stop(t, err);
                 }
                 return rc;
         }

@@ -178,9 +178,10 @@ static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                 }
                 return ss__delta_task(b->g, c->delta[lane], t, err);
         }
-        if (r->impl == 3) {
-                int rc = ss__cpu_cch_task(c->cch, b->g, lane, t, err);
-                if (rc != SS__CCH_NOT_READY)
+        if (r->impl == 3 || r->impl == 4) {
+                int rc = r->impl == 3 ? ss__cpu_cch_task(c->cch, b->g, lane, t, err)
+                                      : ss__cpu_apsp_task(b->g, t, err);
+                if (rc != SS__ROW_NOT_READY)
                         return rc;
                 t->ran = ss_solver_find("dijkstra", SS_DEVICE_CPU);
         }

@@ -23,6 +23,8 @@ static const struct ss_solver ss__rows[] = {
      "parallel Δ-stepping on the CPU: thread-local bins, bucket fusion, one barrier a round"},
     {"cch", "CCH", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 3,
      "customizable contraction hierarchy: routes in microseconds, matrices with buckets"},
+    {"apsp", "APSP matrix", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 4,
+     "lookups in the all-pairs matrix computed in the background for small graphs"},
     /* GPU rows: impl is the kernel's enum ss_gpu_algo (gpu/gpu.h). */
     {"delta", "Δ-stepping", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH, 0,

@@ -391,6 +391,14 @@ START_TEST(status_and_metrics)
         json_t *e = json_object_get(j, "engine");
         ck_assert_int_eq(json_integer_value(json_object_get(e, "cpu_workers")), 2);
         ck_assert_int_eq(json_integer_value(json_object_get(e, "queue_capacity")), 1024);
+        /* engine=auto: the CCH built at load answers routes and matrices, and
+         * one-to-all was measured on both CPU rows */
+        json_t *au = json_object_get(e, "auto");
+        ck_assert_str_eq(json_string_value(json_object_get(au, "route")), "cch");
+        ck_assert(json_integer_value(json_object_get(json_object_get(au, "cch"), "edges")) > 0);
+        json_t *oa = json_object_get(au, "one_to_all");
+        ck_assert_str_eq(json_string_value(json_object_get(oa, "engine")), "cpu");
+        ck_assert_uint_eq(json_array_size(json_object_get(oa, "measured")), 2);
         json_decref(j);
         h_resp_free(&r);
 
@@ -528,6 +536,22 @@ START_TEST(samples_noroute_and_no_coords)
         h_get(&d, "/route?from=1&to=6&geometry=geojson", &r);
         ck_assert_int_eq(r.status, 400);
         ck_assert_ptr_nonnull(strstr(r.body, "coordinates"));
+        h_resp_free(&r);
+        /* The all-pairs matrix of a graph this small is computed in the
+         * background; once /status says it is ready, routes are lookups. */
+        bool ready = false;
+        for (int i = 0; i < 200 && !ready; i++) {
+                h_get(&d, "/status", &r);
+                ready = strstr(r.body, "\"apsp\":{\"state\":\"ready\"") != NULL;
+                h_resp_free(&r);
+                if (!ready)
+                        usleep(25000);
+        }
+        ck_assert_msg(ready, "the all-pairs matrix of sample.gr never got ready");
+        h_get(&d, "/route?from=1&to=6", &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_ptr_nonnull(strstr(r.body, "\"distance\":6,"));
+        ck_assert_ptr_nonnull(strstr(r.body, "\"algorithm\":\"apsp\""));
         h_resp_free(&r);
         /* Known answers of sample.gr: from 3, d = [-, 0, 0, 2, 0, 5]. */
         h_get(&d, "/distances?from=3", &r);

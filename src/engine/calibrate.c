@@ -1,0 +1,191 @@
+/* engine=auto's choice for one-to-all, measured when a graph is prepared.
+ *
+ * Which solver answers a one-to-all query fastest depends on the graph and
+ * the machine: on a city-size road graph one CPU core sweeping a CCH beats
+ * a GPU search (a search is a long chain of dependent phases), on a
+ * continent the GPU wins by an order of magnitude. So the engine times
+ * every candidate on a few sources before the graph serves: the CPU rows
+ * that answer one-to-all (on one thread, as a worker runs them: the
+ * Δ-stepping, and the CCH sweep when the graph has a customized CCH) and
+ * the GPU's Δ-stepping on stream 0 of the first GPU that holds the graph.
+ * The result hangs on the graph (SS_GRAPH_EXT_ENGINE): auto one-to-all jobs
+ * run the fastest CPU row on the CPU, and go to CPU workers first when that
+ * row beat the GPU (GPU streams still take them while every CPU worker is
+ * busy), or to GPU streams first otherwise.
+ *
+ * A candidate gets a deadline of ten times the best time so far (at least
+ * 50 ms), so a slow one costs little at load: it is reported as slower
+ * than its deadline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cch/cch.h"
+#include "core/cancel.h"
+#include "core/log.h"
+#include "engine/internal.h"
+
+#define SS__SOURCES 3
+
+static void ss__free_auto(void *p)
+{
+        free(p);
+}
+
+const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g)
+{
+        return g ? g->ext[SS_GRAPH_EXT_ENGINE].data : NULL;
+}
+
+/* The median of up to SS__SOURCES timed one-to-all runs of row on lane 0 of
+ * b (after one untimed run), in ms; or -1 when it failed or passed the
+ * deadline (then *slow says whether it was the deadline). */
+static double ss__time(struct ss_backend *b, const struct ss_solver *row, const uint32_t *src,
+                       ss_dist *dist, double limit_ms, bool *slow)
+{
+        double t[SS__SOURCES];
+        unsigned n = 0;
+        *slow = false;
+        for (unsigned i = 0; i <= SS__SOURCES; i++) {
+                struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(limit_ms * 1e6)};
+                struct ss_task task = {.kind = SS_TASK_ONE_TO_ALL,
+                                       .sources = &src[i % SS__SOURCES],
+                                       .nsources = 1,
+                                       .dist = dist,
+                                       .cancel = &c};
+                struct ss_err err = {0};
+                const uint64_t t0 = ss_now_ns();
+                int rc = ss_backend_run(b, 0, row, &task, &err);
+                const double ms = (double)(ss_now_ns() - t0) / 1e6;
+                if (rc == SS_ETIMEDOUT) {
+                        *slow = true;
+                        return -1;
+                }
+                if (rc != SS_OK || (task.ran && task.ran != row)) {
+                        ss_log_warn("engine", "calibration: %s on the %s: %s", row->name,
+                                    ss_device_name(row->device),
+                                    rc != SS_OK ? err.msg : "answered by another row");
+                        return -1;
+                }
+                if (i > 0) /* the first run pays for first-touch allocations */
+                        t[n++] = ms;
+        }
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                        double x = t[j];
+                        t[j] = t[j - 1];
+                        t[j - 1] = x;
+                }
+        return t[n / 2];
+}
+
+/* Records candidate row with its time (ms, or -1) into a. */
+static void ss__note(struct ss_engine_auto *a, const struct ss_solver *row, double ms, bool slow,
+                     double limit_ms)
+{
+        if (a->ncand >= SS_ENGINE_AUTO_CANDIDATES)
+                return;
+        struct ss_engine_candidate *c = &a->cand[a->ncand++];
+        c->name = row->name;
+        c->device = row->device;
+        c->ms = ms;
+        c->slower_than_ms = slow ? limit_ms : 0;
+}
+
+void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
+{
+        if (!e->cfg.calibrate || g->n == 0)
+                return;
+        struct ss_engine_auto *a = calloc(1, sizeof(*a));
+        ss_dist *dist = ss_solve_host_alloc((size_t)g->n * sizeof(ss_dist));
+        if (!a || !dist) {
+                free(a);
+                ss_solve_host_free(dist);
+                ss_log_warn("engine", "calibration skipped: out of memory");
+                return;
+        }
+        uint32_t src[SS__SOURCES];
+        uint64_t x = 0x9e3779b97f4a7c15ull ^ g->n;
+        for (unsigned i = 0; i < SS__SOURCES; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                src[i] = (uint32_t)((x >> 33) % g->n);
+        }
+        const uint64_t t0 = ss_now_ns();
+        double best_cpu = -1, best = -1;
+        bool slow;
+
+        /* The GPU first: it is the fastest on large graphs, and its time
+         * bounds the CPU's. */
+        for (unsigned i = 0; i < e->nslots; i++) {
+                struct ss__slot *s = &e->slots[i];
+                const struct ss_solver *row = ss_solver_find("delta", SS_DEVICE_GPU);
+                pthread_rwlock_rdlock(&s->lock);
+                /* Stream 0 is idle: no job is bound to g before it serves. */
+                const bool here = s->b && s->g == g && row && ss_backend_healthy(s->b);
+                double ms = here ? ss__time(s->b, row, src, dist, 10000, &slow) : -1;
+                pthread_rwlock_unlock(&s->lock);
+                if (!here)
+                        continue;
+                ss__note(a, row, ms, slow, 10000);
+                a->gpu_ms = ms;
+                best = ms;
+                break;
+        }
+
+        /* The CPU rows, on one thread each, as the workers run them. */
+        struct ss_backend *cb = NULL;
+        struct ss_err err = {0};
+        struct ss_backend_config cfg = {.lanes = 1, .threads = 1, .cpu_delta = 0};
+        if (ss_backend_open(SS_DEVICE_CPU, g, &cfg, &cb, &err) != SS_OK) {
+                ss_log_warn("engine", "calibration: %s", err.msg);
+        } else {
+                const char *names[] = {"cch", "delta"};
+                for (unsigned k = 0; k < 2; k++) {
+                        const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
+                        if (!row || (!strcmp(names[k], "cch") && !ss_cch_metric_of(g)))
+                                continue;
+                        double limit = best > 0 ? 10 * best : 1e9;
+                        if (limit < 50)
+                                limit = 50;
+                        double ms = ss__time(cb, row, src, dist, limit, &slow);
+                        ss__note(a, row, ms, slow, limit);
+                        if (ms >= 0 && (best_cpu < 0 || ms < best_cpu)) {
+                                best_cpu = ms;
+                                a->cpu_row = row->name;
+                                a->cpu_ms = ms;
+                        }
+                        if (ms >= 0 && (best < 0 || ms < best))
+                                best = ms;
+                }
+                ss_backend_close(cb);
+        }
+        a->measured = true;
+        a->cpu_first = a->cpu_row && (a->gpu_ms <= 0 || a->cpu_ms < a->gpu_ms);
+        a->calibrate_ms = (double)(ss_now_ns() - t0) / 1e6;
+        ss_solve_host_free(dist);
+        char line[256];
+        int at = 0;
+        for (unsigned i = 0; i < a->ncand && at < (int)sizeof(line); i++) {
+                const struct ss_engine_candidate *c = &a->cand[i];
+                if (c->ms >= 0)
+                        at += snprintf(line + at, sizeof(line) - (size_t)at, "%s%s %s %.2f ms",
+                                       i ? ", " : "", ss_device_name(c->device), c->name, c->ms);
+                else
+                        at += snprintf(line + at, sizeof(line) - (size_t)at, "%s%s %s %s",
+                                       i ? ", " : "", ss_device_name(c->device), c->name,
+                                       c->slower_than_ms > 0 ? "slower" : "failed");
+        }
+        ss_log_info("engine", "one-to-all, measured in %.0f ms: %s; auto runs %s %s first",
+                    a->calibrate_ms, a->ncand ? line : "no candidate",
+                    a->cpu_first ? "the CPU's" : "the GPU's", a->cpu_first ? a->cpu_row : "delta");
+        ss_graph_attach(g, SS_GRAPH_EXT_ENGINE, a, ss__free_auto);
+}
+
+int ss_engine_auto(const struct ss_graph *g, struct ss_engine_auto *out)
+{
+        const struct ss_engine_auto *a = ss__auto_of(g);
+        if (!a)
+                return SS_EINVAL;
+        *out = *a;
+        return SS_OK;
+}
