@@ -188,7 +188,7 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
 
 /* The all-pairs matrix for a graph small enough (apsp_memory, apsp_max_nodes),
  * computed in the background while the graph serves. */
-static void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
+void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
 {
         if (!e->cfg.apsp_memory || (e->cfg.apsp_max_nodes && g->n > e->cfg.apsp_max_nodes))
                 return;

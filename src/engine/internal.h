@@ -100,6 +100,14 @@ void ss__weights_free(struct ss_engine *e);
  * and attaches the result; ss__auto_of() reads it (NULL: not measured). */
 void ss__calibrate(struct ss_engine *e, struct ss_graph *g);
 const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g);
+/* calibrate.c: gives `to`, a graph of from's topology with other weights,
+ * from's measurement (which device and row answer one-to-all fastest
+ * depends on the roads, hardly on their weights; measuring again would
+ * cost an update a second). */
+void ss__calibration_carry(struct ss_graph *to, const struct ss_graph *from);
+/* engine.c: starts g's all-pairs matrix in the background when the
+ * settings allow one for g's size. */
+void ss__apsp_start(struct ss_engine *e, struct ss_graph *g);
 
 /* engine.c: the row a job runs on a device, NULL when it cannot run there. */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apsp/apsp.h"
 #include "cch/cch.h"
 #include "core/cancel.h"
 #include "core/log.h"
@@ -88,6 +89,16 @@ static struct ss_graph *ss__derive(struct ss_engine *e, struct ss_graph *base,
 
         res->gpus = ss__pool_reweight(e, base, g, plan->arcs, plan->k, &res->gpus_in_place);
         res->gpu_ms = ss__ms_since(&t);
+
+        /* engine=auto's measurement carries over; the all-pairs matrix
+         * (of the old weights: it never serves the new graph) is computed
+         * again in the background, the new graph serving meanwhile from
+         * the other solvers. */
+        ss__calibration_carry(g, base);
+        struct ss_apsp_status ap;
+        ss_apsp_status_of(base, &ap);
+        if (ap.state != SS_APSP_OFF)
+                ss__apsp_start(e, g);
         return g;
 }
 

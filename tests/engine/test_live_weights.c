@@ -512,6 +512,52 @@ START_TEST(gpu_takes_weights_in_place)
 }
 END_TEST
 
+/* The all-pairs matrix of the old weights never answers for the new ones:
+ * an update starts the new graph's own, and auto answers come from it once
+ * it is complete (and from the other solvers until then). */
+START_TEST(apsp_follows_updates)
+{
+        uint64_t seed = 61;
+        struct ss_graph *g = wu_grid(20, 20, seed);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {
+            .cpu_workers = 2, .queue_max = 64, .cch = SS_ENGINE_CCH_ON, .apsp_memory = 64u << 20};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        const int apsp = algo("apsp");
+        uint32_t *w = weights_of(e);
+        for (int round = 0; round < 3; round++) {
+                struct ss_graph *cur = ss_engine_graph(e);
+                struct ss_weight_change *c = wu_changes(cur, 60, round - 1, &seed);
+                ss_graph_unref(cur);
+                struct ss_weights_result res;
+                ck_assert_int_eq(ss_engine_set_weights(e, c, 60, &res, &err), SS_OK);
+                wu_apply(g, w, c, 60);
+                struct ss_graph *ref = wu_copy(g, w);
+                bool seen = false;
+                for (int i = 0; i < 2000 && !seen; i++) {
+                        const uint32_t s = (uint32_t)(wu_rand(&seed) % g->n);
+                        const uint32_t t = (uint32_t)(wu_rand(&seed) % g->n);
+                        struct ss_job j;
+                        ck_assert(
+                            run(e, &j, SS_JOB_ROUTE, SS_ALGO_AUTO, SS_ENGINE_AUTO, &s, 1, &t, 1));
+                        ck_assert_uint_eq(j.graph->weights_version, res.version);
+                        ck_assert(route_ok(&j, ref, s, t));
+                        seen = j.ran_algo == apsp;
+                        ss_job_release(&j);
+                        if (!seen)
+                                usleep(2000);
+                }
+                ck_assert_msg(seen, "the new graph's matrix never served");
+                ss_graph_unref(ref);
+                free(c);
+        }
+        free(w);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Reloads
  */
@@ -608,6 +654,7 @@ static Suite *suite(void)
         tcase_add_test(tc, gpu_uploads_again);
         tcase_add_test(tc, gpu_takes_weights_in_place);
         tcase_add_test(tc, reload_keeps_updates);
+        tcase_add_test(tc, apsp_follows_updates);
         suite_add_tcase(s, tc);
         return s;
 }
