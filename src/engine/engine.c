@@ -154,6 +154,7 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
                 return ss_err_set(err, SS_ENOMEM, "no memory for the engine");
         pthread_mutex_init(&e->update_lock, NULL);
         pthread_mutex_init(&e->pool_lock, NULL);
+        pthread_mutex_init(&e->journal_lock, NULL);
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->wake, NULL);
         if (cfg)
@@ -443,6 +444,7 @@ void ss_engine_free(struct ss_engine *e)
         pthread_cond_destroy(&e->wake);
         pthread_mutex_destroy(&e->lock);
         pthread_mutex_destroy(&e->pool_lock);
+        pthread_mutex_destroy(&e->journal_lock);
         pthread_mutex_destroy(&e->update_lock);
         free(e);
 }

@@ -336,7 +336,9 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
                           struct ss_weights_result *res, struct ss_err *err);
 
 /* Starts a reload: from now on updates are journaled so that the reload's
- * end can apply them to the new graph. Returns the mark to pass to
+ * end can apply them to the new graph. It never waits for an update in
+ * progress (an update already past its check is not journaled: it counts
+ * as made before the reload). Returns the mark to pass to
  * ss_engine_reload_finish() or ss_engine_reload_abort(). */
 uint64_t ss_engine_reload_begin(struct ss_engine *e);
 

@@ -39,7 +39,8 @@ struct ss__worker {
 #define SS__MAX_BATCH 4096
 
 struct ss_engine {
-        /* Order: update_lock, then pool_lock, then a slot's lock, then lock. */
+        /* Order: update_lock, then pool_lock, then a slot's lock, then lock;
+         * journal_lock is taken alone or last. */
         pthread_mutex_t update_lock; /* updates, swaps and reload ends, one at a time */
         pthread_mutex_t pool_lock;   /* loads and reweights of the device pool */
         pthread_mutex_t lock;
@@ -61,9 +62,12 @@ struct ss_engine {
         unsigned nslots;
         struct ss_engine_stats st; /* counters, under lock */
 
-        /* Live weights (weights.c), under update_lock. */
-        struct ss_cch_customizer *cz;     /* for the serving topology's CCH */
-        const struct ss_cch *cz_cch;      /* the CCH cz was made for */
+        /* Live weights (weights.c): the customizer under update_lock, the
+         * journal under journal_lock (short: a reload's begin must not wait
+         * for an update in progress). */
+        struct ss_cch_customizer *cz; /* for the serving topology's CCH */
+        const struct ss_cch *cz_cch;  /* the CCH cz was made for */
+        pthread_mutex_t journal_lock;
         unsigned reloads;                 /* reloads between begin and finish/abort */
         struct ss_weight_change *journal; /* updates since the oldest open reload */
         size_t jlen, jcap;

@@ -1,7 +1,8 @@
 /* Live weights: an update makes a new graph with its derived data and swaps
  * it in; a reload's end applies the updates made while it loaded (engine.h,
- * "Live weights", says what and why). Everything here runs under
- * e->update_lock. */
+ * "Live weights", says what and why). Updates and reload ends run under
+ * e->update_lock; the journal has its own short lock, so that a reload's
+ * begin (on the server's loop thread) never waits for an update. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,9 +126,12 @@ static int ss__apply(struct ss_engine *e, struct ss_graph *base, const struct ss
         return SS_OK;
 }
 
-/* Keeps the changes for the reloads in progress. */
-static int ss__journal(struct ss_engine *e, const struct ss_weight_change *c, size_t n)
+/* Keeps the changes for the reloads in progress (journal_lock held); *at
+ * gets where they went (UINT64_MAX: nowhere). */
+static int ss__journal(struct ss_engine *e, const struct ss_weight_change *c, size_t n,
+                       uint64_t *at)
 {
+        *at = UINT64_MAX;
         if (e->reloads == 0 || n == 0)
                 return SS_OK;
         if (e->jlen + n > e->jcap) {
@@ -141,8 +145,19 @@ static int ss__journal(struct ss_engine *e, const struct ss_weight_change *c, si
                 e->jcap = cap;
         }
         memcpy(e->journal + e->jlen, c, n * sizeof(*c));
+        *at = e->jbase + e->jlen;
         e->jlen += n;
         return SS_OK;
+}
+
+/* Takes back the n changes journaled at `at` (an update that failed), if
+ * they are still the journal's last. */
+static void ss__unjournal(struct ss_engine *e, uint64_t at, size_t n)
+{
+        pthread_mutex_lock(&e->journal_lock);
+        if (at != UINT64_MAX && at >= e->jbase && e->jbase + e->jlen == at + n)
+                e->jlen = (size_t)(at - e->jbase);
+        pthread_mutex_unlock(&e->journal_lock);
 }
 
 static void ss__count(struct ss_engine *e, int rc, bool made, double ms)
@@ -193,13 +208,18 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
          * to keep it refuses the update rather than losing it at the
          * reload's end. It takes updates that change nothing here too: the
          * reloaded graph may have other weights on those arcs. */
-        const size_t jlen = e->jlen;
-        if (rc == SS_OK && ss__journal(e, changes, n) != SS_OK)
-                rc = ss_err_set(err, SS_ENOMEM, "no memory to keep the update for the reload");
+        uint64_t at = UINT64_MAX;
+        if (rc == SS_OK) {
+                pthread_mutex_lock(&e->journal_lock);
+                if (ss__journal(e, changes, n, &at) != SS_OK)
+                        rc = ss_err_set(err, SS_ENOMEM,
+                                        "no memory to keep the update for the reload");
+                pthread_mutex_unlock(&e->journal_lock);
+        }
         if (rc == SS_OK && plan.k) {
                 rc = ss__apply(e, base, &plan, res, err);
                 if (rc != SS_OK)
-                        e->jlen = jlen; /* not applied: not to be applied again either */
+                        ss__unjournal(e, at, n); /* not applied: not to be applied again */
         } else if (rc == SS_OK) {
                 res->named = plan.named;
                 res->version = base->weights_version;
@@ -226,31 +246,31 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
 
 uint64_t ss_engine_reload_begin(struct ss_engine *e)
 {
-        pthread_mutex_lock(&e->update_lock);
+        pthread_mutex_lock(&e->journal_lock);
         if (e->reloads++ == 0) {
                 e->jbase += e->jlen;
                 e->jlen = 0;
         }
         const uint64_t mark = e->jbase + e->jlen;
-        pthread_mutex_unlock(&e->update_lock);
+        pthread_mutex_unlock(&e->journal_lock);
         return mark;
 }
 
-/* Ends one reload (update_lock held): the journal empties with the last. */
+/* Ends one reload: the journal empties with the last. */
 static void ss__reload_end(struct ss_engine *e)
 {
+        pthread_mutex_lock(&e->journal_lock);
         if (e->reloads > 0 && --e->reloads == 0) {
                 e->jbase += e->jlen;
                 e->jlen = 0;
         }
+        pthread_mutex_unlock(&e->journal_lock);
 }
 
 void ss_engine_reload_abort(struct ss_engine *e, uint64_t mark)
 {
         (void)mark;
-        pthread_mutex_lock(&e->update_lock);
         ss__reload_end(e);
-        pthread_mutex_unlock(&e->update_lock);
 }
 
 static bool ss__has_arc(const struct ss_graph *g, uint32_t u, uint32_t v)
@@ -300,7 +320,9 @@ int ss_engine_reload_finish(struct ss_engine *e, struct ss_graph *g, uint64_t ma
         struct ss_weights_plan plan = {0};
 
         pthread_mutex_lock(&e->update_lock);
+        pthread_mutex_lock(&e->journal_lock);
         int rc = ss__replayable(e, g, mark, &c, &n, &res->skipped);
+        pthread_mutex_unlock(&e->journal_lock);
         if (rc != SS_OK)
                 ss_err_set(err, rc, "no memory to apply the updates made during the reload");
         if (rc == SS_OK)

@@ -17,9 +17,6 @@ static void ss__load_work(uv_work_t *w)
         uint64_t t0 = ss_now_ns();
 
         ss_err_clear(&l->err);
-        /* Updates made from now on are applied again to the new graph
-         * before it serves (engine.h, "Live weights"). */
-        const uint64_t mark = ss_engine_reload_begin(l->engine);
         l->result =
             ss_graph_load(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress, &l->err);
         /* The weights file is part of the graph as loaded: applied before
@@ -42,12 +39,12 @@ static void ss__load_work(uv_work_t *w)
         /* It serves from here on, with the updates made meanwhile. */
         struct ss_weights_result replay;
         if (l->result &&
-            ss_engine_reload_finish(l->engine, l->result, mark, &replay, &l->err) != SS_OK) {
+            ss_engine_reload_finish(l->engine, l->result, l->mark, &replay, &l->err) != SS_OK) {
                 ss_graph_unref(l->result);
                 l->result = NULL;
         }
         if (!l->result)
-                ss_engine_reload_abort(l->engine, mark);
+                ss_engine_reload_abort(l->engine, l->mark);
         l->ms = (double)(ss_now_ns() - t0) / 1e6;
 }
 
@@ -66,8 +63,13 @@ bool ss_loader_start(struct ss_loader *l)
                 return false;
         l->busy = true;
         l->work.data = l;
+        /* Updates made from now on (the moment /status says the reload is
+         * in progress) are applied again to the new graph before it serves
+         * (engine.h, "Live weights"). */
+        l->mark = ss_engine_reload_begin(l->engine);
         int rc = uv_queue_work(l->loop, &l->work, ss__load_work, ss__load_done);
         if (rc != 0) {
+                ss_engine_reload_abort(l->engine, l->mark);
                 l->busy = false;
                 ss_log_error("graph", "cannot start loading: %s", uv_strerror(rc));
                 return false;

@@ -27,7 +27,8 @@ struct ss_loader {
         ss_loaded_fn done;
         void *user;
 
-        bool busy; /* a load runs */
+        bool busy;     /* a load runs */
+        uint64_t mark; /* its start in the engine's journal of weight updates */
         uv_work_t work;
         struct ss_graph *result;
         struct ss_err err;
