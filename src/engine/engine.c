@@ -152,6 +152,9 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         struct ss_engine *e = calloc(1, sizeof(*e));
         if (!e)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the engine");
+        pthread_mutex_init(&e->update_lock, NULL);
+        pthread_mutex_init(&e->pool_lock, NULL);
+        pthread_mutex_init(&e->journal_lock, NULL);
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->wake, NULL);
         if (cfg)
@@ -186,7 +189,7 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
 
 /* The all-pairs matrix for a graph small enough (apsp_memory, apsp_max_nodes),
  * computed in the background while the graph serves. */
-static void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
+void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
 {
         if (!e->cfg.apsp_memory || (e->cfg.apsp_max_nodes && g->n > e->cfg.apsp_max_nodes))
                 return;
@@ -252,7 +255,7 @@ struct ss_graph *ss_engine_graph(struct ss_engine *e)
         return g;
 }
 
-void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
+void ss__swap(struct ss_engine *e, struct ss_graph *g)
 {
         struct ss_graph *nw = g ? ss_graph_ref(g) : NULL;
         pthread_mutex_lock(&e->lock);
@@ -264,7 +267,20 @@ void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
         /* CPU workers drop their backends of the old graph when idle. */
         pthread_cond_broadcast(&e->wake);
         pthread_mutex_unlock(&e->lock);
+        /* The customizer belongs to the serving topology's CCH. */
+        if (e->cz && (!nw || ss_cch_of(nw) != e->cz_cch)) {
+                ss_cch_customizer_free(e->cz);
+                e->cz = NULL;
+                e->cz_cch = NULL;
+        }
         ss_graph_unref(old);
+}
+
+void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
+{
+        pthread_mutex_lock(&e->update_lock);
+        ss__swap(e, g);
+        pthread_mutex_unlock(&e->update_lock);
 }
 
 static int ss__check_ids(struct ss_job *job, const uint32_t *ids, size_t n, const char *what)
@@ -351,6 +367,7 @@ void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st)
         st->gpu_workers = e->gpu_ready;
         st->busy = e->cpu_busy + e->gpu_busy;
         st->stopping = e->stopping;
+        st->weights_version = e->graph ? e->graph->weights_version : 0;
         pthread_mutex_unlock(&e->lock);
 }
 
@@ -422,8 +439,12 @@ void ss_engine_free(struct ss_engine *e)
                 return;
         ss_engine_shutdown(e);
         ss__pool_free(e);
+        ss__weights_free(e);
         ss_graph_unref(e->graph);
         pthread_cond_destroy(&e->wake);
         pthread_mutex_destroy(&e->lock);
+        pthread_mutex_destroy(&e->pool_lock);
+        pthread_mutex_destroy(&e->journal_lock);
+        pthread_mutex_destroy(&e->update_lock);
         free(e);
 }

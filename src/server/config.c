@@ -79,6 +79,11 @@ static const struct ss__key ss__keys[] = {
      "graph file: DIMACS .gr, .gr.gz or a snapshot"},
     {"coords", SS__STR, SS__STRF(coords), "", 0, 0, NULL,
      "coordinates file (.co, .co.gz); empty for none"},
+    {"weights", SS__STR, SS__STRF(weights), "", 0, 0, NULL,
+     "weights file (`a U V W` lines, docs/operations.md) applied to the graph at every load "
+     "and reload; empty for none"},
+    {"weights_queue", SS__INT, SS__OFF(weights_queue), 0, "16", 1, 1024, NULL,
+     "POST /weights requests waiting behind the one being applied, at most; more get 503"},
     {"workers", SS__INT, SS__OFF(workers), 0, "0", 0, 1024, NULL,
      "CPU query threads; 0 means one per core"},
     {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,

@@ -193,6 +193,23 @@ static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
         return ss__cpu_task(b->g, c->ws[lane], astar, t, err);
 }
 
+/* The workspaces are sized by the node count alone; the Δ-stepping
+ * contexts hold the graph (and its Δ), so they are made again on demand. */
+static int ss__cpu_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                          size_t k, struct ss_err *err)
+{
+        (void)changed;
+        (void)k;
+        (void)err;
+        struct ss__cpu *c = b->impl;
+        for (unsigned i = 0; i < b->lanes; i++) {
+                ss_cpu_delta_free(c->delta[i]);
+                c->delta[i] = NULL;
+        }
+        ss__cpu_cch_rebind(c->cch, g);
+        return SS_OK;
+}
+
 static void ss__cpu_describe(const struct ss_backend *b, char *buf, size_t len)
 {
         snprintf(buf, len, "CPU, %u thread%s", b->lanes, b->lanes == 1 ? "" : "s");
@@ -203,4 +220,5 @@ const struct ss_backend_ops ss__cpu_backend = {
     .close = ss__cpu_close,
     .run = ss__cpu_run,
     .describe = ss__cpu_describe,
+    .rebind = ss__cpu_rebind,
 };

@@ -11,6 +11,9 @@
 struct ss__cpu_cch;
 struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads);
 void ss__cpu_cch_free(struct ss__cpu_cch *x);
+/* Forgets what belongs to the old weights (a metric built here) before
+ * the backend serves g, a graph of the same topology. */
+void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g);
 
 /* The answer of ss__cpu_cch_task() and ss__cpu_apsp_task() when what they
  * read is not there (no customized hierarchy, no matrix yet): the caller

@@ -130,6 +130,23 @@ void ss_backend_close(struct ss_backend *b)
         free(b);
 }
 
+int ss_backend_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                      size_t k, struct ss_err *err)
+{
+        if (!ss_graph_same_topology(b->g, g))
+                return ss_err_set(err, SS_EINVAL, "the new graph has another topology");
+        if (!b->ops->rebind)
+                return ss_err_set(err, SS_EINVAL,
+                                  "this %s backend cannot take new weights in place",
+                                  ss_device_name(b->device));
+        if (b->g == g)
+                return SS_OK;
+        int rc = b->ops->rebind(b, g, changed, k, err);
+        if (rc == SS_OK)
+                b->g = g;
+        return rc;
+}
+
 static int ss__check(const struct ss_backend *b, unsigned lane, const struct ss_solver *r,
                      const struct ss_task *t, struct ss_err *err)
 {
