@@ -17,9 +17,13 @@ struct ss_config {
         char graph[SS_CONFIG_PATH_MAX];      /* .gr, .gr.gz or snapshot */
         char coords[SS_CONFIG_PATH_MAX];     /* .co or .co.gz; empty for none */
         char time_graph[SS_CONFIG_PATH_MAX]; /* travel times of the same arcs; empty for none */
+        char weights[SS_CONFIG_PATH_MAX];    /* weights file applied at each load; empty for none */
+        int64_t weights_queue;               /* POST /weights waiting at most */
         int64_t workers;                     /* CPU worker threads; 0 = one per core */
         int64_t landmarks;                   /* A* landmarks built at load; 0 = none */
         char cch[8];                         /* "auto", "yes" or "no": the CCH made at load */
+        int64_t apsp_memory_mb;              /* the all-pairs matrix's budget; 0 = none */
+        int64_t apsp_max_nodes;              /* and its node limit; 0 = the budget alone */
         int64_t queue_max;                   /* queued queries at most */
         int64_t deadline_ms;                 /* per request */
         int64_t max_sources;                 /* `from` ids per request */

@@ -62,7 +62,10 @@ void ss_cors_headers(struct MHD_Response *resp, const char *cors_origin, const c
         if (!ok)
                 return;
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", ok);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id");
+        /* A page reads only the headers listed here: the request's id, and
+         * the weights version its answer was computed with. */
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                "X-Request-Id, X-Weights-Version");
         if (!preflight)
                 return;
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", allow);

@@ -24,8 +24,9 @@ const char *ss_cors_allow(const char *cors_origin, const char *origin);
  * they say so in Vary. */
 bool ss_cors_varies(const char *cors_origin);
 
-/* Adds the CORS headers to an answer: always the origin's (when allowed);
- * for a preflight also the methods (allow), the request headers a client
+/* Adds the CORS headers to an answer: always the origin's (when allowed)
+ * and the headers a page may read (X-Request-Id, X-Weights-Version); for a
+ * preflight also the methods (allow), the request headers a client
  * may send and how long a browser may keep the answer. */
 void ss_cors_headers(struct MHD_Response *resp, const char *cors_origin, const char *origin,
                      bool preflight, const char *allow);

@@ -1,7 +1,8 @@
 #include "server/endpoint.h"
 
-static const char *const ss__labels[SS_EP_COUNT] = {"route",   "distances", "health",    "status",
-                                                    "metrics", "nearest",   "isochrone", "other"};
+static const char *const ss__labels[SS_EP_COUNT] = {"route",   "distances", "health",
+                                                    "status",  "metrics",   "weights",
+                                                    "nearest", "isochrone", "other"};
 
 const char *ss_endpoint_name(enum ss_endpoint ep)
 {

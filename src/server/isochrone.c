@@ -42,7 +42,7 @@ static bool ss__members(FILE *f, json_t *o)
         return true;
 }
 
-int ss_isochrone_body(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+static int ss__body(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
 {
         memset(out, 0, sizeof(*out));
         if (job->status != SS_OK)
@@ -105,4 +105,12 @@ int ss_isochrone_body(const struct ss_query *q, struct ss_job *job, struct ss_bo
         }
         ss_body_json(text, out);
         return SS_OK;
+}
+
+int ss_isochrone_body(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+{
+        int rc = ss__body(q, job, out);
+        if (rc == SS_OK) /* X-Weights-Version, as every query's answer has */
+                out->weights_version = job->graph->weights_version + 1;
+        return rc;
 }

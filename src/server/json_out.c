@@ -79,6 +79,9 @@ static void ss__engine_fields(json_t *o, const struct ss_job *job)
         json_object_set_new(o, "fell_back", json_boolean(job->fell_back));
         json_object_set_new(o, "compute_ms",
                             json_real((double)(job->end_ns - job->start_ns) / 1e6));
+        /* The weights the answer was computed with (docs/api.md, /weights). */
+        json_object_set_new(o, "weights_version",
+                            json_integer((json_int_t)job->graph->weights_version));
 }
 
 static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
@@ -257,7 +260,7 @@ static int ss__binary(struct ss_job *job, struct ss_body *out)
         return SS_OK;
 }
 
-int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+static int ss__body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
 {
         memset(out, 0, sizeof(*out));
         if (job->status != SS_OK)
@@ -280,4 +283,12 @@ int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body
                 return SS_ENOMEM;
         ss_body_json(text, out);
         return SS_OK;
+}
+
+int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+{
+        int rc = ss__body_for_job(q, job, out);
+        if (rc == SS_OK)
+                out->weights_version = job->graph->weights_version + 1;
+        return rc;
 }

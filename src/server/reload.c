@@ -1,6 +1,6 @@
-/* The load runs on libuv's thread pool; its completion, back on the loop,
- * hands the graph to the caller. Queries already running keep their
- * reference to the old graph, which is freed with the last of them. */
+/* The load runs on libuv's thread pool, swap included; its completion, back
+ * on the loop, hands the graph to the caller. Queries already running keep
+ * their reference to the old graph, which is freed with the last of them. */
 #include "server/reload.h"
 
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "geo/geo.h"
 #include "io/load.h"
 #include "io/time_graph.h"
+#include "server/weights.h"
 
 /* The readers' progress as log lines: none for a fast load, a few with
  * the time for a slow one (core/log.h). */
@@ -26,7 +27,9 @@ static void ss__progress(void *arg, const char *what, double fraction)
 
 /* What the answers need beside the searches: the spatial index of the
  * coordinates and the travel times. A graph without coordinates has no
- * index; a time graph that does not match fails the load. */
+ * index; a time graph that does not match fails the load. Neither depends
+ * on the weights, so every weights version made from this graph shares
+ * them (core/graph.h, structural slots). */
 static int ss__extras(struct ss_loader *l, struct ss_graph *g, struct ss_progress *progress)
 {
         const struct ss_config *cfg = l->cfg;
@@ -65,6 +68,13 @@ static void ss__load_work(uv_work_t *w)
         l->result =
             ss_graph_load(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress, &l->err);
         ss_log_progress_end(&lp);
+        /* The weights file is part of the graph as loaded: applied before
+         * anything is derived from the weights. */
+        if (l->result && cfg->weights[0] &&
+            ss_weights_file_apply(cfg->weights, l->result, &l->err) != SS_OK) {
+                ss_graph_unref(l->result);
+                l->result = NULL;
+        }
         if (l->result && ss__extras(l, l->result, &progress) != SS_OK) {
                 ss_graph_unref(l->result);
                 l->result = NULL;
@@ -79,6 +89,15 @@ static void ss__load_work(uv_work_t *w)
                 ss_graph_unref(l->result);
                 l->result = NULL;
         }
+        /* It serves from here on, with the updates made meanwhile. */
+        struct ss_weights_result replay;
+        if (l->result &&
+            ss_engine_reload_finish(l->engine, l->result, l->mark, &replay, &l->err) != SS_OK) {
+                ss_graph_unref(l->result);
+                l->result = NULL;
+        }
+        if (!l->result)
+                ss_engine_reload_abort(l->engine, l->mark);
         l->ms = (double)(ss_now_ns() - t0) / 1e6;
 }
 
@@ -97,8 +116,13 @@ bool ss_loader_start(struct ss_loader *l)
                 return false;
         l->busy = true;
         l->work.data = l;
+        /* Updates made from now on (the moment /status says the reload is
+         * in progress) are applied again to the new graph before it serves
+         * (engine.h, "Live weights"). */
+        l->mark = ss_engine_reload_begin(l->engine);
         int rc = uv_queue_work(l->loop, &l->work, ss__load_work, ss__load_done);
         if (rc != 0) {
+                ss_engine_reload_abort(l->engine, l->mark);
                 l->busy = false;
                 ss_log_error("graph", "cannot start loading: %s", uv_strerror(rc));
                 return false;

@@ -15,6 +15,7 @@
 #include "server/nearest.h"
 #include "server/snap.h"
 #include "server/status.h"
+#include "server/weights.h"
 
 static enum ss_job_kind ss__route_job(const struct ss_query *q)
 {
@@ -80,6 +81,7 @@ static const struct ss_route ss__table[] = {
      .methods = SS__GET,
      .handler = ss_status_metrics,
      .render = ss_view_render_text},
+    {.path = "/weights", .ep = SS_EP_WEIGHTS, .methods = SS_METHOD_POST, .start = ss_weights_post},
 };
 
 #define SS__NROUTES (sizeof(ss__table) / sizeof(ss__table[0]))
@@ -198,6 +200,13 @@ static enum MHD_Result ss__arg(void *cls, enum MHD_ValueKind kind, const char *k
         else
                 a->rc = ss_query_param(a->q, key, value, &a->err);
         return a->rc == SS_OK ? MHD_YES : MHD_NO;
+}
+
+unsigned ss_routes_url_params(struct ss_request *r)
+{
+        struct ss__args a = {.rc = SS_OK};
+        MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, ss__arg, &a);
+        return a.count;
 }
 
 /* Parses the request into r->q; returns SS_OK or an error with err set. */
@@ -354,6 +363,8 @@ bool ss_routes_dispatch(void *user, struct ss_request *r)
         }
         if (route->job || route->answer)
                 return ss__query(rt, r, method == SS_METHOD_POST);
+        if (route->start)
+                return route->start(rt, r);
 
         struct ss_view v = {0};
         struct ss_err err = {0};

@@ -19,6 +19,8 @@
 #include "server/metrics.h"
 #include "server/state.h"
 
+struct ss_updater;
+
 /* What the endpoints may read or use; owned by the server. */
 struct ss_routes {
         const struct ss_config *cfg;
@@ -26,6 +28,7 @@ struct ss_routes {
         struct ss_engine *engine;
         struct ss_http *http;
         struct ss_metrics *metrics;
+        struct ss_updater *updater; /* POST /weights (weights.h) */
 };
 
 enum { SS_METHOD_GET = 1u << 0, SS_METHOD_HEAD = 1u << 1, SS_METHOD_POST = 1u << 2 };
@@ -58,7 +61,15 @@ struct ss_route {
          * a view from the current graph, rendered by render. */
         int (*answer)(const struct ss_routes *rt, const struct ss_query *q, struct ss_graph *g,
                       struct ss_view *v, struct ss_err *err);
+        /* Work off the loop that is no engine job (a weight update): takes
+         * the request and returns true (its end fills r->resp and calls
+         * ss_http_complete), or fills r->resp and returns false. */
+        bool (*start)(const struct ss_routes *rt, struct ss_request *r);
 };
+
+/* How many parameters r's URL has, empty items (`?&`, a trailing `&`) not
+ * counted, as no query counts them. */
+unsigned ss_routes_url_params(struct ss_request *r);
 
 /* The HTTP layer's hooks; user is a struct ss_routes. */
 void ss_routes_classify(void *user, struct ss_request *r, const char *path);

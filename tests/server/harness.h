@@ -27,6 +27,7 @@ struct resp {
         char rid[96];   /* X-Request-Id */
         char acao[128]; /* Access-Control-Allow-Origin */
         char acam[64];  /* Access-Control-Allow-Methods */
+        char aceh[128]; /* Access-Control-Expose-Headers */
 };
 
 struct Suite;
@@ -46,6 +47,12 @@ void h_cleanup(void);
 
 /* Runs ssspd-gen road --nodes n --seed seed --out DIR/name; returns the prefix. */
 const char *h_gen_road(uint64_t nodes, uint64_t seed, const char *name);
+
+/* Writes the travel-time twin of the .gr file from to the file to: the
+ * same arcs in the same order with other weights, as a DIMACS -t file;
+ * with shuffle, the fifth arc goes to another node (a twin that does not
+ * match). */
+void h_write_time_graph(const char *from, const char *to, bool shuffle);
 
 /* Starts ssspd with args (NULL-terminated) plus --listen on a free port
  * (unless args name --listen themselves).

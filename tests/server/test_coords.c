@@ -48,36 +48,13 @@ static json_int_t ival(json_t *o, const char *key)
         return json_integer_value(v);
 }
 
-/* The same arcs in the same order with other weights: a -t file. */
-static void write_time_graph(const char *from, const char *to, int shuffle)
-{
-        FILE *in = fopen(from, "r"), *out = fopen(to, "w");
-        ck_assert_ptr_nonnull(in);
-        ck_assert_ptr_nonnull(out);
-        char line[256];
-        unsigned long long k = 0;
-        while (fgets(line, sizeof(line), in)) {
-                unsigned long long u, v, w;
-                if (sscanf(line, "a %llu %llu %llu", &u, &v, &w) == 3) {
-                        k++;
-                        if (shuffle && k == 5) /* the fifth arc goes elsewhere */
-                                v = v % 1000 + 1;
-                        fprintf(out, "a %llu %llu %llu\n", u, v, (w * 7 + k) % 1000 + 1);
-                } else {
-                        fputs(line, out);
-                }
-        }
-        fclose(in);
-        ck_assert_int_eq(fclose(out), 0);
-}
-
 static void setup(void)
 {
         const char *road = h_gen_road(20000, 11, "coords20k");
         snprintf(gr, sizeof(gr), "%s.gr", road);
         snprintf(co, sizeof(co), "%s.co", road);
         snprintf(tgr, sizeof(tgr), "%s-t.gr", road);
-        write_time_graph(gr, tgr, 0);
+        h_write_time_graph(gr, tgr, false);
         const char *args[] = {"--graph",      gr,     "--coords",  co,
                               "--time-graph", tgr,    "--workers", "2",
                               "--max-matrix", "1000", NULL};
@@ -467,7 +444,7 @@ START_TEST(time_graph_must_match)
 {
         char bad[320];
         snprintf(bad, sizeof(bad), "%s.bad", tgr);
-        write_time_graph(gr, bad, 1);
+        h_write_time_graph(gr, bad, true);
         const char *wrong[] = {bad, ss_test_data("dimacs/samples/sample.gr")};
         const char *want[] = {"the arcs must be listed in the same order", "nodes and"};
         for (int i = 0; i < 2; i++) {

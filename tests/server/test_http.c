@@ -120,6 +120,8 @@ START_TEST(cors_and_preflight)
         ck_assert_int_eq(r.status, 200);
         ck_assert_str_eq(r.acao, "http://localhost:3000");
         ck_assert_ptr_nonnull(strstr(r.vary, "Origin"));
+        /* The page may read the request's id and the weights version. */
+        ck_assert_str_eq(r.aceh, "X-Request-Id, X-Weights-Version");
         h_resp_free(&r);
         /* Errors carry it too, or the page could not read them. */
         h_req_h(&dmn, "GET", "/route?from=0&to=2", NULL, ok, &r);
@@ -145,6 +147,12 @@ START_TEST(cors_and_preflight)
         h_req_h(&dmn, "OPTIONS", "/health", NULL, pre, &r);
         ck_assert_int_eq(r.status, 204);
         ck_assert_str_eq(r.allow, "GET, HEAD, OPTIONS");
+        h_resp_free(&r);
+        /* A page may send weight updates too. */
+        h_req_h(&dmn, "OPTIONS", "/weights", NULL, pre, &r);
+        ck_assert_int_eq(r.status, 204);
+        ck_assert_str_eq(r.acao, "https://maps.example.org");
+        ck_assert_str_eq(r.acam, "POST, OPTIONS");
         h_resp_free(&r);
         h_req_h(&dmn, "OPTIONS", "/nope", NULL, pre, &r);
         ck_assert_int_eq(r.status, 404);
