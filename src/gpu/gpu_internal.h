@@ -39,6 +39,18 @@ struct ss__bhost {
         uint32_t *dbad;              /* device, one word (landmark check) */
 };
 
+/* The family rows' layouts on one device (family.c): built from the host
+ * graph on the first query of a row that needs one, under the memory limit,
+ * and kept until close. */
+struct ss__famhost {
+        pthread_mutex_t lock;
+        bool ready;                                 /* lock initialised */
+        int state[SS_GPU_ALGO_COUNT];               /* 0 not built, 1 on the device, < 0 refused */
+        char why[SS_GPU_ALGO_COUNT][SS_ERRMSG_MAX]; /* the refusal, for later queries */
+        struct ss__fam dev;                         /* device pointers (NULL until built) */
+        atomic_uint_fast64_t bytes;                 /* device memory the layouts hold */
+};
+
 struct ss_gpu {
         int device;
         char name[256];
@@ -74,6 +86,10 @@ struct ss_gpu {
         unsigned blk_free;
         uint64_t blk_next, blk_serving;
         unsigned resident; /* blocks that can be resident at once */
+        /* The rest of the family (family.c). */
+        const struct ss_graph *host; /* the graph of ss_gpu_open(), alive until close */
+        uint64_t limit;              /* the memory limit the open worked under */
+        struct ss__famhost fam;
 };
 
 /* Waits for ev on w's stream while polling cancel (raising the device's
@@ -92,6 +108,20 @@ void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_er
 /* Takes / gives back blocks of the device's budget for a cooperative launch. */
 void ss__blocks_take(struct ss_gpu *gpu, unsigned blocks);
 void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks);
+
+/* The family's layouts (family.c). ss__family_prepare() makes the layout
+ * row `algo` needs (if any) ready on the device: SS_OK; SS_ENOGPU when it
+ * does not fit under the memory limit or on the device (the query goes to
+ * the CPU; the refusal is remembered); SS_ENOMEM (host memory); SS_EGPU (a
+ * copy failed). Thread-safe; the caller has set the device. Whoever changes
+ * the graph's weights on the device calls ss__family_drop() (no query
+ * running) so that the layouts are built again from the new weights. */
+int ss__family_init(struct ss_gpu *gpu);
+int ss__family_prepare(struct ss_gpu *gpu, enum ss_gpu_algo algo, struct ss_err *err);
+void ss__family_drop(struct ss_gpu *gpu);
+void ss__family_free(struct ss_gpu *gpu);
+/* Fewest blocks per SM of the family's kernels (for the block budget). */
+int ss__family_blocks_per_sm(int *out, struct ss_err *err);
 
 /* Batch workspaces (batch.c). */
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);

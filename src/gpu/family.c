@@ -1,0 +1,395 @@
+/* The layouts of the rest of the GPU family (docs/gpu.md): the sliced
+ * ELLPACK of the in-arcs (bf-ell), the edge list (bf-edgelist) and the
+ * lightest in-arc of every vertex (gpu-dijkstra). Δ-stepping, bf and bf-queue
+ * need none: they read the CSR every query uses.
+ *
+ * A layout is built on the host from the graph given to ss_gpu_open() and
+ * copied to the device the first time its row runs, so a daemon that never
+ * runs a row never pays for it. It counts in ss_gpu_mem_used(), and it is
+ * refused (SS_ENOGPU: the query goes to the CPU, the device stays healthy)
+ * when it would pass the memory limit of the open or does not fit on the
+ * device. The layouts are shared by every stream and read-only.
+ */
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "gpu/gpu_internal.h"
+
+int ss__family_init(struct ss_gpu *gpu)
+{
+        struct ss__famhost *f = &gpu->fam;
+        memset(f->state, 0, sizeof(f->state));
+        memset(&f->dev, 0, sizeof(f->dev));
+        atomic_init(&f->bytes, 0);
+        if (pthread_mutex_init(&f->lock, NULL) != 0)
+                return SS_ENOMEM;
+        f->ready = true;
+        return SS_OK;
+}
+
+static void ss__dfree(const void *p)
+{
+        if (p)
+                cudaFree((void *)p);
+}
+
+void ss__family_drop(struct ss_gpu *gpu)
+{
+        struct ss__famhost *f = &gpu->fam;
+        if (!f->ready)
+                return;
+        pthread_mutex_lock(&f->lock);
+        ss__dfree(f->dev.ell_info);
+        ss__dfree(f->dev.ell_soff);
+        ss__dfree(f->dev.ell);
+        ss__dfree(f->dev.el_src);
+        ss__dfree(f->dev.el_dst);
+        ss__dfree(f->dev.el_w);
+        ss__dfree(f->dev.minin);
+        memset(&f->dev, 0, sizeof(f->dev));
+        memset(f->state, 0, sizeof(f->state));
+        atomic_store(&f->bytes, 0);
+        pthread_mutex_unlock(&f->lock);
+}
+
+void ss__family_free(struct ss_gpu *gpu)
+{
+        if (!gpu->fam.ready)
+                return;
+        ss__family_drop(gpu);
+        pthread_mutex_destroy(&gpu->fam.lock);
+        gpu->fam.ready = false;
+}
+
+int ss__family_blocks_per_sm(int *out, struct ss_err *err)
+{
+        int (*const fns[])(int *, struct ss_err *) = {
+            ss__bf_ell_blocks_per_sm, ss__bf_queue_blocks_per_sm, ss__dijkstra_blocks_per_sm,
+            ss__bf_edgelist_blocks_per_sm};
+        int best = 1 << 30;
+        for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+                int k = 0;
+                int rc = fns[i](&k, err);
+                if (rc)
+                        return rc;
+                best = k < best ? k : best;
+        }
+        *out = best;
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device memory                                                       */
+/* ------------------------------------------------------------------ */
+
+/* What a build may still allocate: the open's limit less what the engine
+ * holds. */
+static uint64_t ss__room(const struct ss_gpu *gpu)
+{
+        const uint64_t used = gpu->mem_used + atomic_load(&gpu->fam.bytes);
+        return gpu->limit > used ? gpu->limit - used : 0;
+}
+
+static int ss__too_big(struct ss_gpu *gpu, const char *what, uint64_t bytes, struct ss_err *err)
+{
+        return ss_err_set(err, SS_ENOGPU,
+                          "%s needs %.1f MiB of device memory; %.1f MiB of the %.1f MiB limit "
+                          "are left",
+                          what, bytes / SS__MIB, ss__room(gpu) / SS__MIB, gpu->limit / SS__MIB);
+}
+
+/* Copies bytes of host to a new device array *out. SS_ENOGPU when the
+ * device has no room (the allocation's error is cleared), SS_EGPU when the
+ * copy fails. */
+static int ss__fam_upload(void **out, const void *host, uint64_t bytes, const char *what,
+                          struct ss_err *err)
+{
+        *out = NULL;
+        cudaError_t e = cudaMalloc(out, bytes ? bytes : 1);
+        if (e != cudaSuccess) {
+                cudaGetLastError();
+                *out = NULL;
+                return ss_err_set(err, SS_ENOGPU, "no device memory for %s (%.1f MiB): %s", what,
+                                  bytes / SS__MIB, cudaGetErrorString(e));
+        }
+        if (bytes && (e = cudaMemcpy(*out, host, bytes, cudaMemcpyHostToDevice)) != cudaSuccess) {
+                cudaFree(*out);
+                *out = NULL;
+                return ss__cuda_fail(err, "cudaMemcpy (family layout)", e, __FILE__, __LINE__);
+        }
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* gpu-dijkstra: the lightest in-arc of every vertex                   */
+/* ------------------------------------------------------------------ */
+
+static int ss__build_minin(struct ss_gpu *gpu, struct ss_err *err)
+{
+        const struct ss_graph *g = gpu->host;
+        const uint64_t bytes = (uint64_t)g->n * 4;
+        if (bytes > ss__room(gpu))
+                return ss__too_big(gpu, "gpu-dijkstra's in-weight table", bytes, err);
+        uint32_t *minin = malloc(bytes ? bytes : 1);
+        if (!minin)
+                return ss_err_set(err, SS_ENOMEM, "no host memory for %u in-weights", g->n);
+        for (uint32_t v = 0; v < g->n; v++)
+                minin[v] = SS__NO_IN;
+        for (uint64_t a = 0; a < g->m; a++)
+                if (g->w[a] < minin[g->col[a]])
+                        minin[g->col[a]] = g->w[a];
+        void *d = NULL;
+        int rc = ss__fam_upload(&d, minin, bytes, "gpu-dijkstra's in-weight table", err);
+        free(minin);
+        if (rc)
+                return rc;
+        gpu->fam.dev.minin = d;
+        atomic_fetch_add(&gpu->fam.bytes, bytes);
+        return SS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* bf-edgelist: (tail, head, weight) by head block, then by tail       */
+/* ------------------------------------------------------------------ */
+
+static int ss__build_edgelist(struct ss_gpu *gpu, struct ss_err *err)
+{
+        const struct ss_graph *g = gpu->host;
+        const uint64_t m = g->m, bytes = m * 12;
+        if (bytes > ss__room(gpu))
+                return ss__too_big(gpu, "bf-edgelist's edge list", bytes, err);
+        const uint64_t nb = ((uint64_t)g->n >> SS__EL_BLOCK_BITS) + 1;
+        uint64_t *at = calloc(nb + 1, sizeof(uint64_t));
+        uint32_t *src = malloc(m ? m * 4 : 4), *dst = malloc(m ? m * 4 : 4),
+                 *w = malloc(m ? m * 4 : 4);
+        int rc = SS_OK;
+        if (!at || !src || !dst || !w) {
+                rc = ss_err_set(err, SS_ENOMEM,
+                                "no host memory for an edge list of %" PRIu64 " arcs", m);
+                goto out;
+        }
+        /* A counting sort by head block; the CSR is in tail order and the
+         * sort is stable, so each block comes out in tail order. */
+        for (uint64_t a = 0; a < m; a++)
+                at[(g->col[a] >> SS__EL_BLOCK_BITS) + 1]++;
+        for (uint64_t b = 0; b < nb; b++)
+                at[b + 1] += at[b];
+        for (uint32_t u = 0; u < g->n; u++)
+                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                        const uint64_t i = at[g->col[a] >> SS__EL_BLOCK_BITS]++;
+                        src[i] = u;
+                        dst[i] = g->col[a];
+                        w[i] = g->w[a];
+                }
+        void *ds = NULL, *dd = NULL, *dw = NULL;
+        if ((rc = ss__fam_upload(&ds, src, m * 4, "bf-edgelist's tails", err)) ||
+            (rc = ss__fam_upload(&dd, dst, m * 4, "bf-edgelist's heads", err)) ||
+            (rc = ss__fam_upload(&dw, w, m * 4, "bf-edgelist's weights", err))) {
+                ss__dfree(ds);
+                ss__dfree(dd);
+                ss__dfree(dw);
+                goto out;
+        }
+        gpu->fam.dev.el_src = ds;
+        gpu->fam.dev.el_dst = dd;
+        gpu->fam.dev.el_w = dw;
+        atomic_fetch_add(&gpu->fam.bytes, bytes);
+out:
+        free(at);
+        free(src);
+        free(dst);
+        free(w);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* bf-ell: sliced ELLPACK of the in-arcs, long rows split              */
+/* ------------------------------------------------------------------ */
+
+/* One virtual row: up to SS__ELL_K in-arcs of head, from position begin of
+ * the in-arc arrays. */
+struct ss__vrow {
+        uint32_t head, len;
+        uint64_t begin;
+};
+
+static int ss__build_ell(struct ss_gpu *gpu, struct ss_err *err)
+{
+        const struct ss_graph *g = gpu->host;
+        const uint32_t n = g->n;
+        const uint64_t m = g->m;
+        int rc = SS_OK;
+        uint64_t *irow = calloc((size_t)n + 1, sizeof(uint64_t));
+        uint32_t *itail = malloc(m ? m * 4 : 4), *iw = malloc(m ? m * 4 : 4);
+        struct ss__vrow *rows = NULL, *sorted = NULL;
+        uint64_t *soff = NULL;
+        uint2 *ell = NULL, *info = NULL;
+        if (!irow || !itail || !iw) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory for the in-arcs");
+                goto out;
+        }
+        /* The in-arcs by head (a counting sort of the arcs by head). */
+        for (uint64_t a = 0; a < m; a++)
+                irow[g->col[a] + 1]++;
+        uint64_t nrows = 0;
+        for (uint32_t v = 0; v < n; v++) {
+                nrows += (irow[v + 1] + SS__ELL_K - 1) / SS__ELL_K;
+                irow[v + 1] += irow[v];
+        }
+        for (uint32_t u = 0; u < n; u++)
+                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                        const uint64_t i = irow[g->col[a]]++;
+                        itail[i] = u;
+                        iw[i] = g->w[a];
+                }
+        for (uint32_t v = n; v > 0; v--) /* undo the shift of the fill */
+                irow[v] = irow[v - 1];
+        irow[0] = 0;
+        /* Virtual rows in head order, then sorted by length (longest first)
+         * within windows of SS__ELL_SIGMA rows: a counting sort per window,
+         * lengths being 1..SS__ELL_K. */
+        const uint64_t padded = (nrows + 31) / 32 * 32;
+        rows = malloc((nrows ? nrows : 1) * sizeof(*rows));
+        sorted = malloc((nrows ? nrows : 1) * sizeof(*sorted));
+        if (!rows || !sorted) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory for %" PRIu64 " ELL rows", nrows);
+                goto out;
+        }
+        uint64_t k = 0;
+        for (uint32_t v = 0; v < n; v++)
+                for (uint64_t b = irow[v]; b < irow[v + 1]; b += SS__ELL_K) {
+                        const uint64_t left = irow[v + 1] - b;
+                        rows[k++] = (struct ss__vrow){
+                            v, (uint32_t)(left < SS__ELL_K ? left : SS__ELL_K), b};
+                }
+        for (uint64_t w0 = 0; w0 < nrows; w0 += SS__ELL_SIGMA) {
+                const uint64_t w1 = w0 + SS__ELL_SIGMA < nrows ? w0 + SS__ELL_SIGMA : nrows;
+                uint64_t cnt[SS__ELL_K + 2] = {0};
+                for (uint64_t i = w0; i < w1; i++)
+                        cnt[SS__ELL_K - rows[i].len + 1]++;
+                for (int l = 0; l <= SS__ELL_K; l++)
+                        cnt[l + 1] += cnt[l];
+                for (uint64_t i = w0; i < w1; i++)
+                        sorted[w0 + cnt[SS__ELL_K - rows[i].len]++] = rows[i];
+        }
+        /* Slices of 32 rows, each padded to its longest row. */
+        const uint64_t nslices = padded / 32;
+        soff = malloc((nslices + 1) * sizeof(uint64_t));
+        if (!soff) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory for %" PRIu64 " slices", nslices);
+                goto out;
+        }
+        soff[0] = 0;
+        for (uint64_t s = 0; s < nslices; s++) {
+                uint32_t width = 0;
+                for (uint64_t i = s * 32; i < s * 32 + 32 && i < nrows; i++)
+                        width = sorted[i].len > width ? sorted[i].len : width;
+                soff[s + 1] = soff[s] + 32 * (uint64_t)width;
+        }
+        const uint64_t entries = soff[nslices];
+        const uint64_t bytes =
+            entries * sizeof(uint2) + padded * sizeof(uint2) + (nslices + 1) * sizeof(uint64_t);
+        if (bytes > ss__room(gpu)) {
+                rc = ss__too_big(gpu, "bf-ell's ELL layout", bytes, err);
+                goto out;
+        }
+        ell = calloc(entries ? entries : 1, sizeof(uint2));
+        info = malloc((padded ? padded : 1) * sizeof(uint2));
+        if (!ell || !info) {
+                rc = ss_err_set(err, SS_ENOMEM, "no host memory for %" PRIu64 " ELL entries",
+                                entries);
+                goto out;
+        }
+        for (uint64_t i = 0; i < padded; i++) {
+                if (i >= nrows) {
+                        info[i] = (uint2){SS__NO_NODE, 0};
+                        continue;
+                }
+                const struct ss__vrow *rw = &sorted[i];
+                info[i] = (uint2){rw->head, rw->len};
+                uint2 *e = ell + soff[i / 32] + (i % 32);
+                for (uint32_t j = 0; j < rw->len; j++)
+                        e[(uint64_t)j * 32] = (uint2){itail[rw->begin + j], iw[rw->begin + j]};
+        }
+        void *di = NULL, *ds = NULL, *de = NULL;
+        if ((rc = ss__fam_upload(&di, info, padded * sizeof(uint2), "bf-ell's rows", err)) ||
+            (rc = ss__fam_upload(&ds, soff, (nslices + 1) * sizeof(uint64_t), "bf-ell's slices",
+                                 err)) ||
+            (rc = ss__fam_upload(&de, ell, entries * sizeof(uint2), "bf-ell's entries", err))) {
+                ss__dfree(di);
+                ss__dfree(ds);
+                ss__dfree(de);
+                goto out;
+        }
+        gpu->fam.dev.ell_rows = padded;
+        gpu->fam.dev.ell_info = di;
+        gpu->fam.dev.ell_soff = ds;
+        gpu->fam.dev.ell = de;
+        atomic_fetch_add(&gpu->fam.bytes, bytes);
+        ss_log_info("gpu",
+                    "bf-ell layout: %" PRIu64 " rows in %" PRIu64 " slices, %" PRIu64
+                    " entries for %" PRIu64 " arcs (%.1f%% padding), %.1f MiB",
+                    nrows, nslices, entries, m,
+                    entries ? 100.0 * (double)(entries - m) / (double)entries : 0.0,
+                    bytes / SS__MIB);
+out:
+        free(irow);
+        free(itail);
+        free(iw);
+        free(rows);
+        free(sorted);
+        free(soff);
+        free(ell);
+        free(info);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* On first use                                                        */
+/* ------------------------------------------------------------------ */
+
+int ss__family_prepare(struct ss_gpu *gpu, enum ss_gpu_algo algo, struct ss_err *err)
+{
+        int (*build)(struct ss_gpu *, struct ss_err *) = NULL;
+        switch (algo) {
+        case SS_GPU_BF_ELL:
+                build = ss__build_ell;
+                break;
+        case SS_GPU_BF_EDGELIST:
+                build = ss__build_edgelist;
+                break;
+        case SS_GPU_DIJKSTRA:
+                build = ss__build_minin;
+                break;
+        default:
+                return SS_OK; /* the CSR suffices */
+        }
+        struct ss__famhost *f = &gpu->fam;
+        int rc = SS_OK;
+        pthread_mutex_lock(&f->lock);
+        if (f->state[algo] == 1) {
+                rc = SS_OK;
+        } else if (f->state[algo] < 0) {
+                rc = ss_err_set(err, f->state[algo], "%s", f->why[algo]);
+        } else {
+                const uint64_t t0 = ss_now_ns();
+                rc = build(gpu, err);
+                if (rc == SS_OK) {
+                        f->state[algo] = 1;
+                        ss_log_info("gpu", "%s: layout for %s built in %.0f ms", gpu->name,
+                                    ss_gpu_algo_name(algo), (ss_now_ns() - t0) / 1e6);
+                } else if (rc == SS_ENOGPU) {
+                        /* Remembered: the limit does not change while open. */
+                        f->state[algo] = rc;
+                        snprintf(f->why[algo], sizeof(f->why[algo]), "%s", err->msg);
+                        ss_log_warn("gpu", "%s: %s; its queries go to the CPU", gpu->name,
+                                    err->msg);
+                }
+        }
+        pthread_mutex_unlock(&f->lock);
+        return rc;
+}
