@@ -128,20 +128,28 @@ static int ss__fam_upload(void **out, const void *host, uint64_t bytes, const ch
 /* gpu-dijkstra: the lightest in-arc of every vertex                   */
 /* ------------------------------------------------------------------ */
 
+uint32_t *ss__minin_build(const struct ss_graph *g)
+{
+        uint32_t *minin = malloc(g->n ? (size_t)g->n * 4 : 4);
+        if (!minin)
+                return NULL;
+        for (uint32_t v = 0; v < g->n; v++)
+                minin[v] = SS__NO_IN;
+        for (uint64_t a = 0; a < g->m; a++)
+                if (g->w[a] < minin[g->col[a]])
+                        minin[g->col[a]] = g->w[a];
+        return minin;
+}
+
 static int ss__build_minin(struct ss_gpu *gpu, struct ss_err *err)
 {
         const struct ss_graph *g = gpu->host;
         const uint64_t bytes = (uint64_t)g->n * 4;
         if (bytes > ss__room(gpu))
                 return ss__too_big(gpu, "gpu-dijkstra's in-weight table", bytes, err);
-        uint32_t *minin = malloc(bytes ? bytes : 1);
+        uint32_t *minin = ss__minin_build(g);
         if (!minin)
                 return ss_err_set(err, SS_ENOMEM, "no host memory for %u in-weights", g->n);
-        for (uint32_t v = 0; v < g->n; v++)
-                minin[v] = SS__NO_IN;
-        for (uint64_t a = 0; a < g->m; a++)
-                if (g->w[a] < minin[g->col[a]])
-                        minin[g->col[a]] = g->w[a];
         void *d = NULL;
         int rc = ss__fam_upload(&d, minin, bytes, "gpu-dijkstra's in-weight table", err);
         free(minin);
@@ -153,56 +161,91 @@ static int ss__build_minin(struct ss_gpu *gpu, struct ss_err *err)
 }
 
 /* ------------------------------------------------------------------ */
-/* bf-edgelist: (tail, head, weight) by head block, then by tail       */
+/* bf-edgelist: (tail, head, weight) by tail block, then by head       */
 /* ------------------------------------------------------------------ */
+
+void ss__edgelist_host_free(struct ss__edgelist_host *h)
+{
+        free(h->src);
+        free(h->dst);
+        free(h->w);
+        memset(h, 0, sizeof(*h));
+}
+
+int ss__edgelist_build(const struct ss_graph *g, struct ss__edgelist_host *out, struct ss_err *err)
+{
+        const uint32_t n = g->n;
+        const uint64_t m = g->m;
+        const uint64_t nb = ((uint64_t)n >> SS__EL_BLOCK_BITS) + 1;
+        const size_t m4 = (m ? m : 1) * 4;
+        memset(out, 0, sizeof(*out));
+        uint64_t *at = calloc((size_t)n + 1, sizeof(uint64_t));
+        uint32_t *hs = malloc(m4), *hd = malloc(m4), *hw = malloc(m4);
+        out->src = malloc(m4);
+        out->dst = malloc(m4);
+        out->w = malloc(m4);
+        int rc = SS_OK;
+        if (!at || !hs || !hd || !hw || !out->src || !out->dst || !out->w) {
+                rc = ss_err_set(err, SS_ENOMEM,
+                                "no host memory for an edge list of %" PRIu64 " arcs", m);
+                ss__edgelist_host_free(out);
+                goto out;
+        }
+        /* Two stable counting sorts: the arcs (in tail order in the CSR) by
+         * head, then by tail block; each tail block comes out in head order. */
+        for (uint64_t a = 0; a < m; a++)
+                at[g->col[a] + 1]++;
+        for (uint32_t v = 0; v < n; v++)
+                at[v + 1] += at[v];
+        for (uint32_t u = 0; u < n; u++)
+                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                        const uint64_t i = at[g->col[a]]++;
+                        hs[i] = u;
+                        hd[i] = g->col[a];
+                        hw[i] = g->w[a];
+                }
+        memset(at, 0, (nb + 1) * sizeof(uint64_t));
+        for (uint64_t a = 0; a < m; a++)
+                at[(hs[a] >> SS__EL_BLOCK_BITS) + 1]++;
+        for (uint64_t b = 0; b < nb; b++)
+                at[b + 1] += at[b];
+        for (uint64_t a = 0; a < m; a++) {
+                const uint64_t i = at[hs[a] >> SS__EL_BLOCK_BITS]++;
+                out->src[i] = hs[a];
+                out->dst[i] = hd[a];
+                out->w[i] = hw[a];
+        }
+out:
+        free(at);
+        free(hs);
+        free(hd);
+        free(hw);
+        return rc;
+}
 
 static int ss__build_edgelist(struct ss_gpu *gpu, struct ss_err *err)
 {
-        const struct ss_graph *g = gpu->host;
-        const uint64_t m = g->m, bytes = m * 12;
+        const uint64_t m = gpu->host->m, bytes = m * 12;
         if (bytes > ss__room(gpu))
                 return ss__too_big(gpu, "bf-edgelist's edge list", bytes, err);
-        const uint64_t nb = ((uint64_t)g->n >> SS__EL_BLOCK_BITS) + 1;
-        uint64_t *at = calloc(nb + 1, sizeof(uint64_t));
-        uint32_t *src = malloc(m ? m * 4 : 4), *dst = malloc(m ? m * 4 : 4),
-                 *w = malloc(m ? m * 4 : 4);
-        int rc = SS_OK;
-        if (!at || !src || !dst || !w) {
-                rc = ss_err_set(err, SS_ENOMEM,
-                                "no host memory for an edge list of %" PRIu64 " arcs", m);
-                goto out;
-        }
-        /* A counting sort by head block; the CSR is in tail order and the
-         * sort is stable, so each block comes out in tail order. */
-        for (uint64_t a = 0; a < m; a++)
-                at[(g->col[a] >> SS__EL_BLOCK_BITS) + 1]++;
-        for (uint64_t b = 0; b < nb; b++)
-                at[b + 1] += at[b];
-        for (uint32_t u = 0; u < g->n; u++)
-                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++) {
-                        const uint64_t i = at[g->col[a] >> SS__EL_BLOCK_BITS]++;
-                        src[i] = u;
-                        dst[i] = g->col[a];
-                        w[i] = g->w[a];
-                }
+        struct ss__edgelist_host h;
+        int rc = ss__edgelist_build(gpu->host, &h, err);
+        if (rc)
+                return rc;
         void *ds = NULL, *dd = NULL, *dw = NULL;
-        if ((rc = ss__fam_upload(&ds, src, m * 4, "bf-edgelist's tails", err)) ||
-            (rc = ss__fam_upload(&dd, dst, m * 4, "bf-edgelist's heads", err)) ||
-            (rc = ss__fam_upload(&dw, w, m * 4, "bf-edgelist's weights", err))) {
+        if ((rc = ss__fam_upload(&ds, h.src, m * 4, "bf-edgelist's tails", err)) ||
+            (rc = ss__fam_upload(&dd, h.dst, m * 4, "bf-edgelist's heads", err)) ||
+            (rc = ss__fam_upload(&dw, h.w, m * 4, "bf-edgelist's weights", err))) {
                 ss__dfree(ds);
                 ss__dfree(dd);
                 ss__dfree(dw);
-                goto out;
+        } else {
+                gpu->fam.dev.el_src = ds;
+                gpu->fam.dev.el_dst = dd;
+                gpu->fam.dev.el_w = dw;
+                atomic_fetch_add(&gpu->fam.bytes, bytes);
         }
-        gpu->fam.dev.el_src = ds;
-        gpu->fam.dev.el_dst = dd;
-        gpu->fam.dev.el_w = dw;
-        atomic_fetch_add(&gpu->fam.bytes, bytes);
-out:
-        free(at);
-        free(src);
-        free(dst);
-        free(w);
+        ss__edgelist_host_free(&h);
         return rc;
 }
 
@@ -217,12 +260,21 @@ struct ss__vrow {
         uint64_t begin;
 };
 
-static int ss__build_ell(struct ss_gpu *gpu, struct ss_err *err)
+void ss__ell_host_free(struct ss__ell_host *h)
 {
-        const struct ss_graph *g = gpu->host;
+        free(h->info);
+        free(h->soff);
+        free(h->ell);
+        memset(h, 0, sizeof(*h));
+}
+
+int ss__ell_build(const struct ss_graph *g, uint64_t room, struct ss__ell_host *out,
+                  struct ss_err *err)
+{
         const uint32_t n = g->n;
         const uint64_t m = g->m;
         int rc = SS_OK;
+        memset(out, 0, sizeof(*out));
         uint64_t *irow = calloc((size_t)n + 1, sizeof(uint64_t));
         uint32_t *itail = malloc(m ? m * 4 : 4), *iw = malloc(m ? m * 4 : 4);
         struct ss__vrow *rows = NULL, *sorted = NULL;
@@ -293,8 +345,9 @@ static int ss__build_ell(struct ss_gpu *gpu, struct ss_err *err)
         const uint64_t entries = soff[nslices];
         const uint64_t bytes =
             entries * sizeof(uint2) + padded * sizeof(uint2) + (nslices + 1) * sizeof(uint64_t);
-        if (bytes > ss__room(gpu)) {
-                rc = ss__too_big(gpu, "bf-ell's ELL layout", bytes, err);
+        out->bytes = bytes;
+        if (bytes > room) {
+                rc = ss_err_set(err, SS_ETOOBIG, "the ELL layout needs %" PRIu64 " bytes", bytes);
                 goto out;
         }
         ell = calloc(entries ? entries : 1, sizeof(uint2));
@@ -315,27 +368,16 @@ static int ss__build_ell(struct ss_gpu *gpu, struct ss_err *err)
                 for (uint32_t j = 0; j < rw->len; j++)
                         e[(uint64_t)j * 32] = (uint2){itail[rw->begin + j], iw[rw->begin + j]};
         }
-        void *di = NULL, *ds = NULL, *de = NULL;
-        if ((rc = ss__fam_upload(&di, info, padded * sizeof(uint2), "bf-ell's rows", err)) ||
-            (rc = ss__fam_upload(&ds, soff, (nslices + 1) * sizeof(uint64_t), "bf-ell's slices",
-                                 err)) ||
-            (rc = ss__fam_upload(&de, ell, entries * sizeof(uint2), "bf-ell's entries", err))) {
-                ss__dfree(di);
-                ss__dfree(ds);
-                ss__dfree(de);
-                goto out;
-        }
-        gpu->fam.dev.ell_rows = padded;
-        gpu->fam.dev.ell_info = di;
-        gpu->fam.dev.ell_soff = ds;
-        gpu->fam.dev.ell = de;
-        atomic_fetch_add(&gpu->fam.bytes, bytes);
-        ss_log_info("gpu",
-                    "bf-ell layout: %" PRIu64 " rows in %" PRIu64 " slices, %" PRIu64
-                    " entries for %" PRIu64 " arcs (%.1f%% padding), %.1f MiB",
-                    nrows, nslices, entries, m,
-                    entries ? 100.0 * (double)(entries - m) / (double)entries : 0.0,
-                    bytes / SS__MIB);
+        out->rows = padded;
+        out->nrows = nrows;
+        out->nslices = nslices;
+        out->entries = entries;
+        out->info = info;
+        out->soff = soff;
+        out->ell = ell;
+        info = NULL;
+        soff = NULL;
+        ell = NULL;
 out:
         free(irow);
         free(itail);
@@ -346,6 +388,41 @@ out:
         free(ell);
         free(info);
         return rc;
+}
+
+static int ss__build_ell(struct ss_gpu *gpu, struct ss_err *err)
+{
+        struct ss__ell_host h;
+        int rc = ss__ell_build(gpu->host, ss__room(gpu), &h, err);
+        if (rc == SS_ETOOBIG)
+                return ss__too_big(gpu, "bf-ell's ELL layout", h.bytes, err);
+        if (rc)
+                return rc;
+        void *di = NULL, *ds = NULL, *de = NULL;
+        if ((rc = ss__fam_upload(&di, h.info, h.rows * sizeof(uint2), "bf-ell's rows", err)) ||
+            (rc = ss__fam_upload(&ds, h.soff, (h.nslices + 1) * sizeof(uint64_t), "bf-ell's slices",
+                                 err)) ||
+            (rc = ss__fam_upload(&de, h.ell, h.entries * sizeof(uint2), "bf-ell's entries", err))) {
+                ss__dfree(di);
+                ss__dfree(ds);
+                ss__dfree(de);
+                ss__ell_host_free(&h);
+                return rc;
+        }
+        gpu->fam.dev.ell_rows = h.rows;
+        gpu->fam.dev.ell_info = di;
+        gpu->fam.dev.ell_soff = ds;
+        gpu->fam.dev.ell = de;
+        atomic_fetch_add(&gpu->fam.bytes, h.bytes);
+        ss_log_info("gpu",
+                    "bf-ell layout: %" PRIu64 " rows in %" PRIu64 " slices, %" PRIu64
+                    " entries for %" PRIu64 " arcs (%.1f%% padding), %.1f MiB",
+                    h.nrows, h.nslices, h.entries, gpu->host->m,
+                    h.entries ? 100.0 * (double)(h.entries - gpu->host->m) / (double)h.entries
+                              : 0.0,
+                    h.bytes / SS__MIB);
+        ss__ell_host_free(&h);
+        return SS_OK;
 }
 
 /* ------------------------------------------------------------------ */

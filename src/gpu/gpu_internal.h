@@ -123,6 +123,32 @@ void ss__family_free(struct ss_gpu *gpu);
 /* Fewest blocks per SM of the family's kernels (for the block budget). */
 int ss__family_blocks_per_sm(int *out, struct ss_err *err);
 
+/* The layouts on the host, as family.c copies them to the device (the
+ * builders are separate so that tests check them without a GPU). */
+struct ss__ell_host {
+        uint64_t rows;    /* virtual rows padded to a multiple of 32 */
+        uint64_t nrows;   /* virtual rows without the padding */
+        uint64_t nslices; /* rows / 32 */
+        uint64_t entries; /* soff[nslices] */
+        uint64_t bytes;   /* device bytes of the three arrays */
+        uint2 *info;      /* rows: (head, entries) */
+        uint64_t *soff;   /* nslices + 1 */
+        uint2 *ell;       /* entries: (tail, weight), column-major per slice */
+};
+/* Builds g's ELL layout. SS_ETOOBIG (out->bytes set, nothing kept) when it
+ * would take more than room bytes on the device; SS_ENOMEM. */
+int ss__ell_build(const struct ss_graph *g, uint64_t room, struct ss__ell_host *out,
+                  struct ss_err *err);
+void ss__ell_host_free(struct ss__ell_host *h);
+struct ss__edgelist_host {
+        uint32_t *src, *dst, *w; /* m each: by tail block, then head */
+};
+int ss__edgelist_build(const struct ss_graph *g, struct ss__edgelist_host *out, struct ss_err *err);
+void ss__edgelist_host_free(struct ss__edgelist_host *h);
+/* minin[v]: the lightest in-arc of v, SS__NO_IN without one; NULL when out
+ * of memory. The caller frees it. */
+uint32_t *ss__minin_build(const struct ss_graph *g);
+
 /* Batch workspaces (batch.c). */
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);
 int ss__bws_alloc(struct ss__bhost **out, uint32_t n, unsigned kcap, unsigned blocks,

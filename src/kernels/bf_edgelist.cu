@@ -3,12 +3,14 @@
  * persistent cooperative kernel, one grid barrier a round.
  *
  * Layout (struct ss__fam, built by gpu/family.c): three arrays of m entries,
- * read with __ldg through the read-only cache, ordered by head block
- * (2^SS__EL_BLOCK_BITS heads: 512 KB of distances, which stay in L2 while
- * the block's arcs stream past) and by tail within a block, so a stretch of
- * arcs lowers distances of a small window and reads its tails' distances
- * in increasing order. Consecutive threads take consecutive arcs: the three
- * arrays are read coalesced.
+ * read with __ldg through the read-only cache, consecutive threads taking
+ * consecutive arcs (the three arrays are read coalesced). The arcs are
+ * ordered by tail block (2^SS__EL_BLOCK_BITS tails) and by head within a
+ * block: while a block's arcs stream past, the stamps and distances of its
+ * tails (256 KB and 512 KB) stay in L2, and the heads are visited in
+ * increasing order. Every arc pays the tail side each round (the check
+ * below), only the arcs that relax pay the head side, so the tails get the
+ * locality.
  *
  * Work skipping: an arc can only improve its head when its tail changed
  * since the tail's arcs were last relaxed. A stamp per vertex (ws->set,

@@ -206,12 +206,12 @@ int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t
  * consecutive entries at each step.
  *
  * bf-edgelist: the arcs as three arrays (tail, head, weight), ordered by
- * head block (SS__EL_BLOCK_BITS) and by tail within a block.
+ * tail block (2^SS__EL_BLOCK_BITS tails) and by head within a block.
  *
  * gpu-dijkstra: the smallest weight of each vertex's in-arcs. */
 #define SS__ELL_K         32          /* entries of a virtual row at most */
 #define SS__ELL_SIGMA     1024        /* rows sorted by length within windows of this many */
-#define SS__EL_BLOCK_BITS 16          /* heads per block of the edge list: 2^16 */
+#define SS__EL_BLOCK_BITS 16          /* tails per block of the edge list: 2^16 */
 #define SS__NO_IN         0xffffffffu /* minin of a vertex without in-arcs */
 struct ss__fam {
         uint64_t ell_rows;                  /* virtual rows, a multiple of 32 */
