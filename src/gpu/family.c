@@ -19,16 +19,39 @@
 #include "core/log.h"
 #include "gpu/gpu_internal.h"
 
-int ss__family_init(struct ss_gpu *gpu)
+/* Blocks per SM of a whole-device launch: 2 by default (the kernels use at
+ * most 64 registers a thread, so two blocks of 512 fit an SM);
+ * SS_GPU_FAMILY_BLOCKS_PER_SM overrides it, 0 keeps each stream's share. */
+#define SS__FAMILY_WIDE_PER_SM 2
+
+int ss__family_init(struct ss_gpu *gpu, int sm_count, struct ss_err *err)
 {
         struct ss__famhost *f = &gpu->fam;
         memset(f->state, 0, sizeof(f->state));
         memset(&f->dev, 0, sizeof(f->dev));
         atomic_init(&f->bytes, 0);
+        int a = 0, b = 0, rc;
+        if ((rc = ss__bf_ell_blocks_per_sm(&a, err)) ||
+            (rc = ss__bf_edgelist_blocks_per_sm(&b, err)))
+                return rc;
+        int per = SS__FAMILY_WIDE_PER_SM;
+        const char *env = getenv("SS_GPU_FAMILY_BLOCKS_PER_SM");
+        if (env && *env)
+                per = atoi(env);
+        per = per < a ? per : a;
+        per = per < b ? per : b;
+        f->grid = per > 0 && sm_count > 0 ? (unsigned)(per * sm_count) : 0;
         if (pthread_mutex_init(&f->lock, NULL) != 0)
-                return SS_ENOMEM;
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
         f->ready = true;
         return SS_OK;
+}
+
+unsigned ss__family_grid(const struct ss_gpu *gpu, enum ss_gpu_algo algo)
+{
+        if (algo != SS_GPU_BF_ELL && algo != SS_GPU_BF_EDGELIST)
+                return 0;
+        return gpu->fam.grid;
 }
 
 static void ss__dfree(const void *p)

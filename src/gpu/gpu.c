@@ -40,7 +40,13 @@ void ss__clear_last_error(void)
 int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
                     struct ss_err *err)
 {
-        cudaError_t e = cudaLaunchCooperativeKernel(kernel, (dim3){ws->blocks, 1, 1},
+        return ss__launch_coop_grid(kernel, name, ws, ws->blocks, args, err);
+}
+
+int ss__launch_coop_grid(const void *kernel, const char *name, struct ss__ws *ws, unsigned blocks,
+                         void **args, struct ss_err *err)
+{
+        cudaError_t e = cudaLaunchCooperativeKernel(kernel, (dim3){blocks, 1, 1},
                                                     (dim3){SS__BLOCK, 1, 1}, args, 0, ws->stream);
         if (e == cudaSuccess)
                 e = cudaGetLastError();
@@ -48,7 +54,7 @@ int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, voi
                 cudaGetLastError(); /* leave no error for this thread's next launch */
                 char call[128];
                 snprintf(call, sizeof(call), "cooperative launch of %s (%u blocks of %d threads)",
-                         name, ws->blocks, SS__BLOCK);
+                         name, blocks, SS__BLOCK);
                 return ss__cuda_fail(err, call, e, __FILE__, __LINE__);
         }
         return SS_OK;
@@ -652,10 +658,12 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->resident = gpu->blk_free = resident;
         gpu->host = g;
         gpu->limit = limit;
-        if (ss__family_init(gpu) != SS_OK) {
+        if ((rc = ss__family_init(gpu, di->sm_count, err)) != SS_OK) {
                 ss_gpu_close(gpu);
-                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
+                return rc;
         }
+        if (cfg.blocks) /* blocks set by hand hold for every row */
+                gpu->fam.grid = 0;
         gpu->ws = calloc(streams, sizeof(*gpu->ws));
         gpu->bws = calloc(streams, sizeof(*gpu->bws));
         gpu->d_targets = calloc(streams, sizeof(*gpu->d_targets));
@@ -906,7 +914,13 @@ static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
         const size_t chunk = SS__TCHUNK < n ? SS__TCHUNK : n;
         int rc;
         *w->hcancel = 0;
-        struct ss__launch l = {q->source, q->target, NULL, 0, (int)gpu->bf_variant, &gpu->fam.dev};
+        struct ss__launch l = {q->source,
+                               q->target,
+                               NULL,
+                               0,
+                               (int)gpu->bf_variant,
+                               &gpu->fam.dev,
+                               ss__family_grid(gpu, q->algo)};
         uint32_t launches = 0;
         if (q->ntargets > 0 && q->ntargets <= chunk) {
                 memcpy(w->htargets, q->targets, q->ntargets * sizeof(uint32_t));
@@ -1053,9 +1067,12 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
                 return rc;
         }
         struct ss__ws *w = &gpu->ws[stream];
-        ss__blocks_take(gpu, w->blocks);
+        /* A row that spreads over the whole device (family.c) takes every
+         * resident block of the budget: no other search runs beside it. */
+        const unsigned take = ss__family_grid(gpu, q->algo) ? gpu->resident : w->blocks;
+        ss__blocks_take(gpu, take);
         rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
-        ss__blocks_give(gpu, w->blocks);
+        ss__blocks_give(gpu, take);
         ss__run_end(gpu, stream, rc, err);
         return rc;
 }

@@ -49,6 +49,7 @@ struct ss__famhost {
         char why[SS_GPU_ALGO_COUNT][SS_ERRMSG_MAX]; /* the refusal, for later queries */
         struct ss__fam dev;                         /* device pointers (NULL until built) */
         atomic_uint_fast64_t bytes;                 /* device memory the layouts hold */
+        unsigned grid;                              /* blocks of a whole-device launch (0: none) */
 };
 
 struct ss_gpu {
@@ -116,7 +117,11 @@ void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks);
  * copy failed). Thread-safe; the caller has set the device. Whoever changes
  * the graph's weights on the device calls ss__family_drop() (no query
  * running) so that the layouts are built again from the new weights. */
-int ss__family_init(struct ss_gpu *gpu);
+int ss__family_init(struct ss_gpu *gpu, int sm_count, struct ss_err *err);
+/* Blocks of algo's launch when it spreads over the whole device (bf-ell and
+ * bf-edgelist: every round is a full pass, bound by memory bandwidth rather
+ * than by the latency of a barrier), 0 when it runs on its stream's share. */
+unsigned ss__family_grid(const struct ss_gpu *gpu, enum ss_gpu_algo algo);
 int ss__family_prepare(struct ss_gpu *gpu, enum ss_gpu_algo algo, struct ss_err *err);
 void ss__family_drop(struct ss_gpu *gpu);
 void ss__family_free(struct ss_gpu *gpu);

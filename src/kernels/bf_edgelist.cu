@@ -29,6 +29,9 @@
  */
 #include "kernels/family.cuh"
 
+/* Arcs a thread takes together. */
+#define SS__EL_ILP 4
+
 struct ss__elparams {
         uint32_t n;
         uint64_t m;
@@ -78,19 +81,36 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__bf_edgelist_kernel(ss__elparams
                 }
                 uint32_t mine = 0;
                 unsigned long long lmin = SS__INF;
-                for (uint64_t a = tid; a < p.m; a += nthreads) {
-                        const uint32_t u = __ldg(&p.src[a]);
-                        if (ss__ld(&p.stamp[u]) < r)
-                                continue;
-                        const uint32_t v = __ldg(&p.dst[a]);
-                        /* A stamped tail has a finite distance. */
-                        const unsigned long long nd = ss__ld(&p.dist[u]) + __ldg(&p.w[a]);
-                        if (!ss__lower(p.dist, v, nd))
-                                continue;
-                        mine++;
-                        lmin = nd < lmin ? nd : lmin;
-                        if (ss__ld(&p.stamp[v]) != r + 1)
-                                p.stamp[v] = r + 1;
+                /* SS__EL_ILP arcs a thread at a time (each a coalesced
+                 * warp access): their tails, then the tails' stamps, are
+                 * in flight together. */
+                for (uint64_t a0 = tid; a0 < p.m; a0 += SS__EL_ILP * nthreads) {
+                        uint32_t u[SS__EL_ILP];
+                        bool on[SS__EL_ILP];
+#pragma unroll
+                        for (int k = 0; k < SS__EL_ILP; k++) {
+                                const uint64_t a = a0 + k * nthreads;
+                                u[k] = a < p.m ? __ldg(&p.src[a]) : SS__NO_NODE;
+                        }
+#pragma unroll
+                        for (int k = 0; k < SS__EL_ILP; k++)
+                                on[k] = u[k] != SS__NO_NODE && ss__ld(&p.stamp[u[k]]) >= r;
+#pragma unroll
+                        for (int k = 0; k < SS__EL_ILP; k++) {
+                                if (!on[k])
+                                        continue;
+                                const uint64_t a = a0 + k * nthreads;
+                                const uint32_t v = __ldg(&p.dst[a]);
+                                /* A stamped tail has a finite distance. */
+                                const unsigned long long nd =
+                                    ss__ld(&p.dist[u[k]]) + __ldg(&p.w[a]);
+                                if (!ss__lower(p.dist, v, nd))
+                                        continue;
+                                mine++;
+                                lmin = nd < lmin ? nd : lmin;
+                                if (ss__ld(&p.stamp[v]) != r + 1)
+                                        p.stamp[v] = r + 1;
+                        }
                 }
                 ss__warp_add_to(&c->qcnt[(r + 1) % 3], mine);
                 ss__warp_min_to(&c->rmin[(r + 1) % 3], lmin);
@@ -127,6 +147,6 @@ extern "C" int ss__launch_bf_edgelist(const struct ss__dgraph *g, struct ss__ws 
         p.ctl = ws->ctl;
         p.cancel = ws->dcancel;
         void *args[] = {&p};
-        return ss__launch_coop((const void *)ss__bf_edgelist_kernel, "ss__bf_edgelist_kernel", ws,
-                               args, err);
+        return ss__launch_coop_grid((const void *)ss__bf_edgelist_kernel, "ss__bf_edgelist_kernel",
+                                    ws, l->grid ? l->grid : ws->blocks, args, err);
 }

@@ -31,6 +31,9 @@
  */
 #include "kernels/family.cuh"
 
+/* Entries of a row whose loads a thread issues together. */
+#define SS__ELL_ILP 4
+
 struct ss__ellparams {
         uint32_t n;
         uint64_t rows;
@@ -85,12 +88,25 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__bf_ell_kernel(ss__ellparams p)
                                 continue; /* padding */
                         const unsigned long long *e0 = &p.soff[i >> 5];
                         const uint2 *e = p.ell + (__ldg(e0) + (i & 31));
+                        /* SS__ELL_ILP entries at a time: their loads, then
+                         * the gathers of their tails' distances, are in
+                         * flight together. */
                         unsigned long long best = SS__INF;
-                        for (uint32_t j = 0; j < info.y; j++) {
-                                const uint2 a = __ldg(&e[(uint64_t)j * 32]);
-                                const unsigned long long du = ss__ld(&p.dist[a.x]);
-                                if (du != SS__INF && du + a.y < best)
-                                        best = du + a.y;
+                        for (uint32_t j = 0; j < info.y; j += SS__ELL_ILP) {
+                                uint2 a[SS__ELL_ILP];
+                                unsigned long long du[SS__ELL_ILP];
+#pragma unroll
+                                for (int k = 0; k < SS__ELL_ILP; k++)
+                                        a[k] = j + k < info.y ? __ldg(&e[(uint64_t)(j + k) * 32])
+                                                              : make_uint2(SS__NO_NODE, 0);
+#pragma unroll
+                                for (int k = 0; k < SS__ELL_ILP; k++)
+                                        du[k] = a[k].x != SS__NO_NODE ? ss__ld(&p.dist[a[k].x])
+                                                                      : SS__INF;
+#pragma unroll
+                                for (int k = 0; k < SS__ELL_ILP; k++)
+                                        if (du[k] != SS__INF && du[k] + a[k].y < best)
+                                                best = du[k] + a[k].y;
                         }
                         if (best != SS__INF && ss__lower(p.dist, info.x, best)) {
                                 mine++;
@@ -130,5 +146,6 @@ extern "C" int ss__launch_bf_ell(const struct ss__dgraph *g, struct ss__ws *ws,
         p.ctl = ws->ctl;
         p.cancel = ws->dcancel;
         void *args[] = {&p};
-        return ss__launch_coop((const void *)ss__bf_ell_kernel, "ss__bf_ell_kernel", ws, args, err);
+        return ss__launch_coop_grid((const void *)ss__bf_ell_kernel, "ss__bf_ell_kernel", ws,
+                                    l->grid ? l->grid : ws->blocks, args, err);
 }

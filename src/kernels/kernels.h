@@ -230,6 +230,7 @@ struct ss__launch {
         uint32_t ntargets;
         int bf_variant;            /* SS__BF_* */
         const struct ss__fam *fam; /* the family's layouts (host struct of device pointers) */
+        unsigned grid;             /* blocks of the launch; 0: ws->blocks */
 };
 
 typedef int (*ss__launcher)(const struct ss__dgraph *g, struct ss__ws *ws,
@@ -284,6 +285,9 @@ int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const cha
  * with the kernel's name and the CUDA error in err. */
 int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
                     struct ss_err *err);
+/* The same with `blocks` blocks (the caller took them from the budget). */
+int ss__launch_coop_grid(const void *kernel, const char *name, struct ss__ws *ws, unsigned blocks,
+                         void **args, struct ss_err *err);
 
 /* The last CUDA error recorded by ss__cuda_fail() on this thread. */
 cudaError_t ss__last_cuda_error(void);
