@@ -132,19 +132,24 @@ static int srow_setup(const struct ss__bench_algo *a, void **state, const struct
         if (rc == SS_OK && !(s->dist = ss_solve_host_alloc((size_t)s->batch * g->n * 8)))
                 rc = ss_err_set(err, SS_ENOMEM, "out of memory for %u x %u distances", s->batch,
                                 g->n);
-        if (rc == SS_OK && k > 0 && !strcmp(a->solver->name, "cch")) {
-                /* The CCH row builds and customizes its hierarchy on its
-                 * first task: do that here, untimed (the note gives the
-                 * time), and skip the row when the graph gets none (the
-                 * backend would answer with Dijkstra). */
+        if (rc == SS_OK && k > 0 &&
+            (!strcmp(a->solver->name, "cch") || !strcmp(a->solver->name, "apsp"))) {
+                /* These rows read what was built for the graph: the CCH row
+                 * builds and customizes its hierarchy on its first task (done
+                 * here, untimed; the note gives the time), the apsp row reads
+                 * a matrix only the daemon computes. Either answers with
+                 * Dijkstra when it has nothing to read: skip the row then. */
                 struct ss_task t = {
                     .kind = SS_TASK_ONE_TO_ALL, .sources = sources, .nsources = 1, .dist = s->dist};
                 const uint64_t t0 = ss_now_ns();
                 rc = ss_backend_run(s->b, 0, a->solver, &t, err);
                 s->prep_s = (double)(ss_now_ns() - t0) / 1e9;
                 if (rc == SS_OK && t.ran && t.ran != a->solver)
-                        rc = ss_err_set(err, SS_ETOOBIG,
-                                        "no CCH for this graph (not road-like; see the log)");
+                        rc = ss_err_set(err, SS_ETOOBIG, "%s",
+                                        !strcmp(a->solver->name, "cch")
+                                            ? "no CCH for this graph (not road-like; see the log)"
+                                            : "no all-pairs matrix here (the daemon computes it "
+                                              "for small graphs)");
         }
         if (rc != SS_OK) {
                 srow_teardown(s);

@@ -208,6 +208,30 @@ bool ss_apsp_probe(const char *path);
  * state sizes) into buf; returns buf. */
 const char *ss_apsp_bytes_str(uint64_t bytes, char *buf, size_t len);
 
+/* ---- a graph's matrix in the background (background.c) ------------------- */
+
+enum ss_apsp_state { SS_APSP_OFF = 0, SS_APSP_COMPUTING, SS_APSP_READY, SS_APSP_FAILED };
+
+struct ss_apsp_status {
+        enum ss_apsp_state state;
+        enum ss_apsp_method method;
+        enum ss_apsp_device device;
+        uint64_t bytes;          /* host bytes of the matrix (planned while computing) */
+        double ms;               /* computing so far, or what it took */
+        char why[SS_ERRMSG_MAX]; /* FAILED: the cause */
+};
+
+/* Plans g's matrix under o (SS_ETOOBIG and the others of ss_apsp_plan are
+ * returned at once) and computes it on a thread of its own; the matrix
+ * hangs on g (SS_GRAPH_EXT_APSP) and ss_apsp_of() returns it once it is
+ * complete. Call before g is shared. Dropping g's last reference stops the
+ * computation (o->cancel and o->progress are replaced). */
+int ss_apsp_start(struct ss_graph *g, const struct ss_apsp_options *o, struct ss_err *err);
+/* g's matrix when it is complete, else NULL. Thread-safe. */
+const struct ss_apsp *ss_apsp_of(const struct ss_graph *g);
+/* Where g's matrix stands (SS_APSP_OFF when none was started). */
+void ss_apsp_status_of(const struct ss_graph *g, struct ss_apsp_status *st);
+
 #ifdef __cplusplus
 }
 #endif

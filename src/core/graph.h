@@ -11,6 +11,13 @@
  *
  * A graph is immutable once built and reference-counted, so that a reload can
  * swap in a new graph while queries still running on the old one finish.
+ *
+ * Live weights: new weights make a new graph (ss_graph_reweighted) that
+ * borrows the topology (row, col, x, y, and derived data that depends on the
+ * structure alone, such as the CCH's order) of the graph that owns it and
+ * owns only its weight array. The owner's arrays live as long as any graph
+ * borrows them, but its weights and weight-derived data go with its last
+ * reference, as any graph's do.
  */
 #ifndef SS_GRAPH_H
 #define SS_GRAPH_H
@@ -25,13 +32,18 @@
 extern "C" {
 #endif
 
-/* Slots of struct ss_graph.ext, one per kind of derived data. */
+/* Slots of struct ss_graph.ext, one per kind of derived data. Structural
+ * slots (ss_graph_ext_structural: the CCH's structure) depend on the
+ * topology alone: graphs with other weights borrow them from the graph
+ * that owns the topology, and they are freed with the topology. The others
+ * depend on the weights and belong to one graph. */
 enum ss_graph_ext_slot {
         SS_GRAPH_EXT_ASTAR = 0,      /* cpu/astar.h: coordinate and landmark bounds */
-        SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure */
+        SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure (structural) */
         SS_GRAPH_EXT_CCH_METRIC = 2, /* cch/cch.h: that structure customized for g's weights */
         SS_GRAPH_EXT_ENGINE = 3,     /* engine/: engine=auto's measured choices for g */
-        SS_GRAPH_EXT_COUNT = 4
+        SS_GRAPH_EXT_APSP = 4, /* apsp/apsp.h: the all-pairs matrix, computed in the background */
+        SS_GRAPH_EXT_COUNT = 8
 };
 
 typedef uint64_t ss_dist;
@@ -40,6 +52,17 @@ typedef uint64_t ss_dist;
 /* Largest N we accept: ids must fit in uint32_t with SS_NO_NODE left free. */
 #define SS_MAX_NODES  (UINT32_MAX - 1u)
 #define SS_MAX_WEIGHT UINT32_MAX
+
+/* Whether a slot's data depends on the topology alone (see the enum). */
+static inline bool ss_graph_ext_structural(enum ss_graph_ext_slot slot)
+{
+        return slot == SS_GRAPH_EXT_CCH;
+}
+
+/* One weight change: the arc tail -> head (0-based ids) gets weight w. */
+struct ss_weight_change {
+        uint32_t tail, head, w;
+};
 
 struct ss_graph {
         uint32_t n;    /* nodes */
@@ -51,7 +74,9 @@ struct ss_graph {
         int32_t *y;    /* coordinates (DIMACS: latitude * 1e6) or NULL */
         uint32_t min_w, max_w;
         uint32_t max_out_degree;
-        uint64_t checksum; /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
+        uint64_t checksum;        /* CRC-32 of the CSR arrays and coordinates (as in a snapshot) */
+        uint64_t weights_version; /* 0 as loaded, +1 for each graph made by ss_graph_reweighted */
+        uint64_t weights_time_ns; /* CLOCK_REALTIME when this version was made; 0 as loaded */
 
         /* Data other layers derive from the graph and hang on it (the A*
          * bounds of cpu/astar.h, ...): the graph frees each with its own
@@ -66,6 +91,14 @@ struct ss_graph {
          * separate allocations. Only ss_graph_unref() looks at these. */
         void *block;
         ss_atomic_uint refs;
+        /* The graph whose topology this one borrows (NULL: its own). Always
+         * an owner, never a borrower itself. */
+        struct ss_graph *topology;
+        /* Graphs borrowing this one's topology. The graph itself holds it
+         * too while it has references; whoever lets go when the count is
+         * already 0 is the last holder and frees it (so a zeroed graph
+         * needs no initialisation here). */
+        ss_atomic_uint borrowers;
 };
 
 /* Converts a DIMACS id (1..n) to an internal id; returns SS_NO_NODE when out of range. */
@@ -128,6 +161,28 @@ void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data
  * data), with one reference; NULL when out of memory. Used for distances
  * towards a node (landmarks) and for walking paths back (GPU). */
 struct ss_graph *ss_graph_reverse(const struct ss_graph *g);
+
+/* A new graph with g's topology (borrowed, see above) and g's weights except
+ * for k arcs: arcs[i], a CSR arc index, gets weight w[i]. arcs must be
+ * strictly ascending (each arc once). Its weights_version is g's + 1 and
+ * its weights_time_ns now; min_w, max_w and the checksum are those of the
+ * new weights, computed from the k changes (the checksum by CRC algebra,
+ * see graph.c) unless a bound moved off an arc that changed, when the
+ * weights are scanned again. It carries g's structural derived data and no
+ * other. Returns the graph with one reference, or NULL with err set
+ * (SS_EINVAL: arcs not ascending or out of range; SS_ENOMEM). */
+struct ss_graph *ss_graph_reweighted(struct ss_graph *g, const uint64_t *arcs, const uint32_t *w,
+                                     size_t k, struct ss_err *err);
+
+/* Whether a and b have the same topology (one borrows the other's, or both
+ * borrow the same graph's), so that only their weights may differ. */
+static inline bool ss_graph_same_topology(const struct ss_graph *a, const struct ss_graph *b)
+{
+        return (a->topology ? a->topology : a) == (b->topology ? b->topology : b);
+}
+
+/* The tail of CSR arc e (< g->m), by binary search over the row offsets. */
+uint32_t ss_graph_arc_tail(const struct ss_graph *g, uint64_t e);
 
 /* Takes another reference; returns g. */
 struct ss_graph *ss_graph_ref(struct ss_graph *g);

@@ -4,14 +4,23 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-static void ss__coordinate_bound(const struct ss_graph *g, struct ss_astar *a)
+/* w / d for arc e from u, or INFINITY when its ends coincide. Written once
+ * so that a reweighting computes bit for bit what the full pass did. */
+static double ss__ratio(const struct ss_graph *g, double kx, uint32_t u, uint64_t e)
 {
-        a->factor = 0;
-        a->kx = 1;
-        if (!g->x || !g->y || g->n == 0)
-                return;
+        const uint32_t v = g->col[e];
+        const double dx = kx * ((double)g->x[u] - g->x[v]);
+        const double dy = (double)g->y[u] - g->y[v];
+        const double d = sqrt(dx * dx + dy * dy);
+        return d > 0 ? g->w[e] / d : INFINITY;
+}
+
+/* The structure's part: kx, span and the shortest arc (dmin). */
+static void ss__coordinate_frame(const struct ss_graph *g, struct ss_astar *a)
+{
         /* DIMACS coordinates are microdegrees: scale longitude by the cosine
          * of the mean latitude. Any fixed scale gives a metric, and the
          * factor below is measured in that metric, so the bound stays exact
@@ -29,20 +38,39 @@ static void ss__coordinate_bound(const struct ss_graph *g, struct ss_astar *a)
         double kx = cos(lat / 1e6 * M_PI / 180.0);
         if (!(kx > 0.01))
                 kx = 0.01;
-        double factor = INFINITY, dmin = INFINITY;
-        for (uint32_t u = 0; u < g->n; u++) {
+        double dmin = INFINITY;
+        for (uint32_t u = 0; u < g->n; u++)
                 for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
-                        uint32_t v = g->col[e];
-                        double dx = kx * ((double)g->x[u] - g->x[v]);
-                        double dy = (double)g->y[u] - g->y[v];
-                        double d = sqrt(dx * dx + dy * dy);
-                        if (d > 0 && g->w[e] / d < factor)
-                                factor = g->w[e] / d;
+                        const uint32_t v = g->col[e];
+                        const double dx = kx * ((double)g->x[u] - g->x[v]);
+                        const double dy = (double)g->y[u] - g->y[v];
+                        const double d = sqrt(dx * dx + dy * dy);
                         if (d > 0 && d < dmin)
                                 dmin = d;
                 }
-        }
+        double sx = kx * ((double)x1 - x0), sy = (double)y1 - y0;
         a->kx = kx;
+        a->span = sqrt(sx * sx + sy * sy) * (1 + 1e-9);
+        a->dmin = dmin;
+}
+
+/* The weights' part: the smallest weight per unit over all arcs. */
+static double ss__min_ratio(const struct ss_graph *g, double kx)
+{
+        double r = INFINITY;
+        for (uint32_t u = 0; u < g->n; u++)
+                for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
+                        const double q = ss__ratio(g, kx, u, e);
+                        r = q < r ? q : r;
+                }
+        return r;
+}
+
+/* factor from raw, shrunk for rounding and capped. */
+static void ss__coordinate_factor(struct ss_astar *a)
+{
+        a->factor = 0;
+        double factor = a->raw;
         if (!isfinite(factor) || !(factor > 0))
                 return;
         /* Rounding. Dijkstra computes h = floor(factor * D~) with D~ the
@@ -55,9 +83,7 @@ static void ss__coordinate_bound(const struct ss_graph *g, struct ss_astar *a)
          * and the floor keeps it (floor(a) <= floor(b) + w for integer w).
          * The fixed 1e-6 alone covers span / dmin up to about 3e9; the extra
          * term is 6e-9 on NY-d and about 2e-7 for the whole USA. */
-        double sx = kx * ((double)x1 - x0), sy = (double)y1 - y0;
-        double span = sqrt(sx * sx + sy * sy) * (1 + 1e-9);
-        double shrink = 1e-6 + 16 * DBL_EPSILON * span / dmin;
+        double shrink = 1e-6 + 16 * DBL_EPSILON * a->span / a->dmin;
         if (shrink >= 0.5)
                 return; /* no useful bound survives the rounding: plain Dijkstra */
         factor *= 1 - shrink;
@@ -66,18 +92,29 @@ static void ss__coordinate_bound(const struct ss_graph *g, struct ss_astar *a)
          * 3 * 2^62 on any graph that fits in memory). A bound can only be that large
          * towards a target the node cannot reach (else it is at most the
          * real distance), and a smaller factor is still consistent. */
-        if (factor * span > 0x1p62)
-                factor = 0x1p62 / span;
+        if (factor * a->span > 0x1p62)
+                factor = 0x1p62 / a->span;
         a->factor = factor;
+}
+
+static bool ss__has_coords(const struct ss_graph *g)
+{
+        return g->x && g->y && g->n > 0;
 }
 
 void ss_landmarks_free(struct ss_landmarks *lm)
 {
-        if (!lm)
+        if (!lm || atomic_fetch_sub_explicit(&lm->holders, 1, memory_order_acq_rel) != 0)
                 return;
         free(lm->from);
         free(lm->to);
         free(lm);
+}
+
+struct ss_landmarks *ss_landmarks_share(struct ss_landmarks *lm)
+{
+        atomic_fetch_add_explicit(&lm->holders, 1, memory_order_relaxed);
+        return lm;
 }
 
 static void ss__astar_free(void *p)
@@ -92,7 +129,12 @@ int ss_astar_prepare(struct ss_graph *g, struct ss_err *err)
         struct ss_astar *a = calloc(1, sizeof(*a));
         if (!a)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the A* bounds");
-        ss__coordinate_bound(g, a);
+        a->kx = 1;
+        if (ss__has_coords(g)) {
+                ss__coordinate_frame(g, a);
+                a->raw = ss__min_ratio(g, a->kx);
+                ss__coordinate_factor(a);
+        }
         /* Keep landmarks built before (a reload prepares a fresh graph, so
          * this only happens when a caller prepares twice). */
         struct ss_astar *old = g->ext[SS_GRAPH_EXT_ASTAR].data;
@@ -101,5 +143,48 @@ int ss_astar_prepare(struct ss_graph *g, struct ss_err *err)
                 old->lm = NULL;
         }
         ss_graph_attach(g, SS_GRAPH_EXT_ASTAR, a, ss__astar_free);
+        return SS_OK;
+}
+
+int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint64_t *changed,
+                      const uint32_t *tails, size_t k, bool *kept_landmarks, struct ss_err *err)
+{
+        const struct ss_astar *old = ss_astar_of(g);
+        *kept_landmarks = false;
+        if (!old)
+                return SS_OK;
+        struct ss_astar *a = calloc(1, sizeof(*a));
+        if (!a)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the A* bounds");
+        *a =
+            (struct ss_astar){.kx = old->kx, .span = old->span, .dmin = old->dmin, .raw = old->raw};
+        bool decreased = false;
+        if (ss__has_coords(g2)) {
+                /* The new minimum is min(old minimum, the changed arcs'
+                 * ratios) unless an arc that held the old minimum went up:
+                 * then the unchanged arcs' minimum is unknown, and one pass
+                 * finds it. */
+                bool rescan = false;
+                double lo = old->raw;
+                for (size_t i = 0; i < k; i++) {
+                        const uint32_t u = tails ? tails[i] : ss_graph_arc_tail(g2, changed[i]);
+                        const double was = ss__ratio(g, a->kx, u, changed[i]);
+                        const double now = ss__ratio(g2, a->kx, u, changed[i]);
+                        rescan |= was == old->raw && now > was;
+                        lo = now < lo ? now : lo;
+                }
+                a->raw = rescan ? ss__min_ratio(g2, a->kx) : lo;
+                ss__coordinate_factor(a);
+        }
+        for (size_t i = 0; i < k && !decreased; i++)
+                decreased = g2->w[changed[i]] < g->w[changed[i]];
+        /* Landmark potentials stay feasible when no weight went down (each
+         * reduced cost only grows), so they remain exact lower bounds, only
+         * looser; after a decrease they may overestimate, and go. */
+        if (old->lm && !decreased) {
+                a->lm = ss_landmarks_share(old->lm);
+                *kept_landmarks = true;
+        }
+        ss_graph_attach(g2, SS_GRAPH_EXT_ASTAR, a, ss__astar_free);
         return SS_OK;
 }

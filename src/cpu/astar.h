@@ -10,7 +10,9 @@
  *
  * The bounds live in the graph's SS_GRAPH_EXT_ASTAR slot, so that every
  * query bound to a graph sees the bounds of that graph and no other. They
- * are made before the graph is shared and never change afterwards.
+ * are made before the graph is shared and never change afterwards. A graph
+ * with new weights (ss_graph_reweighted) gets its own, from the old ones
+ * (ss_astar_reweight).
  */
 #ifndef SS_CPU_ASTAR_H
 #define SS_CPU_ASTAR_H
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/atomic_compat.h"
 #include "core/error.h"
 #include "core/graph.h"
 
@@ -33,11 +36,17 @@ struct ss_landmarks {
         uint32_t node[SS_LANDMARKS_MAX]; /* the landmarks (0-based ids) */
         uint32_t *from;                  /* d(L_i, v) at from[v * k + i] */
         uint32_t *to;                    /* d(v, L_i) at to[v * k + i] */
+        /* Graphs sharing the tables besides the first (graphs with new
+         * weights that only went up keep them): the last holder frees them. */
+        ss_atomic_uint holders;
 };
 
 struct ss_astar {
         double factor;           /* coordinate bound per unit of distance; 0 for none */
         double kx;               /* longitude scale (cosine of the mean latitude) */
+        double raw;              /* smallest weight per unit over all arcs, before rounding slack */
+        double span;             /* the coordinates' diameter (scaled) */
+        double dmin;             /* the shortest arc between distinct points (scaled) */
         struct ss_landmarks *lm; /* NULL until landmarks are built */
 };
 
@@ -58,8 +67,22 @@ static inline bool ss_astar_useful(const struct ss_graph *g)
  * already attached). Call it before g is shared. Returns SS_OK or SS_ENOMEM. */
 int ss_astar_prepare(struct ss_graph *g, struct ss_err *err);
 
-/* Frees landmark tables (NULL is ignored). */
+/* Bounds for g2, a graph with g's topology whose weights differ from g's on
+ * the k arcs of changed (strictly ascending CSR indices; tails[i] is the
+ * tail of changed[i], or tails is NULL to look them up): the coordinate
+ * bound for g2's weights (exactly as ss_astar_prepare would compute it, from
+ * the changed arcs alone unless an arc that bounded it went up, when all
+ * arcs are read again), and g's landmarks, shared, when no weight went down
+ * (*kept_landmarks; otherwise g2 has none). Nothing when g has no bounds.
+ * Call it before g2 is shared. Returns SS_OK or SS_ENOMEM. */
+int ss_astar_reweight(struct ss_graph *g2, const struct ss_graph *g, const uint64_t *changed,
+                      const uint32_t *tails, size_t k, bool *kept_landmarks, struct ss_err *err);
+
+/* Drops a hold on landmark tables, freeing them with the last (NULL is
+ * ignored). */
 void ss_landmarks_free(struct ss_landmarks *lm);
+/* Another hold on lm, for a second graph; returns lm. */
+struct ss_landmarks *ss_landmarks_share(struct ss_landmarks *lm);
 
 #ifdef __cplusplus
 }

@@ -181,6 +181,16 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
         ss_graph_attach(g, SS_GRAPH_EXT_ENGINE, a, ss__free_auto);
 }
 
+void ss__calibration_carry(struct ss_graph *to, const struct ss_graph *from)
+{
+        const struct ss_engine_auto *a = ss__auto_of(from);
+        struct ss_engine_auto *c = a ? malloc(sizeof(*c)) : NULL;
+        if (!c)
+                return; /* not measured (or no memory): auto's defaults */
+        *c = *a;
+        ss_graph_attach(to, SS_GRAPH_EXT_ENGINE, c, ss__free_auto);
+}
+
 int ss_engine_auto(const struct ss_graph *g, struct ss_engine_auto *out)
 {
         const struct ss_engine_auto *a = ss__auto_of(g);

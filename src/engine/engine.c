@@ -11,6 +11,7 @@
 
 #include "core/cancel.h"
 #include "core/log.h"
+#include "apsp/apsp.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "cpu/landmarks.h"
@@ -101,10 +102,18 @@ static bool ss__cch_serves(const struct ss_job *j)
                j->kind != SS_JOB_ONE_TO_ALL && ss_cch_metric_of(j->graph);
 }
 
+/* Any auto job on a graph whose all-pairs matrix is complete: a lookup. */
+static bool ss__apsp_serves(const struct ss_job *j)
+{
+        return j->algo == SS_ALGO_AUTO && j->engine != SS_ENGINE_GPU && ss_apsp_of(j->graph);
+}
+
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
                 return ss_solver_find(ss_algo_name(j->algo), dev);
+        if (ss__apsp_serves(j))
+                return ss_solver_find("apsp", dev);
         if (ss__cch_serves(j))
                 return ss_solver_find("cch", dev);
         if (dev == SS_DEVICE_GPU)
@@ -143,6 +152,9 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         struct ss_engine *e = calloc(1, sizeof(*e));
         if (!e)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the engine");
+        pthread_mutex_init(&e->update_lock, NULL);
+        pthread_mutex_init(&e->pool_lock, NULL);
+        pthread_mutex_init(&e->journal_lock, NULL);
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->wake, NULL);
         if (cfg)
@@ -173,6 +185,29 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         }
         *out = e;
         return SS_OK;
+}
+
+/* The all-pairs matrix for a graph small enough (apsp_memory, apsp_max_nodes),
+ * computed in the background while the graph serves. */
+void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
+{
+        if (!e->cfg.apsp_memory || (e->cfg.apsp_max_nodes && g->n > e->cfg.apsp_max_nodes))
+                return;
+        struct ss_apsp_options o;
+        struct ss_err err = {0};
+        ss_apsp_options_default(&o);
+        o.paths = true;
+        o.device = SS_APSP_CPU;
+        o.threads = e->ncpu;
+        o.memory_limit = e->cfg.apsp_memory;
+        int rc = ss_apsp_start(g, &o, &err);
+        if (rc == SS_OK)
+                ss_log_info("apsp", "computing the all-pairs matrix of %u nodes in the background",
+                            g->n);
+        else if (rc == SS_ETOOBIG)
+                ss_log_info("apsp", "no all-pairs matrix: %s", err.msg);
+        else
+                ss_log_warn("apsp", "no all-pairs matrix: %s", err.msg);
 }
 
 int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *err)
@@ -208,6 +243,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                         ss_log_warn("graph", "%s", lerr.msg);
         }
         ss__calibrate(e, g);
+        ss__apsp_start(e, g);
         return SS_OK;
 }
 
@@ -219,7 +255,7 @@ struct ss_graph *ss_engine_graph(struct ss_engine *e)
         return g;
 }
 
-void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
+void ss__swap(struct ss_engine *e, struct ss_graph *g)
 {
         struct ss_graph *nw = g ? ss_graph_ref(g) : NULL;
         pthread_mutex_lock(&e->lock);
@@ -231,7 +267,20 @@ void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
         /* CPU workers drop their backends of the old graph when idle. */
         pthread_cond_broadcast(&e->wake);
         pthread_mutex_unlock(&e->lock);
+        /* The customizer belongs to the serving topology's CCH. */
+        if (e->cz && (!nw || ss_cch_of(nw) != e->cz_cch)) {
+                ss_cch_customizer_free(e->cz);
+                e->cz = NULL;
+                e->cz_cch = NULL;
+        }
         ss_graph_unref(old);
+}
+
+void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g)
+{
+        pthread_mutex_lock(&e->update_lock);
+        ss__swap(e, g);
+        pthread_mutex_unlock(&e->update_lock);
 }
 
 static int ss__check_ids(struct ss_job *job, const uint32_t *ids, size_t n, const char *what)
@@ -318,6 +367,7 @@ void ss_engine_stats(struct ss_engine *e, struct ss_engine_stats *st)
         st->gpu_workers = e->gpu_ready;
         st->busy = e->cpu_busy + e->gpu_busy;
         st->stopping = e->stopping;
+        st->weights_version = e->graph ? e->graph->weights_version : 0;
         pthread_mutex_unlock(&e->lock);
 }
 
@@ -389,8 +439,12 @@ void ss_engine_free(struct ss_engine *e)
                 return;
         ss_engine_shutdown(e);
         ss__pool_free(e);
+        ss__weights_free(e);
         ss_graph_unref(e->graph);
         pthread_cond_destroy(&e->wake);
         pthread_mutex_destroy(&e->lock);
+        pthread_mutex_destroy(&e->pool_lock);
+        pthread_mutex_destroy(&e->journal_lock);
+        pthread_mutex_destroy(&e->update_lock);
         free(e);
 }

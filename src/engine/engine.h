@@ -160,6 +160,12 @@ struct ss_engine_config {
         enum ss_engine_cch cch; /* the CCH ss_engine_prepare makes ready */
         bool calibrate;         /* ss_engine_prepare times the one-to-all candidates for
                                  * engine=auto (engine/calibrate.c) */
+        /* The all-pairs matrix (apsp/apsp.h), with paths, computed on the CPU in
+         * the background after ss_engine_prepare for a graph whose matrix fits
+         * apsp_memory bytes (0: never) and, when apsp_max_nodes is set, of at
+         * most that many nodes. Once complete, every auto query is a lookup. */
+        uint64_t apsp_memory;
+        uint32_t apsp_max_nodes;
 };
 
 #define SS_ENGINE_BATCH_AUTO 0xffffffffu
@@ -167,6 +173,14 @@ struct ss_engine_config {
 /* Batch sizes are counted in these buckets (upper bounds; the last is
  * "more"): 1, 2, 4, ..., 256, more. */
 #define SS_ENGINE_BATCH_BUCKETS 10
+
+/* Weight updates are timed in these buckets (milliseconds, upper bounds;
+ * one more bucket holds the longer ones). */
+#define SS_ENGINE_UPDATE_BOUNDS_MS                                                                 \
+        {                                                                                          \
+                1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000                           \
+        }
+#define SS_ENGINE_UPDATE_BUCKETS 13
 
 struct ss_engine_stats {
         size_t queue_depth; /* jobs waiting */
@@ -185,6 +199,14 @@ struct ss_engine_stats {
         /* Queries answered, by ran_engine and ran_algo. */
         uint64_t queries[SS_ENGINE_COUNT][SS_ALGO_MAX];
         uint64_t graph_swaps;
+        uint64_t weight_updates;        /* ss_engine_set_weights() calls that made a version */
+        uint64_t weight_updates_failed; /* ... that were refused or failed */
+        /* Durations of the updates that made a version: a histogram by
+         * SS_ENGINE_UPDATE_BOUNDS_MS (upper bounds; the last bucket is
+         * "more"), their sum, and the last one. */
+        uint64_t weight_update_buckets[SS_ENGINE_UPDATE_BUCKETS];
+        double weight_update_ms_sum, weight_update_ms_last;
+        uint64_t weights_version; /* of the serving graph (0 with none) */
         /* GPU searches, by how many sources they took (bucket i: up to 2^i). */
         uint64_t batches[SS_ENGINE_BATCH_BUCKETS];
         uint64_t batched_sources; /* sources over all GPU searches */
@@ -249,9 +271,87 @@ struct ss_graph *ss_engine_graph(struct ss_engine *e);
 
 /* Makes g (prepared, or not: then it serves from the CPU) the graph for new
  * jobs; the engine takes its own reference. Jobs already bound to the old
- * graph finish on it; the old graph is freed with its last reference. Never
- * fails. */
+ * graph finish on it; the old graph is freed with its last reference. Waits
+ * for an update in progress (see Live weights). Updates made during a
+ * reload are not carried over: use ss_engine_reload_finish for reloads.
+ * Never fails. */
 void ss_engine_swap_graph(struct ss_engine *e, struct ss_graph *g);
+
+/* ---------------------------------------------------------------------------
+ * Live weights
+ *
+ * An update is a list of changes (tail, head, weight), 0-based ids
+ * (core/weights.h: parallel arcs all take the new weight, the last change of
+ * an arc wins). It is validated whole first: one bad change and nothing is
+ * applied. Then it makes a new graph (ss_graph_reweighted: the topology
+ * shared, the weights its own, weights_version + 1) and everything derived
+ * from weights for it, before it serves:
+ *   - A* bounds: the coordinate bound for the new weights; landmarks kept
+ *     (shared) when no weight went down, dropped otherwise (their
+ *     potentials could overestimate) until the next reload builds them;
+ *   - the CCH: its structure is the topology's and is shared; a new metric
+ *     is customized for the new weights when the old graph had one (if that
+ *     fails the new graph serves without it, from the other solvers);
+ *   - every GPU of the pool that holds the old graph is given the new
+ *     weights (in place when its backend can, else a new upload), so that a
+ *     GPU serves a graph only with that graph's weights on the device;
+ * and only then is swapped in. A job is bound to one graph, so it sees all
+ * of an update or none of it; jobs already bound to the old graph finish on
+ * it (on the CPU once the GPUs hold the new one).
+ *
+ * Serialization: updates, swaps and the end of a reload take one lock, so
+ * they happen one at a time, each on the graph the previous one left. A
+ * reload loads and prepares its graph outside that lock (it can take
+ * minutes); updates made meanwhile go to the old graph and are also kept in
+ * a journal, and the reload's end applies them again to the new graph
+ * before it serves (ss_engine_reload_begin/finish). So no update is lost to
+ * a reload: the weights in force are always the loaded files' with every
+ * update since that reload began applied in order.
+ */
+
+/* What an update did, and what each step cost. */
+struct ss_weights_result {
+        uint64_t version;       /* weights_version of the graph serving after it */
+        uint64_t changed;       /* arcs whose weight changed (0: nothing to do, no new version) */
+        uint64_t named;         /* arcs the changes named (parallel arcs each) */
+        bool decreased;         /* some weight went down */
+        bool landmarks_dropped; /* the old graph had landmarks and the new one has none */
+        bool cch;               /* a CCH metric was customized for the new weights */
+        unsigned gpus;          /* GPUs of the pool holding the new graph */
+        unsigned gpus_in_place; /* ... of which took the weights in place (no new upload) */
+        size_t bad;             /* on SS_EINVAL: the index of the first bad change */
+        uint64_t skipped;       /* reload_finish only: journal changes that named no arc */
+        /* Milliseconds: resolving and checking the changes, the new graph
+         * (weights copied, bounds, checksum), A* bounds, the CCH
+         * customization, the GPU copies, the swap, and all of it. */
+        double validate_ms, build_ms, astar_ms, cch_ms, gpu_ms, swap_ms, total_ms;
+};
+
+/* Applies n changes atomically (see above) and swaps the new graph in.
+ * Blocks while another update, a swap or a reload's end runs. res (may be
+ * NULL) says what happened. Returns SS_OK (also when nothing changed: then
+ * no version is made); SS_EINVAL (no graph loaded, or a bad change: res->bad
+ * and err name it, ids 1-based; nothing applied); SS_ENOMEM; SS_ESHUTDOWN. */
+int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *changes, size_t n,
+                          struct ss_weights_result *res, struct ss_err *err);
+
+/* Starts a reload: from now on updates are journaled so that the reload's
+ * end can apply them to the new graph. It never waits for an update in
+ * progress (an update already past its check is not journaled: it counts
+ * as made before the reload). Returns the mark to pass to
+ * ss_engine_reload_finish() or ss_engine_reload_abort(). */
+uint64_t ss_engine_reload_begin(struct ss_engine *e);
+
+/* Ends a reload: g (prepared with ss_engine_prepare) with every update
+ * journaled since mark applied (changes naming arcs g lacks are skipped and
+ * counted in res->skipped) becomes the serving graph. res (may be NULL)
+ * describes the reapplied updates (all zero when there were none). Returns
+ * SS_OK, or SS_ENOMEM (the old graph keeps serving). */
+int ss_engine_reload_finish(struct ss_engine *e, struct ss_graph *g, uint64_t mark,
+                            struct ss_weights_result *res, struct ss_err *err);
+
+/* Ends a reload that failed: nothing is swapped. */
+void ss_engine_reload_abort(struct ss_engine *e, uint64_t mark);
 
 /* Queues job. On success job->done(job) will be called exactly once, from a
  * worker thread. Returns SS_OK, SS_EINVAL (no graph, a node id out of range,

@@ -39,6 +39,10 @@ struct ss__worker {
 #define SS__MAX_BATCH 4096
 
 struct ss_engine {
+        /* Order: update_lock, then pool_lock, then a slot's lock, then lock;
+         * journal_lock is taken alone or last. */
+        pthread_mutex_t update_lock; /* updates, swaps and reload ends, one at a time */
+        pthread_mutex_t pool_lock;   /* loads and reweights of the device pool */
         pthread_mutex_t lock;
         pthread_cond_t wake;
         struct ss_job *head, *tail; /* the queue, linked through q_next */
@@ -57,6 +61,17 @@ struct ss_engine {
         struct ss__slot *slots;
         unsigned nslots;
         struct ss_engine_stats st; /* counters, under lock */
+
+        /* Live weights (weights.c): the customizer under update_lock, the
+         * journal under journal_lock (short: a reload's begin must not wait
+         * for an update in progress). */
+        struct ss_cch_customizer *cz; /* for the serving topology's CCH */
+        const struct ss_cch *cz_cch;  /* the CCH cz was made for */
+        pthread_mutex_t journal_lock;
+        unsigned reloads;                 /* reloads between begin and finish/abort */
+        struct ss_weight_change *journal; /* updates since the oldest open reload */
+        size_t jlen, jcap;
+        uint64_t jbase; /* the mark of journal[0] */
 };
 
 /* scheduler.c */
@@ -70,14 +85,33 @@ int ss__pool_init(struct ss_engine *e, struct ss_err *err);
 void ss__pool_free(struct ss_engine *e);
 /* Replaces every slot's backend with one for g (lock not held). */
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g);
+/* Moves every slot that holds `from` to `to`, a graph of the same topology
+ * whose weights differ on the k arcs of changed: in place when the backend
+ * can (ss_backend_rebind), else with a new backend. Slots holding another
+ * graph are left alone. Returns how many slots hold `to` afterwards, and in
+ * *in_place how many of them without a new backend. */
+unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss_graph *to,
+                           const uint64_t *changed, size_t k, unsigned *in_place);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
+/* engine.c: swaps g in (update_lock held). */
+void ss__swap(struct ss_engine *e, struct ss_graph *g);
+/* weights.c: frees the live-weights state (customizer, journal). */
+void ss__weights_free(struct ss_engine *e);
 /* calibrate.c: measures auto one-to-all's candidates on g (not yet shared)
  * and attaches the result; ss__auto_of() reads it (NULL: not measured). */
 void ss__calibrate(struct ss_engine *e, struct ss_graph *g);
 const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g);
+/* calibrate.c: gives `to`, a graph of from's topology with other weights,
+ * from's measurement (which device and row answer one-to-all fastest
+ * depends on the roads, hardly on their weights; measuring again would
+ * cost an update a second). */
+void ss__calibration_carry(struct ss_graph *to, const struct ss_graph *from);
+/* engine.c: starts g's all-pairs matrix in the background when the
+ * settings allow one for g's size. */
+void ss__apsp_start(struct ss_engine *e, struct ss_graph *g);
 
 /* engine.c: the row a job runs on a device, NULL when it cannot run there. */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);

@@ -7,6 +7,13 @@
  * to the old graph then run on the CPU (a GPU worker only takes jobs whose
  * graph its slot holds). Workers hold a slot's read lock while they run on
  * it; replacing the backend takes the write lock, so it waits for them.
+ *
+ * New weights (weights.c) move a slot from the old graph to the new one:
+ * the backend takes them in place when it can (ss_backend_rebind, under
+ * the write lock, so no stream runs meanwhile), else a new backend is
+ * opened as for a new graph. Either way the slot names the graph whose
+ * weights the device holds, and a stream only runs jobs bound to that
+ * graph: no job ever runs on another graph's weights.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +21,21 @@
 
 #include "core/log.h"
 #include "engine/internal.h"
+
+/* A slot's lock prefers writers: with every stream busy there is rarely a
+ * moment without readers, and glibc's default (readers first) would let a
+ * reload or a weight update wait for ever behind a steady stream of queries.
+ * No thread takes a slot's read lock twice, which this kind forbids. */
+static void ss__slot_lock_init(pthread_rwlock_t *l)
+{
+        pthread_rwlockattr_t a;
+        pthread_rwlockattr_init(&a);
+#ifdef __GLIBC__
+        pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+        pthread_rwlock_init(l, &a);
+        pthread_rwlockattr_destroy(&a);
+}
 
 int ss__pool_init(struct ss_engine *e, struct ss_err *err)
 {
@@ -38,7 +60,7 @@ int ss__pool_init(struct ss_engine *e, struct ss_err *err)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the device pool");
         for (unsigned i = 0; i < n; i++) {
                 e->slots[i].id = ids[i];
-                pthread_rwlock_init(&e->slots[i].lock, NULL);
+                ss__slot_lock_init(&e->slots[i].lock);
                 snprintf(e->slots[i].why, sizeof(e->slots[i].why), "no graph loaded yet");
         }
         e->nslots = n;
@@ -89,44 +111,116 @@ static int ss__open(struct ss_engine *e, struct ss__slot *s, struct ss_graph *g,
         return ss_backend_open(SS_DEVICE_GPU, g, &bc, out, err);
 }
 
+/* Opens a backend for g on slot i (closing what it held first) and starts
+ * the workers its streams need (pool_lock held). Returns the open's status. */
+static int ss__slot_load(struct ss_engine *e, unsigned i, struct ss_graph *g)
+{
+        struct ss__slot *s = &e->slots[i];
+        ss__slot_close(e, s);
+        struct ss_backend *b = NULL;
+        struct ss_err err = {0};
+        uint64_t t0 = ss_now_ns();
+        int rc = ss__open(e, s, g, &b, &err);
+        pthread_rwlock_wrlock(&s->lock);
+        pthread_mutex_lock(&e->lock);
+        if (rc == SS_OK) {
+                s->b = b;
+                s->g = ss_graph_ref(g);
+                s->lanes = ss_backend_lanes(b);
+                const struct ss_solver *row = ss_solver_find("delta", SS_DEVICE_GPU);
+                s->batch = row ? ss_backend_batch(b, row, SS_TASK_ROUTE) : 1;
+                ss_backend_describe(b, s->why, sizeof(s->why));
+        } else {
+                snprintf(s->why, sizeof(s->why), "%s", err.msg);
+        }
+        ss__recount_ready(e);
+        pthread_mutex_unlock(&e->lock);
+        pthread_rwlock_unlock(&s->lock);
+        if (rc == SS_OK)
+                ss_log_info("gpu", "GPU %d holds the graph in %.0f ms: %s", s->id,
+                            (double)(ss_now_ns() - t0) / 1e6, s->why);
+        else
+                ss_log_warn("gpu", "GPU %d does not serve, the CPU does: %s", s->id, err.msg);
+        /* One worker per stream; a later graph with fewer streams leaves the
+         * extra workers idle. */
+        for (unsigned l = s->workers; rc == SS_OK && l < s->lanes; l++)
+                if (ss__start_worker(e, SS_DEVICE_GPU, (int)i, l, &err) != SS_OK) {
+                        ss_log_warn("gpu", "cannot start a stream worker: %s", err.msg);
+                        break;
+                }
+        return rc;
+}
+
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g)
 {
-        for (unsigned i = 0; i < e->nslots; i++) {
-                struct ss__slot *s = &e->slots[i];
-                ss__slot_close(e, s);
-                struct ss_backend *b = NULL;
-                struct ss_err err = {0};
-                uint64_t t0 = ss_now_ns();
-                int rc = ss__open(e, s, g, &b, &err);
-                pthread_rwlock_wrlock(&s->lock);
+        pthread_mutex_lock(&e->pool_lock);
+        for (unsigned i = 0; i < e->nslots; i++)
+                ss__slot_load(e, i, g);
+        pthread_mutex_unlock(&e->pool_lock);
+}
+
+/* Slot s's backend takes to's weights in place (pool_lock held). The write
+ * lock waits for the streams running on it and keeps them off it until it
+ * holds `to`: from then on only jobs bound to `to` run there. Returns
+ * SS_OK, SS_EINVAL (the backend cannot: it still holds `from`, untouched) or
+ * another error (it holds nothing usable and was closed). */
+static int ss__slot_rebind(struct ss_engine *e, struct ss__slot *s, struct ss_graph *from,
+                           struct ss_graph *to, const uint64_t *changed, size_t k,
+                           struct ss_err *err)
+{
+        pthread_rwlock_wrlock(&s->lock);
+        if (!s->b || s->g != from) {
+                pthread_rwlock_unlock(&s->lock);
+                return ss_err_set(err, SS_EINVAL, "GPU %d does not hold the old graph", s->id);
+        }
+        int rc = ss_backend_rebind(s->b, to, changed, k, err);
+        if (rc == SS_OK) {
                 pthread_mutex_lock(&e->lock);
-                if (rc == SS_OK) {
-                        s->b = b;
-                        s->g = ss_graph_ref(g);
-                        s->lanes = ss_backend_lanes(b);
-                        const struct ss_solver *row = ss_solver_find("delta", SS_DEVICE_GPU);
-                        s->batch = row ? ss_backend_batch(b, row, SS_TASK_ROUTE) : 1;
-                        ss_backend_describe(b, s->why, sizeof(s->why));
-                } else {
-                        snprintf(s->why, sizeof(s->why), "%s", err.msg);
-                }
+                s->g = ss_graph_ref(to);
                 ss__recount_ready(e);
                 pthread_mutex_unlock(&e->lock);
-                pthread_rwlock_unlock(&s->lock);
-                if (rc == SS_OK)
-                        ss_log_info("gpu", "GPU %d holds the graph in %.0f ms: %s", s->id,
-                                    (double)(ss_now_ns() - t0) / 1e6, s->why);
-                else
-                        ss_log_warn("gpu", "GPU %d does not serve, the CPU does: %s", s->id,
-                                    err.msg);
-                /* One worker per stream; a later graph with fewer streams
-                 * leaves the extra workers idle. */
-                for (unsigned l = s->workers; rc == SS_OK && l < s->lanes; l++)
-                        if (ss__start_worker(e, SS_DEVICE_GPU, (int)i, l, &err) != SS_OK) {
-                                ss_log_warn("gpu", "cannot start a stream worker: %s", err.msg);
-                                break;
-                        }
         }
+        pthread_rwlock_unlock(&s->lock);
+        if (rc == SS_OK)
+                ss_graph_unref(from);
+        else if (rc != SS_EINVAL)
+                ss__slot_close(e, s);
+        return rc;
+}
+
+unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss_graph *to,
+                           const uint64_t *changed, size_t k, unsigned *in_place)
+{
+        unsigned held = 0;
+        *in_place = 0;
+        pthread_mutex_lock(&e->pool_lock);
+        for (unsigned i = 0; i < e->nslots; i++) {
+                struct ss__slot *s = &e->slots[i];
+                pthread_rwlock_rdlock(&s->lock);
+                const bool holds = s->b && s->g == from;
+                pthread_rwlock_unlock(&s->lock);
+                if (!holds)
+                        continue; /* another graph (a reload's), or none: leave it */
+                struct ss_err err = {0};
+                uint64_t t0 = ss_now_ns();
+                int rc = ss__slot_rebind(e, s, from, to, changed, k, &err);
+                if (rc == SS_OK) {
+                        ss_log_info("gpu", "GPU %d took %zu new weights in place in %.1f ms", s->id,
+                                    k, (double)(ss_now_ns() - t0) / 1e6);
+                        held++;
+                        (*in_place)++;
+                        continue;
+                }
+                if (rc != SS_EINVAL)
+                        ss_log_warn("gpu",
+                                    "GPU %d failed to take new weights, uploading the "
+                                    "graph again: %s",
+                                    s->id, err.msg);
+                if (ss__slot_load(e, i, to) == SS_OK)
+                        held++;
+        }
+        pthread_mutex_unlock(&e->pool_lock);
+        return held;
 }
 
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,

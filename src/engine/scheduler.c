@@ -254,7 +254,13 @@ static struct ss_backend *ss__backend(struct ss__worker *w, struct ss_graph *g, 
                 }
                 return s->b;
         }
+        if (w->cg != g && w->cb && ss_backend_rebind(w->cb, g, NULL, 0, err) == SS_OK) {
+                /* New weights on the same topology: the workspaces stay. */
+                ss_graph_unref(w->cg);
+                w->cg = ss_graph_ref(g);
+        }
         if (w->cg != g) {
+                ss_err_clear(err);
                 ss_backend_close(w->cb);
                 ss_graph_unref(w->cg);
                 w->cb = NULL;
@@ -323,7 +329,7 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
         const enum ss_job_kind kind = j0->kind;
         struct ss_err err = {0};
         uint64_t latest = 0;
-        bool endless = false;
+        bool endless = false, moved = false;
         for (size_t i = 0; i < n; i++) {
                 endless |= live[i]->deadline_ns == 0;
                 if (live[i]->deadline_ns > latest)
@@ -387,6 +393,9 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
 
         struct ss_backend *b = ss__backend(w, j0->graph, &err);
         if (!b) {
+                /* On a GPU: the slot moved to a newer graph (new weights, a
+                 * reload) after the pick; the CPU answers from the job's. */
+                moved = w->dev == SS_DEVICE_GPU;
                 rc = err.code;
                 goto out;
         }
@@ -448,7 +457,10 @@ static void ss__execute(struct ss__worker *w, struct ss__work *p, struct ss_job 
         rc = SS_OK;
 out:
         p->handed_back = w->dev == SS_DEVICE_GPU && (rc == SS_EGPU || rc == SS_ENOGPU);
-        if (p->handed_back)
+        if (p->handed_back && moved)
+                ss_log_info("engine", "GPU %d stream %u: %s, moving %zu job%s to the CPU",
+                            w->e->slots[w->slot].id, w->lane, err.msg, n, n == 1 ? "" : "s");
+        else if (p->handed_back)
                 ss_log_warn("engine",
                             "GPU %d stream %u failed %zu job%s (%s), moving %s to the CPU",
                             w->e->slots[w->slot].id, w->lane, n, n == 1 ? "" : "s",
@@ -590,15 +602,23 @@ static void *ss__worker_main(void *arg)
         pthread_mutex_lock(&e->lock);
         for (;;) {
                 /* A CPU worker keeps a backend for the last graph it ran on;
-                 * after a swap it lets go of the old graph when idle. */
+                 * after a swap it lets go of the old graph when idle: its
+                 * backend moves to the new graph when only the weights
+                 * changed, and is closed otherwise. */
                 if (w->cg && w->swap_seen != e->swaps && w->cg != e->graph) {
-                        struct ss_backend *b = w->cb;
                         struct ss_graph *g = w->cg;
-                        w->cb = NULL;
-                        w->cg = NULL;
+                        struct ss_graph *cur = e->graph ? ss_graph_ref(e->graph) : NULL;
                         w->swap_seen = e->swaps;
                         pthread_mutex_unlock(&e->lock);
-                        ss_backend_close(b);
+                        struct ss_err rerr;
+                        if (cur && ss_backend_rebind(w->cb, cur, NULL, 0, &rerr) == SS_OK) {
+                                w->cg = cur;
+                        } else {
+                                ss_backend_close(w->cb);
+                                w->cb = NULL;
+                                w->cg = NULL;
+                                ss_graph_unref(cur);
+                        }
                         ss_graph_unref(g);
                         pthread_mutex_lock(&e->lock);
                 }

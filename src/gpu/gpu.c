@@ -694,6 +694,9 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 }
                 rc = ss__upload(rev, &gpu->d_rrow, &gpu->d_rarcs, &gpu->d_rsplit,
                                 limit - used - graph_bytes, err);
+                for (uint32_t v = 0; v < rev->n; v++)
+                        if (rev->row[v + 1] - rev->row[v] > gpu->max_in_degree)
+                                gpu->max_in_degree = (uint32_t)(rev->row[v + 1] - rev->row[v]);
                 ss_graph_unref(rev);
                 if (rc) {
                         ss_gpu_close(gpu);

@@ -310,6 +310,20 @@ uint64_t ss_gpu_delta(const struct ss_gpu *gpu);
 /* Changes Δ (recomputes the light/heavy split on the device). No query may
  * be running. Returns SS_OK, SS_EINVAL (delta 0) or SS_EGPU. */
 int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err);
+/* Makes the device copy of `old` (the graph gpu was opened with, or last
+ * reweighted to) that of g, a graph of the same topology whose weights
+ * differ on the k arcs of changed (strictly ascending CSR indices), in
+ * place: the changed arcs' segments are patched and sorted again on the
+ * device and the light/heavy splits recomputed; Δ stays as chosen at open.
+ * No query may be running. Returns SS_OK; SS_EINVAL with the device
+ * untouched when it cannot (a changed arc's vertex has more than
+ * SS_GPU_REWEIGHT_MAX_DEGREE arcs, or the device is unhealthy): open a new
+ * copy instead; SS_EGPU when the device failed midway or did not hold
+ * `old` (the copy is then unusable: close it); SS_ENOMEM. */
+int ss_gpu_reweight(struct ss_gpu *gpu, const struct ss_graph *old, const struct ss_graph *g,
+                    const uint64_t *changed, size_t k, struct ss_err *err);
+#define SS_GPU_REWEIGHT_MAX_DEGREE 1024u
+
 /* False once the device was marked unhealthy. */
 bool ss_gpu_healthy(const struct ss_gpu *gpu);
 /* Faults seen so far (injected ones included). */

@@ -68,6 +68,7 @@ struct ss_gpu {
         uint2 *d_arcs, *d_rarcs;
         uint32_t *d_split, *d_rsplit;
         uint32_t max_w;
+        uint32_t max_in_degree; /* of the graph, when has_rev (reweight.c) */
         struct ss__ws *ws;
         uint32_t **d_targets;   /* per stream, SS__TCHUNK entries */
         struct ss__bhost **bws; /* per stream: a batch workspace or NULL */

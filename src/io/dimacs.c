@@ -1063,3 +1063,119 @@ int ss_dimacs_read_p2p(const char *path, uint32_t n, uint32_t **pairs, size_t *c
 {
         return read_node_lines(path, n, "p2p", 'q', 2, "p aux sp p2p K", pairs, count, err);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Weights files                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Parses the weight of an arc line. */
+static int parse_weight(struct ss__reader *r, const char **p, const char *end, uint32_t *w)
+{
+        struct ss__tok t = next_tok(p, end);
+        uint64_t v;
+        enum num_status st = parse_u64(t, SS_MAX_WEIGHT, &v);
+        if (st == NUM_NEGATIVE) {
+                char show[48];
+                return rd_fail(r, SS_EPARSE,
+                               "negative weight %s: non-negative weights are required",
+                               tok_show(t, show));
+        }
+        if (st != NUM_OK)
+                return num_fail(r, st, "weight", t, SS_MAX_WEIGHT);
+        *w = (uint32_t)v;
+        return SS_OK;
+}
+
+/* The optional problem line of a weights file: `p sp N M` with N the
+ * graph's node count; M, the arcs that follow, is returned in *m. */
+static int parse_weights_problem(struct ss__reader *r, const char **p, const char *end, uint32_t n,
+                                 uint64_t *m)
+{
+        struct ss__tok t = next_tok(p, end);
+        if (!tok_is(t, "sp"))
+                return rd_fail(r, SS_EPARSE, "problem line must read \"p sp N M\"");
+        uint64_t nn;
+        t = next_tok(p, end);
+        enum num_status st = parse_u64(t, SS_MAX_NODES, &nn);
+        if (st != NUM_OK)
+                return num_fail(r, st, "node count N", t, SS_MAX_NODES);
+        if (nn != n)
+                return rd_fail(r, SS_EPARSE,
+                               "node count N %" PRIu64 " is not the graph's (%" PRIu32 ")", nn, n);
+        t = next_tok(p, end);
+        st = parse_u64(t, UINT64_MAX / 2, m);
+        if (st != NUM_OK)
+                return num_fail(r, st, "arc count M", t, UINT64_MAX / 2);
+        return expect_end(r, p, end, "problem line");
+}
+
+int ss_dimacs_read_weights(const char *path, uint32_t n, struct ss_weight_change **out,
+                           size_t *count, struct ss_err *err)
+{
+        struct ss__reader r;
+        *out = NULL;
+        *count = 0;
+        int rc = rd_open(&r, path, NULL, err);
+        if (rc < 0)
+                return rc;
+        struct ss_weight_change *list = NULL;
+        uint64_t cap = 0, k = 0, announced = UINT64_MAX, problem_line = 0;
+        const char *s, *e;
+        while ((rc = rd_line(&r, &s, &e)) > 0) {
+                const char *p = s;
+                struct ss__tok t;
+                int kind = line_kind(&p, e, &t);
+                if (kind == 'a') {
+                        struct ss_weight_change c;
+                        if ((rc = parse_node(&r, &p, e, n, "tail node", &c.tail)) < 0 ||
+                            (rc = parse_node(&r, &p, e, n, "head node", &c.head)) < 0 ||
+                            (rc = parse_weight(&r, &p, e, &c.w)) < 0 ||
+                            (rc = expect_end(&r, &p, e, "arc")) < 0)
+                                break;
+                        if (k == announced) {
+                                rc = rd_fail(&r, SS_EPARSE,
+                                             "more arcs than the %" PRIu64
+                                             " announced on line %" PRIu64,
+                                             announced, problem_line);
+                                break;
+                        }
+                        if (grow((void **)&list, &cap, k + 1, announced, sizeof(*list)) < 0) {
+                                rc = rd_fail(&r, SS_ENOMEM, "out of memory for %" PRIu64 " arcs",
+                                             k + 1);
+                                break;
+                        }
+                        list[k++] = c;
+                } else if (kind == 'c' || kind == 0) {
+                        continue;
+                } else if (kind == 'p') {
+                        if (problem_line) {
+                                rc = dup_problem(&r, problem_line);
+                                break;
+                        }
+                        if (k) {
+                                rc = rd_fail(&r, SS_EPARSE, "problem line after the first arc");
+                                break;
+                        }
+                        if ((rc = parse_weights_problem(&r, &p, e, n, &announced)) < 0)
+                                break;
+                        problem_line = r.line;
+                } else {
+                        rc = unknown_line(&r, t, "c, p or a");
+                        break;
+                }
+        }
+        if (rc == 0 && problem_line && k != announced)
+                rc = rd_fail(&r, SS_EPARSE,
+                             "only %" PRIu64 " arcs, but the problem line (line %" PRIu64
+                             ") announces %" PRIu64,
+                             k, problem_line, announced);
+        rc = rd_recheck(&r, rc);
+        rd_close(&r);
+        if (rc < 0) {
+                free(list);
+                return rc;
+        }
+        *out = list;
+        *count = (size_t)k;
+        return SS_OK;
+}

@@ -66,6 +66,19 @@ int ss_dimacs_read_ss(const char *path, uint32_t n, uint32_t **sources, size_t *
 int ss_dimacs_read_p2p(const char *path, uint32_t n, uint32_t **pairs, size_t *count,
                        struct ss_err *err);
 
+/* Reads a weights file for a graph of n nodes: new weights for its arcs,
+ * as `a U V W` lines (1 <= U, V <= n, 0 <= W <= 2^32-1) in any number and
+ * order, with comments and blank lines anywhere. An optional `p sp N M`
+ * line before the first arc must name the graph's N and announce the M
+ * arcs that follow, so a .gr file of the same graph with other weights is
+ * a weights file too. Whether each arc exists is the caller's to check
+ * (core/weights.h: parallel arcs all take the weight, a later line for the
+ * same arc wins). On success *changes is a malloc'd array of *count
+ * changes with 0-based ids (NULL and 0 for a file without arcs). Returns
+ * SS_OK, SS_EIO, SS_EPARSE or SS_ENOMEM, with err set. */
+int ss_dimacs_read_weights(const char *path, uint32_t n, struct ss_weight_change **changes,
+                           size_t *count, struct ss_err *err);
+
 #ifdef __cplusplus
 }
 #endif

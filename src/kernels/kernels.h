@@ -261,6 +261,16 @@ int ss__launch_gather(struct ss__ws *ws, const uint32_t *dtargets, uint32_t coun
                       unsigned long long *dout, struct ss_err *err);
 int ss__launch_split(struct ss__dgraph *g, cudaStream_t stream, struct ss_err *err);
 
+/* New weights in place (reweight.cu): for each of the nseg segments
+ * seg[i] (a vertex; its arcs are arcs[row[v] .. row[v+1])), the changes
+ * chg[first[i] .. first[i+1]) (x: the arc's other end, y: its old weight,
+ * z: its new weight) are applied and the segment sorted by (weight, end)
+ * again. Changes that find no arc of that end and old weight are counted
+ * in *missed (device memory). Asynchronous on stream. */
+int ss__launch_reweight(const uint32_t *row, uint2 *arcs, const uint32_t *seg,
+                        const uint32_t *first, uint32_t nseg, const uint4 *chg,
+                        unsigned int *missed, cudaStream_t stream, struct ss_err *err);
+
 /* Fills d_arcs (m entries) with the arcs h_col/h_w (host arrays in CSR order,
  * rows d_row on the device) as (head, weight) pairs ordered by (weight, head)
  * within each vertex (sort.cu). Synchronous. Returns SS_OK; SS_ENOMEM when

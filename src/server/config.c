@@ -79,6 +79,11 @@ static const struct ss__key ss__keys[] = {
      "graph file: DIMACS .gr, .gr.gz or a snapshot"},
     {"coords", SS__STR, SS__STRF(coords), "", 0, 0, NULL,
      "coordinates file (.co, .co.gz); empty for none"},
+    {"weights", SS__STR, SS__STRF(weights), "", 0, 0, NULL,
+     "weights file (`a U V W` lines, docs/operations.md) applied to the graph at every load "
+     "and reload; empty for none"},
+    {"weights_queue", SS__INT, SS__OFF(weights_queue), 0, "16", 1, 1024, NULL,
+     "POST /weights requests waiting behind the one being applied, at most; more get 503"},
     {"workers", SS__INT, SS__OFF(workers), 0, "0", 0, 1024, NULL,
      "CPU query threads; 0 means one per core"},
     {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,
@@ -87,6 +92,11 @@ static const struct ss__key ss__keys[] = {
      "customizable contraction hierarchy for routes and matrices: auto (a prepared "
      "snapshot's, or built at load for graphs of at most 2M nodes), yes (built for any "
      "graph), no"},
+    {"apsp_memory_mb", SS__INT, SS__OFF(apsp_memory_mb), 0, "256", 0, 1048576, NULL,
+     "all-pairs matrix (with paths) computed in the background for graphs whose matrix "
+     "fits this many MiB; then every auto query is a lookup; 0 for none"},
+    {"apsp_max_nodes", SS__INT, SS__OFF(apsp_max_nodes), 0, "0", 0, 4294967294, NULL,
+     "and only for graphs of at most this many nodes; 0 means the memory alone decides"},
     {"queue_max", SS__INT, SS__OFF(queue_max), 0, "1024", 1, 1000000, NULL,
      "queries waiting for a worker at most; more get 503"},
     {"deadline_ms", SS__INT, SS__OFF(deadline_ms), 0, "5000", 1, 3600000, NULL,

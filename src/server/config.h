@@ -12,38 +12,42 @@
 #define SS_CONFIG_PATH_MAX 4096
 
 struct ss_config {
-        char listen[256];                /* HOST:PORT */
-        bool reuse_port;                 /* SO_REUSEPORT on the listening socket */
-        char graph[SS_CONFIG_PATH_MAX];  /* .gr, .gr.gz or snapshot */
-        char coords[SS_CONFIG_PATH_MAX]; /* .co or .co.gz; empty for none */
-        int64_t workers;                 /* CPU worker threads; 0 = one per core */
-        int64_t landmarks;               /* A* landmarks built at load; 0 = none */
-        char cch[8];                     /* "auto", "yes" or "no": the CCH made at load */
-        int64_t queue_max;               /* queued queries at most */
-        int64_t deadline_ms;             /* per request */
-        int64_t max_sources;             /* `from` ids per request */
-        int64_t max_targets;             /* `to` ids per request */
-        int64_t max_matrix;              /* sources x targets per request */
-        int64_t max_json_nodes;          /* one-to-all as JSON up to this many nodes */
-        int64_t max_url;                 /* bytes of request line URL */
-        int64_t max_body;                /* bytes of POST body */
-        int64_t connections;             /* open HTTP connections at most */
-        int64_t idle_timeout_s;          /* idle keep-alive connections are closed after */
-        int64_t request_timeout_s;       /* a request's head and body must arrive within */
-        int64_t client_connections;      /* open connections per client address; 0 = any */
-        bool client_limit_loopback;      /* client_connections counts loopback clients too */
-        int64_t answer_memory_mb;        /* answers built but not sent, at most; 0 = any */
-        int64_t retry_after_s;           /* Retry-After on 503 */
-        int64_t shutdown_grace_ms;       /* extra wait for in-flight queries at exit */
-        bool gpu;                        /* serve from a GPU when one is usable */
-        char gpu_devices[128];           /* "all" or a list of CUDA ids */
-        int64_t gpu_streams;             /* CUDA streams per GPU */
-        char gpu_batch[16];              /* "auto" or sources per GPU search */
-        int64_t batch_wait_us;           /* a stream's wait for a fuller batch */
-        int64_t gpu_memory_limit_mb;     /* device memory the engine may use; 0 = all free */
-        char gpu_delta[32];              /* delta-stepping rule or a number */
-        int64_t log_level;               /* enum ss_log_level */
-        bool access_log;                 /* one line per request */
+        char listen[256];                 /* HOST:PORT */
+        bool reuse_port;                  /* SO_REUSEPORT on the listening socket */
+        char graph[SS_CONFIG_PATH_MAX];   /* .gr, .gr.gz or snapshot */
+        char coords[SS_CONFIG_PATH_MAX];  /* .co or .co.gz; empty for none */
+        char weights[SS_CONFIG_PATH_MAX]; /* weights file applied at each load; empty for none */
+        int64_t weights_queue;            /* POST /weights waiting at most */
+        int64_t workers;                  /* CPU worker threads; 0 = one per core */
+        int64_t landmarks;                /* A* landmarks built at load; 0 = none */
+        char cch[8];                      /* "auto", "yes" or "no": the CCH made at load */
+        int64_t apsp_memory_mb;           /* the all-pairs matrix's budget; 0 = none */
+        int64_t apsp_max_nodes;           /* and its node limit; 0 = the budget alone */
+        int64_t queue_max;                /* queued queries at most */
+        int64_t deadline_ms;              /* per request */
+        int64_t max_sources;              /* `from` ids per request */
+        int64_t max_targets;              /* `to` ids per request */
+        int64_t max_matrix;               /* sources x targets per request */
+        int64_t max_json_nodes;           /* one-to-all as JSON up to this many nodes */
+        int64_t max_url;                  /* bytes of request line URL */
+        int64_t max_body;                 /* bytes of POST body */
+        int64_t connections;              /* open HTTP connections at most */
+        int64_t idle_timeout_s;           /* idle keep-alive connections are closed after */
+        int64_t request_timeout_s;        /* a request's head and body must arrive within */
+        int64_t client_connections;       /* open connections per client address; 0 = any */
+        bool client_limit_loopback;       /* client_connections counts loopback clients too */
+        int64_t answer_memory_mb;         /* answers built but not sent, at most; 0 = any */
+        int64_t retry_after_s;            /* Retry-After on 503 */
+        int64_t shutdown_grace_ms;        /* extra wait for in-flight queries at exit */
+        bool gpu;                         /* serve from a GPU when one is usable */
+        char gpu_devices[128];            /* "all" or a list of CUDA ids */
+        int64_t gpu_streams;              /* CUDA streams per GPU */
+        char gpu_batch[16];               /* "auto" or sources per GPU search */
+        int64_t batch_wait_us;            /* a stream's wait for a fuller batch */
+        int64_t gpu_memory_limit_mb;      /* device memory the engine may use; 0 = all free */
+        char gpu_delta[32];               /* delta-stepping rule or a number */
+        int64_t log_level;                /* enum ss_log_level */
+        bool access_log;                  /* one line per request */
 };
 
 /* Fills c with every key's default. */

@@ -1,7 +1,7 @@
 #include "server/endpoint.h"
 
-static const char *const ss__labels[SS_EP_COUNT] = {"route",  "distances", "health",
-                                                    "status", "metrics",   "other"};
+static const char *const ss__labels[SS_EP_COUNT] = {"route",   "distances", "health", "status",
+                                                    "metrics", "weights",   "other"};
 
 const char *ss_endpoint_name(enum ss_endpoint ep)
 {

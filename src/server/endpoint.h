@@ -10,6 +10,7 @@ enum ss_endpoint {
         SS_EP_HEALTH,
         SS_EP_STATUS,
         SS_EP_METRICS,
+        SS_EP_WEIGHTS,
         SS_EP_OTHER, /* unknown paths */
         SS_EP_COUNT
 };

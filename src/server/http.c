@@ -399,6 +399,11 @@ static enum MHD_Result ss__send(struct ss_request *r)
         }
         if (b->allow)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, b->allow);
+        if (b->weights_version) {
+                char v[24];
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)(b->weights_version - 1));
+                MHD_add_response_header(resp, "X-Weights-Version", v);
+        }
         if (h->closing)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         enum MHD_Result ok = MHD_queue_response(r->conn, b->http, resp);

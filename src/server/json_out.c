@@ -71,6 +71,9 @@ static void ss__engine_fields(json_t *o, const struct ss_job *job)
         json_object_set_new(o, "fell_back", json_boolean(job->fell_back));
         json_object_set_new(o, "compute_ms",
                             json_real((double)(job->end_ns - job->start_ns) / 1e6));
+        /* The weights the answer was computed with (docs/api.md, /weights). */
+        json_object_set_new(o, "weights_version",
+                            json_integer((json_int_t)job->graph->weights_version));
 }
 
 static json_t *ss__geojson(const struct ss_graph *g, const uint32_t *path, size_t n)
@@ -267,7 +270,7 @@ static int ss__binary(struct ss_job *job, struct ss_body *out)
         return SS_OK;
 }
 
-int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+static int ss__body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
 {
         memset(out, 0, sizeof(*out));
         if (job->status != SS_OK)
@@ -290,4 +293,12 @@ int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body
                 return SS_ENOMEM;
         ss_body_json(text, out);
         return SS_OK;
+}
+
+int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out)
+{
+        int rc = ss__body_for_job(q, job, out);
+        if (rc == SS_OK)
+                out->weights_version = job->graph->weights_version + 1;
+        return rc;
 }

@@ -17,6 +17,7 @@
 #define SS_SERVER_JSON_OUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/engine.h"
 #include "server/query.h"
@@ -38,12 +39,16 @@ struct ss_body {
         int status;        /* the ss_status behind it (SS_OK for 200) */
         int retry_after;   /* add Retry-After */
         const char *allow; /* an Allow header (405), or NULL */
+        /* 1 + the weights version a query's answer was computed with (an
+         * X-Weights-Version header), or 0 for none. */
+        uint64_t weights_version;
 };
 
 /* Builds the answer to query q from its finished job (status, outputs and
  * graph still bound): 200 JSON or binary, or the error body for the job's
- * status. A binary answer takes job->dist over (job->dist becomes NULL).
- * Returns SS_OK, or SS_ENOMEM with *out left empty. */
+ * status, each with the weights version of the job's graph (a JSON field
+ * of a 200 JSON answer, and an X-Weights-Version header on all). A binary answer takes job->dist
+ * over (job->dist becomes NULL). Returns SS_OK, or SS_ENOMEM with *out left empty. */
 int ss_body_for_job(const struct ss_query *q, struct ss_job *job, struct ss_body *out);
 
 /* Builds the error body for status with message (may be NULL). Returns

@@ -32,6 +32,38 @@ static void ss__head(FILE *f, const char *name, const char *type, const char *he
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Weight updates (POST /weights): counts by result, their durations, and
+ * the serving weights' version. */
+static void ss__weights(FILE *f, const struct ss_engine_stats *st)
+{
+        static const double bounds[] = SS_ENGINE_UPDATE_BOUNDS_MS;
+        ss__head(f, "ssspd_weight_updates_total", "counter",
+                 "Weight updates by result (ok: a new weights version serves).");
+        fprintf(f, "ssspd_weight_updates_total{result=\"ok\"} %llu\n",
+                (unsigned long long)st->weight_updates);
+        fprintf(f, "ssspd_weight_updates_total{result=\"failed\"} %llu\n",
+                (unsigned long long)st->weight_updates_failed);
+        ss__head(f, "ssspd_weight_update_seconds", "histogram",
+                 "Time from a weight update's start until its version serves.");
+        uint64_t cum = 0;
+        for (unsigned i = 0; i < SS_ENGINE_UPDATE_BUCKETS; i++) {
+                cum += st->weight_update_buckets[i];
+                if (i + 1 < SS_ENGINE_UPDATE_BUCKETS)
+                        fprintf(f, "ssspd_weight_update_seconds_bucket{le=\"%g\"} %llu\n",
+                                bounds[i] / 1e3, (unsigned long long)cum);
+        }
+        fprintf(f, "ssspd_weight_update_seconds_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)cum);
+        fprintf(f, "ssspd_weight_update_seconds_sum %.6f\n", st->weight_update_ms_sum / 1e3);
+        fprintf(f, "ssspd_weight_update_seconds_count %llu\n", (unsigned long long)cum);
+        ss__head(f, "ssspd_weight_update_last_seconds", "gauge",
+                 "Duration of the last weight update that made a version.");
+        fprintf(f, "ssspd_weight_update_last_seconds %.6f\n", st->weight_update_ms_last / 1e3);
+        ss__head(f, "ssspd_weights_version", "gauge",
+                 "Weights version of the serving graph (0 as loaded).");
+        fprintf(f, "ssspd_weights_version %llu\n", (unsigned long long)st->weights_version);
+}
+
 char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats *st,
                         const struct ss_metrics_gauges *g, size_t *len)
 {
@@ -143,6 +175,7 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
         fprintf(f, "ssspd_reloads_total{result=\"ok\"} %llu\n", (unsigned long long)g->reloads_ok);
         fprintf(f, "ssspd_reloads_total{result=\"failed\"} %llu\n",
                 (unsigned long long)g->reloads_failed);
+        ss__weights(f, st);
         SS__ONE("ssspd_graph_nodes", "gauge", "Nodes of the serving graph.", "%u", g->nodes);
         SS__ONE("ssspd_graph_arcs", "gauge", "Arcs of the serving graph.", "%llu",
                 (unsigned long long)g->arcs);

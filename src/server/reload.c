@@ -1,11 +1,12 @@
-/* The load runs on libuv's thread pool; its completion, back on the loop,
- * hands the graph to the caller. Queries already running keep their
- * reference to the old graph, which is freed with the last of them. */
+/* The load runs on libuv's thread pool, swap included; its completion, back
+ * on the loop, hands the graph to the caller. Queries already running keep
+ * their reference to the old graph, which is freed with the last of them. */
 #include "server/reload.h"
 
 #include "core/cancel.h"
 #include "core/log.h"
 #include "io/load.h"
+#include "server/weights.h"
 
 static void ss__load_work(uv_work_t *w)
 {
@@ -18,6 +19,13 @@ static void ss__load_work(uv_work_t *w)
         ss_err_clear(&l->err);
         l->result =
             ss_graph_load(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress, &l->err);
+        /* The weights file is part of the graph as loaded: applied before
+         * anything is derived from the weights. */
+        if (l->result && cfg->weights[0] &&
+            ss_weights_file_apply(cfg->weights, l->result, &l->err) != SS_OK) {
+                ss_graph_unref(l->result);
+                l->result = NULL;
+        }
         /* Everything derived from the graph is made here too, off the loop
          * and before the graph is shared: A* bounds, the CCH, the copy on
          * every GPU of the pool and the landmarks. A reload keeps the old
@@ -28,6 +36,15 @@ static void ss__load_work(uv_work_t *w)
                 ss_graph_unref(l->result);
                 l->result = NULL;
         }
+        /* It serves from here on, with the updates made meanwhile. */
+        struct ss_weights_result replay;
+        if (l->result &&
+            ss_engine_reload_finish(l->engine, l->result, l->mark, &replay, &l->err) != SS_OK) {
+                ss_graph_unref(l->result);
+                l->result = NULL;
+        }
+        if (!l->result)
+                ss_engine_reload_abort(l->engine, l->mark);
         l->ms = (double)(ss_now_ns() - t0) / 1e6;
 }
 
@@ -46,8 +63,13 @@ bool ss_loader_start(struct ss_loader *l)
                 return false;
         l->busy = true;
         l->work.data = l;
+        /* Updates made from now on (the moment /status says the reload is
+         * in progress) are applied again to the new graph before it serves
+         * (engine.h, "Live weights"). */
+        l->mark = ss_engine_reload_begin(l->engine);
         int rc = uv_queue_work(l->loop, &l->work, ss__load_work, ss__load_done);
         if (rc != 0) {
+                ss_engine_reload_abort(l->engine, l->mark);
                 l->busy = false;
                 ss_log_error("graph", "cannot start loading: %s", uv_strerror(rc));
                 return false;

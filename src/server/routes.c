@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "server/http_error.h"
 #include "server/status.h"
+#include "server/weights.h"
 
 static enum ss_job_kind ss__route_job(const struct ss_query *q)
 {
@@ -52,6 +53,7 @@ static const struct ss_route ss__table[] = {
      .methods = SS__GET,
      .handler = ss_status_metrics,
      .render = ss_view_render_text},
+    {.path = "/weights", .ep = SS_EP_WEIGHTS, .methods = SS_METHOD_POST, .start = ss_weights_post},
 };
 
 #define SS__NROUTES (sizeof(ss__table) / sizeof(ss__table[0]))
@@ -275,6 +277,8 @@ bool ss_routes_dispatch(void *user, struct ss_request *r)
         }
         if (route->job)
                 return ss__query(rt, r, method == SS_METHOD_POST);
+        if (route->start)
+                return route->start(rt, r);
 
         struct ss_view v = {0};
         struct ss_err err = {0};

@@ -19,6 +19,8 @@
 #include "server/metrics.h"
 #include "server/state.h"
 
+struct ss_updater;
+
 /* What the endpoints may read or use; owned by the server. */
 struct ss_routes {
         const struct ss_config *cfg;
@@ -26,6 +28,7 @@ struct ss_routes {
         struct ss_engine *engine;
         struct ss_http *http;
         struct ss_metrics *metrics;
+        struct ss_updater *updater; /* POST /weights (weights.h) */
 };
 
 enum { SS_METHOD_GET = 1u << 0, SS_METHOD_HEAD = 1u << 1, SS_METHOD_POST = 1u << 2 };
@@ -53,6 +56,10 @@ struct ss_route {
          * makes the view a body. */
         int (*handler)(const struct ss_routes *rt, struct ss_view *v, struct ss_err *err);
         int (*render)(struct ss_view *v, struct ss_body *out);
+        /* Work off the loop that is no engine job (a weight update): takes
+         * the request and returns true (its end fills r->resp and calls
+         * ss_http_complete), or fills r->resp and returns false. */
+        bool (*start)(const struct ss_routes *rt, struct ss_request *r);
 };
 
 /* The HTTP layer's hooks; user is a struct ss_routes. */

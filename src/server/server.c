@@ -61,7 +61,6 @@ static void ss__loaded(void *user, struct ss_graph *g, double ms, const char *wh
                 return;
         }
 
-        ss_engine_swap_graph(srv->engine, g);
         ss__describe(&srv->state.graph, &srv->cfg, g, ms);
         ss_graph_unref(g); /* the engine holds its own reference */
 
@@ -109,6 +108,9 @@ static void ss__finish(struct ss_server *srv)
         srv->finished = true;
         uv_timer_stop(&srv->grace_timer);
         uv_close((uv_handle_t *)&srv->grace_timer, NULL);
+        /* An update being applied is finished, and those waiting refused,
+         * while the HTTP layer can still answer them. */
+        ss_updater_stop(&srv->updater);
         /* Every job has been answered unless the grace time ran out; then
          * this waits for the stragglers, which stop at their deadline. */
         ss_engine_shutdown(srv->engine);
@@ -210,6 +212,8 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
             .landmarks = (unsigned)srv->cfg.landmarks,
             .cch = (enum ss_engine_cch)cch,
             .calibrate = true,
+            .apsp_memory = (uint64_t)srv->cfg.apsp_memory_mb << 20,
+            .apsp_max_nodes = (uint32_t)srv->cfg.apsp_max_nodes,
         };
         int rc = ss_engine_new(&ec, NULL, &srv->engine, err);
         if (rc != SS_OK) {
@@ -217,17 +221,24 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
                 snprintf(why, sizeof(why), "%s", err->msg);
                 return ss_err_set(err, rc, "cannot start the engine: %s", why);
         }
+        if ((rc = ss_updater_start(&srv->updater, srv->engine, (unsigned)srv->cfg.weights_queue,
+                                   err)) != SS_OK) {
+                ss_engine_free(srv->engine);
+                return rc;
+        }
         srv->routes = (struct ss_routes){.cfg = &srv->cfg,
                                          .state = &srv->state,
                                          .engine = srv->engine,
                                          .http = &srv->http,
-                                         .metrics = &srv->metrics};
+                                         .metrics = &srv->metrics,
+                                         .updater = &srv->updater};
         const struct ss_http_hooks hooks = {.classify = ss_routes_classify,
                                             .dispatch = ss_routes_dispatch,
                                             .idle = ss__idle,
                                             .user = &srv->routes};
         rc = ss_http_start(&srv->http, &srv->cfg, srv->loop, &srv->metrics, &hooks, err);
         if (rc != SS_OK) {
+                ss_updater_stop(&srv->updater);
                 ss_engine_free(srv->engine);
                 return rc;
         }

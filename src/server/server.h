@@ -17,6 +17,7 @@
 #include "server/reload.h"
 #include "server/routes.h"
 #include "server/state.h"
+#include "server/weights.h"
 
 struct ss_server {
         struct ss_config cfg;
@@ -29,6 +30,7 @@ struct ss_server {
         struct ss_http http;
         struct ss_routes routes;
         struct ss_loader loader;
+        struct ss_updater updater;
         struct ss_metrics metrics;
 
         uv_signal_t sig_term, sig_int, sig_hup;

@@ -3,11 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "apsp/apsp.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "core/cancel.h"
 #include "server/http_error.h"
+#include "server/weights.h"
 #include "ss_config.h"
 
 /* ------------------------------------------------------------------------
@@ -101,11 +104,21 @@ static json_t *ss__auto(struct ss_engine *e)
         const bool cch = ss_cch_metric_of(g) != NULL;
         json_t *o = json_object();
         ss__set(o, "cch", cch ? json_pack("{s:I}", "edges", (json_int_t)c->arcs) : json_null());
+        struct ss_apsp_status ap;
+        ss_apsp_status_of(g, &ap);
+        static const char *const states[] = {"off", "computing", "ready", "failed"};
+        json_t *apsp = json_pack("{s:s, s:I, s:f}", "state", states[ap.state], "bytes",
+                                 (json_int_t)ap.bytes, "ms", ap.ms);
+        if (ap.state == SS_APSP_FAILED)
+                json_object_set_new(apsp, "why", json_string(ap.why));
+        ss__set(o, "apsp", apsp);
+        const bool lookup = ap.state == SS_APSP_READY;
         ss__set(o, "route",
-                json_string(cch                  ? "cch"
+                json_string(lookup               ? "apsp"
+                            : cch                ? "cch"
                             : ss_astar_useful(g) ? "astar first, GPU delta when busy"
                                                  : "GPU delta, CPU dijkstra"));
-        ss__set(o, "matrix", json_string(cch ? "cch" : "delta"));
+        ss__set(o, "matrix", json_string(lookup ? "apsp" : cch ? "cch" : "delta"));
         struct ss_engine_auto a;
         if (ss_engine_auto(g, &a) == SS_OK) {
                 json_t *cand = json_array();
@@ -116,11 +129,14 @@ static json_t *ss__auto(struct ss_engine *e)
                                       ss_device_name(a.cand[i].device), "ms",
                                       a.cand[i].ms >= 0 ? json_real(a.cand[i].ms) : json_null()));
                 ss__set(o, "one_to_all",
-                        json_pack("{s:s, s:s, s:o, s:f}", "engine", a.cpu_first ? "cpu" : "gpu",
-                                  "algorithm", a.cpu_first ? a.cpu_row : "delta", "measured", cand,
-                                  "calibration_ms", a.calibrate_ms));
+                        json_pack("{s:s, s:s, s:o, s:f}", "engine",
+                                  lookup || a.cpu_first ? "cpu" : "gpu", "algorithm",
+                                  lookup        ? "apsp"
+                                  : a.cpu_first ? a.cpu_row
+                                                : "delta",
+                                  "measured", cand, "calibration_ms", a.calibrate_ms));
         } else {
-                ss__set(o, "one_to_all", json_string("delta"));
+                ss__set(o, "one_to_all", json_string(lookup ? "apsp" : "delta"));
         }
         ss_graph_unref(g);
         return o;
@@ -182,6 +198,46 @@ static json_t *ss__engine(const struct ss_routes *rt)
         return o;
 }
 
+/* The serving weights: the version queries get now, when it was made, its
+ * checksum and landmarks (a decrease drops them), and the updates. */
+static json_t *ss__weights(const struct ss_routes *rt)
+{
+        struct ss_graph *g = ss_engine_graph(rt->engine);
+        if (!g)
+                return json_null();
+        struct ss_engine_stats st;
+        ss_engine_stats(rt->engine, &st);
+        unsigned waiting = 0;
+        bool busy = false;
+        ss_updater_load(rt->updater, &waiting, &busy);
+        char sum[24], at[32];
+        snprintf(sum, sizeof(sum), "%08llx", (unsigned long long)g->checksum);
+        const time_t secs = (time_t)(g->weights_time_ns / 1000000000u);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        const struct ss_astar *a = ss_astar_of(g);
+        json_t *o = json_object();
+        if (o) {
+                ss__set(o, "version", json_integer((json_int_t)g->weights_version));
+                /* Version 0 is the weights as loaded: graph.loaded_at. */
+                ss__set(o, "changed_at", g->weights_version ? json_string(at) : json_null());
+                ss__set(o, "checksum", json_string(sum));
+                ss__set(o, "landmarks", json_integer(a && a->lm ? (json_int_t)a->lm->k : 0));
+                ss__set(o, "cch", json_boolean(ss_cch_metric_of(g) != NULL));
+                ss__set(o, "file",
+                        rt->cfg->weights[0] ? json_string(ss__base(rt->cfg->weights))
+                                            : json_null());
+                ss__set(o, "updates", json_integer((json_int_t)st.weight_updates));
+                ss__set(o, "updates_failed", json_integer((json_int_t)st.weight_updates_failed));
+                ss__set(o, "last_update_ms", json_real(st.weight_update_ms_last));
+                ss__set(o, "applying", json_boolean(busy));
+                ss__set(o, "waiting", json_integer((json_int_t)waiting));
+        }
+        ss_graph_unref(g);
+        return o;
+}
+
 static json_t *ss__reloads(const struct ss_state *s)
 {
         const struct ss_reload_info *ri = &s->reloads;
@@ -217,6 +273,7 @@ int ss_status_status(const struct ss_routes *rt, struct ss_view *v, struct ss_er
         ss__set(o, "state", json_string(ss_phase_name(s->phase)));
         ss__set(o, "uptime_s", json_real((double)(ss_now_ns() - s->start_ns) / 1e9));
         ss__set(o, "graph", ss__graph(&s->graph));
+        ss__set(o, "weights", ss__weights(rt));
         ss__set(o, "engine", ss__engine(rt));
         ss__set(o, "reloads", ss__reloads(s));
         ss__set(o, "http_inflight", json_integer((json_int_t)ss_http_inflight(rt->http)));

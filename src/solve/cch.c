@@ -57,6 +57,24 @@ void ss__cpu_cch_free(struct ss__cpu_cch *x)
         free(x);
 }
 
+void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g)
+{
+        /* The structure is the topology's, so the query workspaces stay;
+         * they go only if g somehow carries another one. */
+        const struct ss_cch *c = ss_cch_of(g) ? ss_cch_of(g) : x->own;
+        if (x->cch && c != x->cch) {
+                for (unsigned i = 0; i < x->lanes; i++) {
+                        ss_cch_query_free(x->q[i]);
+                        x->q[i] = NULL;
+                }
+                x->cch = NULL;
+        }
+        ss_cch_metric_unref(x->own_metric);
+        x->own_metric = NULL;
+        x->metric = NULL;
+        x->failed = 0;
+}
+
 /* The metric to answer from, or NULL: answer with Dijkstra. */
 static const struct ss_cch_metric *ss__metric(struct ss__cpu_cch *x, const struct ss_graph *g)
 {
@@ -70,7 +88,7 @@ static const struct ss_cch_metric *ss__metric(struct ss__cpu_cch *x, const struc
         pthread_mutex_lock(&x->lock);
         if (!x->metric && !x->failed) {
                 struct ss_err err = {0};
-                const struct ss_cch *c = ss_cch_of(g);
+                const struct ss_cch *c = ss_cch_of(g) ? ss_cch_of(g) : x->own;
                 int rc = SS_OK;
                 if (!c) {
                         struct ss_cch_options o;

@@ -178,9 +178,10 @@ static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                 }
                 return ss__delta_task(b->g, c->delta[lane], t, err);
         }
-        if (r->impl == 3) {
-                int rc = ss__cpu_cch_task(c->cch, b->g, lane, t, err);
-                if (rc != SS__CCH_NOT_READY)
+        if (r->impl == 3 || r->impl == 4) {
+                int rc = r->impl == 3 ? ss__cpu_cch_task(c->cch, b->g, lane, t, err)
+                                      : ss__cpu_apsp_task(b->g, t, err);
+                if (rc != SS__ROW_NOT_READY)
                         return rc;
                 t->ran = ss_solver_find("dijkstra", SS_DEVICE_CPU);
         }
@@ -190,6 +191,23 @@ static int ss__cpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                 t->ran = ss_solver_find("dijkstra", SS_DEVICE_CPU);
         ss_err_clear(err);
         return ss__cpu_task(b->g, c->ws[lane], astar, t, err);
+}
+
+/* The workspaces are sized by the node count alone; the Δ-stepping
+ * contexts hold the graph (and its Δ), so they are made again on demand. */
+static int ss__cpu_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                          size_t k, struct ss_err *err)
+{
+        (void)changed;
+        (void)k;
+        (void)err;
+        struct ss__cpu *c = b->impl;
+        for (unsigned i = 0; i < b->lanes; i++) {
+                ss_cpu_delta_free(c->delta[i]);
+                c->delta[i] = NULL;
+        }
+        ss__cpu_cch_rebind(c->cch, g);
+        return SS_OK;
 }
 
 static void ss__cpu_describe(const struct ss_backend *b, char *buf, size_t len)
@@ -202,4 +220,5 @@ const struct ss_backend_ops ss__cpu_backend = {
     .close = ss__cpu_close,
     .run = ss__cpu_run,
     .describe = ss__cpu_describe,
+    .rebind = ss__cpu_rebind,
 };

@@ -11,14 +11,23 @@
 struct ss__cpu_cch;
 struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads);
 void ss__cpu_cch_free(struct ss__cpu_cch *x);
+/* Forgets what belongs to the old weights (a metric built here) before
+ * the backend serves g, a graph of the same topology. */
+void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g);
 
-/* ss__cpu_cch_task()'s answer when there is no customized hierarchy to
- * answer from: the caller answers with Dijkstra instead. */
-#define SS__CCH_NOT_READY 1
+/* The answer of ss__cpu_cch_task() and ss__cpu_apsp_task() when what they
+ * read is not there (no customized hierarchy, no matrix yet): the caller
+ * answers with Dijkstra instead. */
+#define SS__ROW_NOT_READY 1
+#define SS__CCH_NOT_READY SS__ROW_NOT_READY
 
 /* Runs t on lane with the CCH: SS_OK, SS__CCH_NOT_READY, or an error with
  * err set. */
 int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, struct ss_err *err);
+
+/* Runs t from g's all-pairs matrix (solve/apsp_row.c): SS_OK,
+ * SS__ROW_NOT_READY, or an error with err set. */
+int ss__cpu_apsp_task(const struct ss_graph *g, struct ss_task *t, struct ss_err *err);
 
 #endif

@@ -269,6 +269,17 @@ void *ss_backend_gpu(struct ss_backend *b)
         return x->gpu;
 }
 
+/* New weights patched into the device copy; without the list of changed
+ * arcs there is nothing to patch from, and the caller uploads again. */
+static int ss__gpu_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                          size_t k, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        if (!changed)
+                return ss_err_set(err, SS_EINVAL, "the GPU patches only named arcs");
+        return ss_gpu_reweight(x->gpu, b->g, g, changed, k, err);
+}
+
 const struct ss_backend_ops ss__gpu_backend = {
     .open = ss__gpu_open,
     .close = ss__gpu_close,
@@ -279,4 +290,5 @@ const struct ss_backend_ops ss__gpu_backend = {
     .device_bytes = ss__gpu_bytes,
     .describe = ss__gpu_describe,
     .landmarks = ss__gpu_landmarks,
+    .rebind = ss__gpu_rebind,
 };

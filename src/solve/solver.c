@@ -25,6 +25,8 @@ static const struct ss_solver ss__rows[] = {
      "parallel Δ-stepping on the CPU: thread-local bins, bucket fusion, one barrier a round"},
     {"cch", "CCH", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 3,
      "customizable contraction hierarchy: routes in microseconds, matrices with buckets"},
+    {"apsp", "APSP matrix", SS_DEVICE_CPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 4,
+     "lookups in the all-pairs matrix computed in the background for small graphs"},
     /* GPU rows: impl is the kernel's enum ss_gpu_algo (gpu/gpu.h). */
     {"delta", "Δ-stepping", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH, 0,
@@ -142,6 +144,23 @@ void ss_backend_close(struct ss_backend *b)
         if (b->ops->close)
                 b->ops->close(b);
         free(b);
+}
+
+int ss_backend_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                      size_t k, struct ss_err *err)
+{
+        if (!ss_graph_same_topology(b->g, g))
+                return ss_err_set(err, SS_EINVAL, "the new graph has another topology");
+        if (!b->ops->rebind)
+                return ss_err_set(err, SS_EINVAL,
+                                  "this %s backend cannot take new weights in place",
+                                  ss_device_name(b->device));
+        if (b->g == g)
+                return SS_OK;
+        int rc = b->ops->rebind(b, g, changed, k, err);
+        if (rc == SS_OK)
+                b->g = g;
+        return rc;
 }
 
 static int ss__check(const struct ss_backend *b, unsigned lane, const struct ss_solver *r,

@@ -141,6 +141,19 @@ int ss_backend_open(enum ss_device device, const struct ss_graph *g,
                     struct ss_err *err);
 void ss_backend_close(struct ss_backend *b);
 
+/* Makes b serve g instead of its graph, when g has the same topology with
+ * other weights (ss_graph_same_topology), keeping b's workspaces (and on a
+ * GPU the uploaded structure): the cheap way to follow a weight update.
+ * changed lists the k CSR arcs whose weights differ, strictly ascending, or
+ * is NULL when any may differ. No task may be running on b. g must outlive
+ * b. Returns SS_OK; SS_EINVAL when b cannot take g this way (another
+ * topology, a backend without it, a change too large to patch): b is left
+ * serving its graph, and the caller opens a new backend instead; SS_EGPU
+ * when the device failed midway: b serves nothing correct and must be
+ * closed. */
+int ss_backend_rebind(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                      size_t k, struct ss_err *err);
+
 /* Runs task t with row r on lane `lane` (0 .. lanes-1). Lanes run at the
  * same time; one lane runs one task at a time. Returns SS_OK or a negative
  * status: SS_ETIMEDOUT (cancelled), SS_EGPU (the device failed: answer on
@@ -188,6 +201,10 @@ struct ss_backend_ops {
         void (*describe)(const struct ss_backend *b, char *buf, size_t len);
         int (*landmarks)(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
                          uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
+        /* ss_backend_rebind()'s work; b->g is still the old graph and is set
+         * to g by the caller on SS_OK. */
+        int (*rebind)(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
+                      size_t k, struct ss_err *err);
 };
 
 /* Makes a backend of ops for g with `lanes` lanes; impl is the ops' own

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apsp/apsp.h"
 #include "core/cancel.h"
 #include "engine/engine.h"
 #include "cpu/dijkstra.h"
@@ -676,6 +677,82 @@ START_TEST(cch_answers_auto_routes_and_matrices)
 }
 END_TEST
 
+/* With apsp_memory set, a small graph's matrix is computed in the background
+ * after prepare; once complete, auto routes (with paths), matrices and
+ * one-to-all are lookups, equal to Dijkstra's answers. A graph dropped while
+ * its matrix is computing stops it (the engine's free does not hang). */
+START_TEST(apsp_answers_once_complete)
+{
+        struct ss_graph *g = grid(30);
+        struct ss_engine *e;
+        struct ss_err err;
+        struct ss_engine_config cfg = {
+            .cpu_workers = 2, .queue_max = 64, .cch = SS_ENGINE_CCH_OFF, .apsp_memory = 64 << 20};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        struct ss_apsp_status st;
+        for (int i = 0; i < 2000 && !ss_apsp_of(g); i++)
+                usleep(5000);
+        ss_apsp_status_of(g, &st);
+        ck_assert_int_eq(st.state, SS_APSP_READY);
+        ck_assert_ptr_nonnull(ss_apsp_of(g));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        uint32_t s = 17, t = 800, ts[] = {0, 450, 899};
+        struct ss_job route, matrix, all;
+        w.done = 0;
+        job_init(&route, e, SS_JOB_ROUTE, &s, &t, 1);
+        job_init(&matrix, e, SS_JOB_MATRIX, &s, ts, 3);
+        job_init(&all, e, SS_JOB_ONE_TO_ALL, &s, NULL, 0);
+        ck_assert_int_eq(ss_engine_submit(e, &route), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &matrix), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &all), SS_OK);
+        wait_done(3);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+        ck_assert_int_eq(route.status, SS_OK);
+        ck_assert_int_eq(route.ran_algo, algo("apsp"));
+        ck_assert_uint_eq(route.dist[0], ss_dijkstra_dist(ws, t));
+        ss_dist sum = 0;
+        for (size_t k = 0; k + 1 < route.path_len; k++)
+                sum += arc_weight(g, route.path[k], route.path[k + 1]);
+        ck_assert_uint_eq(sum, route.dist[0]);
+        ck_assert_uint_eq(route.path[0], s);
+        ck_assert_uint_eq(route.path[route.path_len - 1], t);
+        ck_assert_int_eq(matrix.ran_algo, algo("apsp"));
+        for (int k = 0; k < 3; k++)
+                ck_assert_uint_eq(matrix.dist[k], ss_dijkstra_dist(ws, ts[k]));
+        ck_assert_int_eq(all.ran_algo, algo("apsp"));
+        for (uint32_t v = 0; v < g->n; v++)
+                ck_assert_uint_eq(all.dist[v], ss_dijkstra_dist(ws, v));
+        ss_job_release(&route);
+        ss_job_release(&matrix);
+        ss_job_release(&all);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+
+        /* dropped while computing: Floyd-Warshall on one thread over 1,600
+         * nodes takes a while, and the free stops it */
+        struct ss_graph *h = grid(40);
+        cfg.cpu_workers = 1;
+        ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_OK);
+        ss_apsp_status_of(h, &st);
+        ck_assert(st.state == SS_APSP_COMPUTING || st.state == SS_APSP_READY);
+        const uint64_t t0 = ss_now_ns();
+        ss_engine_free(e);
+        ss_graph_unref(h);
+        ck_assert_msg(ss_now_ns() - t0 < 5000000000ull, "freeing took %.1f s",
+                      (double)(ss_now_ns() - t0) / 1e9);
+        ss_dijkstra_ws_free(ws);
+
+        /* too large for the budget: no matrix, and the status says off */
+        cfg.apsp_memory = 1024;
+        h = grid(12);
+        ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_OK);
+        ss_apsp_status_of(h, &st);
+        ck_assert_int_eq(st.state, SS_APSP_OFF);
+        ss_engine_free(e);
+        ss_graph_unref(h);
+}
+END_TEST
+
 START_TEST(swap_keeps_old_graph_alive)
 {
         struct ss_graph *g1 = chain(10), *g2 = chain(20);
@@ -768,6 +845,7 @@ int main(void)
         tcase_add_test(tc, gpu_takes_queued_routes_as_batches);
         tcase_add_test(tc, matrix_rows_spread_over_cpu_workers);
         tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
+        tcase_add_test(tc, apsp_answers_once_complete);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);

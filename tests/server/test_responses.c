@@ -82,6 +82,8 @@ START_TEST(route_json)
         ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "dijkstra");
         ck_assert(json_is_false(json_object_get(j, "fell_back")));
         ck_assert_double_eq_tol(json_real_value(json_object_get(j, "compute_ms")), 2.5, 1e-9);
+        ck_assert_int_eq(json_integer_value(json_object_get(j, "weights_version")), 0);
+        ck_assert_uint_eq(b.weights_version, 1); /* X-Weights-Version: 0 */
         json_t *c = json_object_get(json_object_get(j, "geometry"), "coordinates");
         ck_assert_uint_eq(json_array_size(c), 3);
         ck_assert_double_eq_tol(json_real_value(json_array_get(json_array_get(c, 0), 0)),
@@ -155,6 +157,7 @@ END_TEST
 START_TEST(distances_text_matches_jansson)
 {
         struct ss_graph *g = tiny();
+        g->weights_version = 5; /* as after five updates */
         ss_dist dist[] = {0, 9, SS_DIST_INF, 1234567890123456789ull, (ss_dist)INT64_MAX + 10, 42};
         struct ss_job job = {.kind = SS_JOB_MATRIX,
                              .graph = g,
@@ -173,11 +176,12 @@ START_TEST(distances_text_matches_jansson)
         ck_assert_int_eq(ss_body_for_job(&q, &job, &b), SS_OK);
 
         json_t *want = json_pack(
-            "{s:s, s:[I,I], s:[I,I,I], s:[[I,I,n],[I,f,I]], s:s, s:s, s:b, s:f}", "code", "Ok",
+            "{s:s, s:[I,I], s:[I,I,I], s:[[I,I,n],[I,f,I]], s:s, s:s, s:b, s:f, s:I}", "code", "Ok",
             "sources", (json_int_t)1, (json_int_t)3, "destinations", (json_int_t)3, (json_int_t)2,
             (json_int_t)1, "distances", (json_int_t)0, (json_int_t)9,
             (json_int_t)1234567890123456789ll, (double)((ss_dist)INT64_MAX + 10), (json_int_t)42,
-            "engine", "cpu", "algorithm", "dijkstra", "fell_back", 0, "compute_ms", 1.234567);
+            "engine", "cpu", "algorithm", "dijkstra", "fell_back", 0, "compute_ms", 1.234567,
+            "weights_version", (json_int_t)5);
         ck_assert_ptr_nonnull(want);
         char *text = json_dumps(want, JSON_COMPACT | JSON_REAL_PRECISION(9));
         ck_assert_str_eq(b.data, text);
@@ -199,7 +203,8 @@ START_TEST(distances_text_matches_jansson)
         ck_assert_int_eq(ss_body_for_job(&q, &one, &b), SS_OK);
         ck_assert_str_eq(b.data, "{\"code\":\"Ok\",\"sources\":[2],\"distances\":[[0,null,7]],"
                                  "\"engine\":\"cpu\",\"algorithm\":\"dijkstra\",\"fell_back\":"
-                                 "false,\"compute_ms\":1.234567}");
+                                 "false,\"compute_ms\":1.234567,\"weights_version\":5}");
+        ck_assert_uint_eq(b.weights_version, 6);
         ss_body_free(&b);
         ss_query_free(&q);
         ss_graph_unref(g);
