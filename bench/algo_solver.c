@@ -234,13 +234,15 @@ size_t ss__bench_solver_rows(struct ss__bench_algo *out, size_t cap, unsigned ba
                         a->batch = pass == 1 ? batch : 1;
                         const bool gpu = r->device == SS_DEVICE_GPU;
                         /* CPU rows go by their name, or "cpu-NAME" when a GPU
-                         * row has it too; GPU rows by "gpu-NAME". */
+                         * row has it too; GPU rows by "gpu-NAME" (a GPU row
+                         * named "gpu-..." already, as gpu-dijkstra, keeps it). */
                         const bool twin = !gpu && ss_solver_find(r->name, SS_DEVICE_GPU);
+                        const bool named = gpu && !strncmp(r->name, "gpu-", 4);
                         if (pass == 0) {
                                 snprintf(a->name, sizeof(a->name), "%s%s",
-                                         gpu    ? "gpu-"
-                                         : twin ? "cpu-"
-                                                : "",
+                                         gpu && !named ? "gpu-"
+                                         : twin        ? "cpu-"
+                                                       : "",
                                          r->name);
                                 if (gpu)
                                         snprintf(a->label, sizeof(a->label), "GPU %s", r->label);
@@ -248,8 +250,8 @@ size_t ss__bench_solver_rows(struct ss__bench_algo *out, size_t cap, unsigned ba
                                         snprintf(a->label, sizeof(a->label), "%s (ssspd, CPU)",
                                                  r->label);
                         } else {
-                                snprintf(a->name, sizeof(a->name), "%s%s-b%u", gpu ? "gpu-" : "",
-                                         r->name, batch);
+                                snprintf(a->name, sizeof(a->name), "%s%s-b%u",
+                                         gpu && !named ? "gpu-" : "", r->name, batch);
                                 snprintf(a->label, sizeof(a->label), "%s %s, %u per search",
                                          gpu ? "GPU" : "CPU", r->label, batch);
                         }

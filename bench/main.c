@@ -698,7 +698,7 @@ static void list_algos(void)
         for (size_t i = 0; i < n; i++) {
                 char why[256] = "";
                 bool ok = all[i].available(&all[i], why, sizeof(why));
-                printf("%-16s %-24s %s%s\n", all[i].name, all[i].label,
+                printf("%-16s %-27s %s%s\n", all[i].name, all[i].label,
                        ok ? "available" : "n/a: ", ok ? "" : why);
         }
 }

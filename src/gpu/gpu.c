@@ -40,7 +40,13 @@ void ss__clear_last_error(void)
 int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
                     struct ss_err *err)
 {
-        cudaError_t e = cudaLaunchCooperativeKernel(kernel, (dim3){ws->blocks, 1, 1},
+        return ss__launch_coop_grid(kernel, name, ws, ws->blocks, args, err);
+}
+
+int ss__launch_coop_grid(const void *kernel, const char *name, struct ss__ws *ws, unsigned blocks,
+                         void **args, struct ss_err *err)
+{
+        cudaError_t e = cudaLaunchCooperativeKernel(kernel, (dim3){blocks, 1, 1},
                                                     (dim3){SS__BLOCK, 1, 1}, args, 0, ws->stream);
         if (e == cudaSuccess)
                 e = cudaGetLastError();
@@ -48,7 +54,7 @@ int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, voi
                 cudaGetLastError(); /* leave no error for this thread's next launch */
                 char call[128];
                 snprintf(call, sizeof(call), "cooperative launch of %s (%u blocks of %d threads)",
-                         name, ws->blocks, SS__BLOCK);
+                         name, blocks, SS__BLOCK);
                 return ss__cuda_fail(err, call, e, __FILE__, __LINE__);
         }
         return SS_OK;
@@ -62,9 +68,12 @@ static const struct {
         const char *name;
         ss__launcher launch;
 } ss__algos[SS_GPU_ALGO_COUNT] = {
-    [SS_GPU_DELTA] = {"delta", ss__launch_delta}, [SS_GPU_BF] = {"bf", ss__launch_bf},
-    [SS_GPU_BF_ELL] = {"bf-ell", NULL},           [SS_GPU_BF_QUEUE] = {"bf-queue", NULL},
-    [SS_GPU_DIJKSTRA] = {"gpu-dijkstra", NULL},   [SS_GPU_BF_EDGELIST] = {"bf-edgelist", NULL},
+    [SS_GPU_DELTA] = {"delta", ss__launch_delta},
+    [SS_GPU_BF] = {"bf", ss__launch_bf},
+    [SS_GPU_BF_ELL] = {"bf-ell", ss__launch_bf_ell},
+    [SS_GPU_BF_QUEUE] = {"bf-queue", ss__launch_bf_queue},
+    [SS_GPU_DIJKSTRA] = {"gpu-dijkstra", ss__launch_dijkstra},
+    [SS_GPU_BF_EDGELIST] = {"bf-edgelist", ss__launch_bf_edgelist},
 };
 
 const char *ss_gpu_algo_name(enum ss_gpu_algo a)
@@ -396,6 +405,7 @@ void ss_gpu_close(struct ss_gpu *gpu)
         free(gpu->ws);
         free(gpu->bws);
         free(gpu->d_targets);
+        ss__family_free(gpu);
         if (gpu->resident) {
                 pthread_cond_destroy(&gpu->blk_cond);
                 pthread_mutex_destroy(&gpu->blk_lock);
@@ -570,12 +580,15 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 streams = (unsigned)fit;
         }
 
-        int bps_d = 0, bps_b = 0, bps_k = 0;
+        int bps_d = 0, bps_b = 0, bps_k = 0, bps_f = 0;
         if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) ||
-            (rc = ss__bf_blocks_per_sm(&bps_b, err)) || (rc = ss__batch_blocks_per_sm(&bps_k, err)))
+            (rc = ss__bf_blocks_per_sm(&bps_b, err)) ||
+            (rc = ss__batch_blocks_per_sm(&bps_k, err)) ||
+            (rc = ss__family_blocks_per_sm(&bps_f, err)))
                 return rc;
         int bps = bps_d < bps_b ? bps_d : bps_b;
         bps = bps_k < bps ? bps_k : bps;
+        bps = bps_f < bps ? bps_f : bps;
         if (bps < 1)
                 return ss_err_set(err, SS_ENOGPU, "the search kernels do not fit on %s", di->name);
         /* Two resident blocks per SM are plenty for graph traversal; fewer
@@ -643,6 +656,14 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         pthread_mutex_init(&gpu->blk_lock, NULL);
         pthread_cond_init(&gpu->blk_cond, NULL);
         gpu->resident = gpu->blk_free = resident;
+        gpu->host = g;
+        gpu->limit = limit;
+        if ((rc = ss__family_init(gpu, di->sm_count, err)) != SS_OK) {
+                ss_gpu_close(gpu);
+                return rc;
+        }
+        if (cfg.blocks) /* blocks set by hand hold for every row */
+                gpu->fam.grid = 0;
         gpu->ws = calloc(streams, sizeof(*gpu->ws));
         gpu->bws = calloc(streams, sizeof(*gpu->bws));
         gpu->d_targets = calloc(streams, sizeof(*gpu->d_targets));
@@ -896,7 +917,13 @@ static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
         const size_t chunk = SS__TCHUNK < n ? SS__TCHUNK : n;
         int rc;
         *w->hcancel = 0;
-        struct ss__launch l = {q->source, q->target, NULL, 0, (int)gpu->bf_variant};
+        struct ss__launch l = {q->source,
+                               q->target,
+                               NULL,
+                               0,
+                               (int)gpu->bf_variant,
+                               &gpu->fam.dev,
+                               ss__family_grid(gpu, q->algo)};
         uint32_t launches = 0;
         if (q->ntargets > 0 && q->ntargets <= chunk) {
                 memcpy(w->htargets, q->targets, q->ntargets * sizeof(uint32_t));
@@ -1037,10 +1064,18 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
         int rc = ss__run_begin(gpu, stream, err);
         if (rc != SS_OK)
                 return rc;
+        /* The row's layout, on its first query (family.c). */
+        if ((rc = ss__family_prepare(gpu, q->algo, err)) != SS_OK) {
+                ss__run_end(gpu, stream, rc, err);
+                return rc;
+        }
         struct ss__ws *w = &gpu->ws[stream];
-        ss__blocks_take(gpu, w->blocks);
+        /* A row that spreads over the whole device (family.c) takes every
+         * resident block of the budget: no other search runs beside it. */
+        const unsigned take = ss__family_grid(gpu, q->algo) ? gpu->resident : w->blocks;
+        ss__blocks_take(gpu, take);
         rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
-        ss__blocks_give(gpu, w->blocks);
+        ss__blocks_give(gpu, take);
         ss__run_end(gpu, stream, rc, err);
         return rc;
 }
@@ -1074,7 +1109,7 @@ unsigned ss_gpu_streams(const struct ss_gpu *gpu)
 
 uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu)
 {
-        return gpu->mem_used;
+        return gpu->mem_used + atomic_load(&((struct ss_gpu *)gpu)->fam.bytes);
 }
 
 uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu)
@@ -1104,5 +1139,6 @@ void ss_gpu_describe(const struct ss_gpu *gpu, char *buf, size_t len)
                 snprintf(batch, sizeof(batch), ", batches of %u", gpu->kcap);
         snprintf(buf, len, "%s (device %d), %u stream%s%s, %.0f MiB, delta %" PRIu64 "%s",
                  gpu->name, gpu->device, gpu->nstreams, gpu->nstreams == 1 ? "" : "s", batch,
-                 gpu->mem_used / SS__MIB, gpu->g.delta, ss_gpu_healthy(gpu) ? "" : ", unhealthy");
+                 ss_gpu_mem_used(gpu) / SS__MIB, gpu->g.delta,
+                 ss_gpu_healthy(gpu) ? "" : ", unhealthy");
 }

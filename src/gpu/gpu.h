@@ -77,16 +77,17 @@ void ss_gpu_process_init(void);
 /* Algorithms                                                          */
 /* ------------------------------------------------------------------ */
 
-/* The family of GPU SSSP algorithms. Each has an entry in a launcher table
- * (kernels.h); the ones not built yet are listed so that names and metrics
- * stay stable when they arrive. ss_gpu_run() answers SS_EINVAL for them. */
+/* The family of GPU SSSP algorithms (docs/gpu.md). Each has an entry in a
+ * launcher table (kernels.h). bf-ell, bf-edgelist and gpu-dijkstra read a
+ * layout of their own besides the CSR, built on the device at the first
+ * query of the row (see ss_gpu_run). */
 enum ss_gpu_algo {
         SS_GPU_DELTA = 0,   /* Δ-stepping: light/heavy arcs, distance buckets */
         SS_GPU_BF,          /* CSR Bellman-Ford, frontier-driven (scalar or vector) */
-        SS_GPU_BF_ELL,      /* ELL Bellman-Ford (not built yet) */
-        SS_GPU_BF_QUEUE,    /* queue Bellman-Ford (not built yet) */
-        SS_GPU_DIJKSTRA,    /* Dijkstra with reduction ExtractMin (not built yet) */
-        SS_GPU_BF_EDGELIST, /* edge-list Bellman-Ford (not built yet) */
+        SS_GPU_BF_ELL,      /* ELL Bellman-Ford: SpMV rounds over sliced ELLPACK in-arcs */
+        SS_GPU_BF_QUEUE,    /* queue Bellman-Ford: bitmap marks compacted into a queue */
+        SS_GPU_DIJKSTRA,    /* Dijkstra: reduction ExtractMin, IN/OUT settling rule */
+        SS_GPU_BF_EDGELIST, /* edge-list Bellman-Ford: a thread per arc, rounds */
         SS_GPU_ALGO_COUNT
 };
 
@@ -213,9 +214,12 @@ struct ss_gpu_result {
  * SS_EINVAL (bad stream, node id out of range, algorithm not built),
  * SS_ETIMEDOUT (the deadline passed or the flag was raised; the device
  * stopped the search), SS_EGPU (the device failed: answer on the CPU),
- * SS_ENOGPU (the device was marked unhealthy earlier), SS_ENOMEM (host
- * memory for the path). Unreachable targets are not an error: their
- * distance is SS_DIST_INF. */
+ * SS_ENOGPU (the device was marked unhealthy earlier, or the layout of a
+ * row that needs one does not fit under the memory limit: answer on the
+ * CPU; the device stays healthy), SS_ENOMEM (host memory for the path or a
+ * layout). The first query of bf-ell, bf-edgelist or gpu-dijkstra builds
+ * the row's layout (family.c); ss_gpu_mem_used() counts it from then on. Unreachable targets are
+ * not an error: their distance is SS_DIST_INF. */
 int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q,
                struct ss_gpu_result *r, struct ss_err *err);
 
@@ -296,7 +300,8 @@ int ss_gpu_sssp(const struct ss_graph *g, const struct ss_gpu_config *cfg,
 
 /* Number of streams (concurrent queries) actually opened. */
 unsigned ss_gpu_streams(const struct ss_gpu *gpu);
-/* Bytes of device memory the engine allocated (graph + workspaces). */
+/* Bytes of device memory the engine allocated (graph, workspaces and the
+ * family layouts built so far). */
 uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu);
 /* Bytes of device memory held by the graph alone. */
 uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu);

@@ -39,6 +39,19 @@ struct ss__bhost {
         uint32_t *dbad;              /* device, one word (landmark check) */
 };
 
+/* The family rows' layouts on one device (family.c): built from the host
+ * graph on the first query of a row that needs one, under the memory limit,
+ * and kept until close. */
+struct ss__famhost {
+        pthread_mutex_t lock;
+        bool ready;                                 /* lock initialised */
+        int state[SS_GPU_ALGO_COUNT];               /* 0 not built, 1 on the device, < 0 refused */
+        char why[SS_GPU_ALGO_COUNT][SS_ERRMSG_MAX]; /* the refusal, for later queries */
+        struct ss__fam dev;                         /* device pointers (NULL until built) */
+        atomic_uint_fast64_t bytes;                 /* device memory the layouts hold */
+        unsigned grid;                              /* blocks of a whole-device launch (0: none) */
+};
+
 struct ss_gpu {
         int device;
         char name[256];
@@ -75,6 +88,10 @@ struct ss_gpu {
         unsigned blk_free;
         uint64_t blk_next, blk_serving;
         unsigned resident; /* blocks that can be resident at once */
+        /* The rest of the family (family.c). */
+        const struct ss_graph *host; /* the graph of ss_gpu_open(), alive until close */
+        uint64_t limit;              /* the memory limit the open worked under */
+        struct ss__famhost fam;
 };
 
 /* Waits for ev on w's stream while polling cancel (raising the device's
@@ -93,6 +110,50 @@ void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_er
 /* Takes / gives back blocks of the device's budget for a cooperative launch. */
 void ss__blocks_take(struct ss_gpu *gpu, unsigned blocks);
 void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks);
+
+/* The family's layouts (family.c). ss__family_prepare() makes the layout
+ * row `algo` needs (if any) ready on the device: SS_OK; SS_ENOGPU when it
+ * does not fit under the memory limit or on the device (the query goes to
+ * the CPU; the refusal is remembered); SS_ENOMEM (host memory); SS_EGPU (a
+ * copy failed). Thread-safe; the caller has set the device. Whoever changes
+ * the graph's weights on the device calls ss__family_drop() (no query
+ * running) so that the layouts are built again from the new weights. */
+int ss__family_init(struct ss_gpu *gpu, int sm_count, struct ss_err *err);
+/* Blocks of algo's launch when it spreads over the whole device (bf-ell and
+ * bf-edgelist: every round is a full pass, bound by memory bandwidth rather
+ * than by the latency of a barrier), 0 when it runs on its stream's share. */
+unsigned ss__family_grid(const struct ss_gpu *gpu, enum ss_gpu_algo algo);
+int ss__family_prepare(struct ss_gpu *gpu, enum ss_gpu_algo algo, struct ss_err *err);
+void ss__family_drop(struct ss_gpu *gpu);
+void ss__family_free(struct ss_gpu *gpu);
+/* Fewest blocks per SM of the family's kernels (for the block budget). */
+int ss__family_blocks_per_sm(int *out, struct ss_err *err);
+
+/* The layouts on the host, as family.c copies them to the device (the
+ * builders are separate so that tests check them without a GPU). */
+struct ss__ell_host {
+        uint64_t rows;    /* virtual rows padded to a multiple of 32 */
+        uint64_t nrows;   /* virtual rows without the padding */
+        uint64_t nslices; /* rows / 32 */
+        uint64_t entries; /* soff[nslices] */
+        uint64_t bytes;   /* device bytes of the three arrays */
+        uint2 *info;      /* rows: (head, entries) */
+        uint64_t *soff;   /* nslices + 1 */
+        uint2 *ell;       /* entries: (tail, weight), column-major per slice */
+};
+/* Builds g's ELL layout. SS_ETOOBIG (out->bytes set, nothing kept) when it
+ * would take more than room bytes on the device; SS_ENOMEM. */
+int ss__ell_build(const struct ss_graph *g, uint64_t room, struct ss__ell_host *out,
+                  struct ss_err *err);
+void ss__ell_host_free(struct ss__ell_host *h);
+struct ss__edgelist_host {
+        uint32_t *src, *dst, *w; /* m each: by tail block, then head */
+};
+int ss__edgelist_build(const struct ss_graph *g, struct ss__edgelist_host *out, struct ss_err *err);
+void ss__edgelist_host_free(struct ss__edgelist_host *h);
+/* minin[v]: the lightest in-arc of v, SS__NO_IN without one; NULL when out
+ * of memory. The caller frees it. */
+uint32_t *ss__minin_build(const struct ss_graph *g);
 
 /* Batch workspaces (batch.c). */
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);

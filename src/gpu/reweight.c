@@ -206,6 +206,13 @@ int ss_gpu_reweight(struct ss_gpu *gpu, const struct ss_graph *old, const struct
                                 "device did not hold the old graph",
                                 missed, gpu->name);
 out:
+        /* The family's layouts (ELL, edge list, minimum in-weights) carry
+         * weights of their own: dropped, they are built again from the new
+         * graph by the next query that needs them. On a failure too, since
+         * the device may hold part of the change. */
+        if (rc == SS_OK)
+                gpu->host = g;
+        ss__family_drop(gpu);
         cudaFree(d_missed);
         ss__side_free(&f);
         ss__side_free(&r);

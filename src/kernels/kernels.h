@@ -192,13 +192,45 @@ int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, uint32_t n,
 int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
                                uint32_t *out, uint32_t *bad, struct ss_err *err);
 
+/* The layouts of the other rows of the family (bf-ell, bf-edgelist,
+ * gpu-dijkstra), on the device, read-only. Each is built from the host graph
+ * on first use of its row (gpu/family.c); a pointer is NULL until then.
+ *
+ * bf-ell: the in-arcs as sliced ELLPACK (SELL-C-σ with C = 32). A vertex's
+ * in-arcs are cut into virtual rows of at most SS__ELL_K entries, so that a
+ * hub of an RMAT graph becomes many full rows instead of one row that pads
+ * its whole slice. Rows are sorted by length within windows of
+ * SS__ELL_SIGMA rows, then grouped 32 to a slice; a slice is padded to its
+ * longest row and stored column-major: entry j of row i of slice s is
+ * ell[soff[s] + 32 * j + i], so the 32 threads of a warp read 32
+ * consecutive entries at each step.
+ *
+ * bf-edgelist: the arcs as three arrays (tail, head, weight), ordered by
+ * tail block (2^SS__EL_BLOCK_BITS tails) and by head within a block.
+ *
+ * gpu-dijkstra: the smallest weight of each vertex's in-arcs. */
+#define SS__ELL_K         32          /* entries of a virtual row at most */
+#define SS__ELL_SIGMA     1024        /* rows sorted by length within windows of this many */
+#define SS__EL_BLOCK_BITS 16          /* tails per block of the edge list: 2^16 */
+#define SS__NO_IN         0xffffffffu /* minin of a vertex without in-arcs */
+struct ss__fam {
+        uint64_t ell_rows;                  /* virtual rows, a multiple of 32 */
+        const uint2 *ell_info;              /* ell_rows: (head vertex, entries); padding (-, 0) */
+        const unsigned long long *ell_soff; /* ell_rows / 32 + 1 entry offsets of the slices */
+        const uint2 *ell;                   /* (tail, weight) entries, padded */
+        const uint32_t *el_src, *el_dst, *el_w; /* m each */
+        const uint32_t *minin;                  /* n */
+};
+
 /* What a launcher needs to know about the query. */
 struct ss__launch {
         uint32_t source;
         uint32_t target;         /* SS_NO_NODE for none */
         const uint32_t *targets; /* device pointer or NULL */
         uint32_t ntargets;
-        int bf_variant; /* SS__BF_* */
+        int bf_variant;            /* SS__BF_* */
+        const struct ss__fam *fam; /* the family's layouts (host struct of device pointers) */
+        unsigned grid;             /* blocks of the launch; 0: ws->blocks */
 };
 
 typedef int (*ss__launcher)(const struct ss__dgraph *g, struct ss__ws *ws,
@@ -208,6 +240,17 @@ int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws, const struct
                      struct ss_err *err);
 int ss__launch_bf(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
                   struct ss_err *err);
+/* The rest of the family (docs/gpu.md). Each is one persistent cooperative
+ * kernel per search on ws's blocks; each leaves the exact distances in
+ * ws->dist and fills ws->ctl as the others do (phases, cancelled, tdist). */
+int ss__launch_bf_ell(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
+                      struct ss_err *err);
+int ss__launch_bf_queue(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
+                        struct ss_err *err);
+int ss__launch_dijkstra(const struct ss__dgraph *g, struct ss__ws *ws, const struct ss__launch *l,
+                        struct ss_err *err);
+int ss__launch_bf_edgelist(const struct ss__dgraph *g, struct ss__ws *ws,
+                           const struct ss__launch *l, struct ss_err *err);
 
 /* Post-passes (post.cu). */
 int ss__launch_pred(const struct ss__dgraph *g, struct ss__ws *ws, uint32_t source,
@@ -239,6 +282,10 @@ int ss__sort_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint32_t 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
 int ss__bf_blocks_per_sm(int *out, struct ss_err *err);
+int ss__bf_ell_blocks_per_sm(int *out, struct ss_err *err);
+int ss__bf_queue_blocks_per_sm(int *out, struct ss_err *err);
+int ss__dijkstra_blocks_per_sm(int *out, struct ss_err *err);
+int ss__bf_edgelist_blocks_per_sm(int *out, struct ss_err *err);
 
 /* Records a failed CUDA call in err and returns SS_EGPU. */
 int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const char *file, int line);
@@ -248,6 +295,9 @@ int ss__cuda_fail(struct ss_err *err, const char *call, cudaError_t e, const cha
  * with the kernel's name and the CUDA error in err. */
 int ss__launch_coop(const void *kernel, const char *name, struct ss__ws *ws, void **args,
                     struct ss_err *err);
+/* The same with `blocks` blocks (the caller took them from the budget). */
+int ss__launch_coop_grid(const void *kernel, const char *name, struct ss__ws *ws, unsigned blocks,
+                         void **args, struct ss_err *err);
 
 /* The last CUDA error recorded by ss__cuda_fail() on this thread. */
 cudaError_t ss__last_cuda_error(void);

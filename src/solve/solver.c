@@ -9,7 +9,9 @@
 #include "ss_config.h"
 #if SS_HAVE_CUDA
 #include "gpu/gpu.h"
-_Static_assert(SS_GPU_DELTA == 0 && SS_GPU_BF == 1, "GPU rows name kernels by number");
+_Static_assert(SS_GPU_DELTA == 0 && SS_GPU_BF == 1 && SS_GPU_BF_ELL == 2 && SS_GPU_BF_QUEUE == 3 &&
+                   SS_GPU_DIJKSTRA == 4 && SS_GPU_BF_EDGELIST == 5,
+               "GPU rows name kernels by number");
 #endif
 
 /* Every algorithm, CPU rows first. A new algorithm is one row here (and on
@@ -31,6 +33,20 @@ static const struct ss_solver ss__rows[] = {
      "Δ-stepping, one persistent kernel; batched: many sources per search"},
     {"bf", "Bellman-Ford", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 1,
      "frontier Bellman-Ford over CSR (scalar or vector)"},
+    /* The rest of the classic family (docs/gpu.md). The GPU Dijkstra is
+     * named gpu-dijkstra, not dijkstra: algorithm=dijkstra keeps meaning
+     * the CPU's reference (a GPU row of the same name would let GPU streams
+     * take those jobs), and the benchmark column is gpu-dijkstra either way. */
+    {"bf-ell", "ELL Bellman-Ford", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL,
+     2, "Bellman-Ford as SpMV rounds over the in-arcs in sliced ELLPACK, a thread per row"},
+    {"bf-queue", "queue Bellman-Ford", SS_DEVICE_GPU,
+     SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 3,
+     "Bellman-Ford over the vertices lowered last round: bitmap marks compacted into a queue"},
+    {"gpu-dijkstra", "Dijkstra", SS_DEVICE_GPU, SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL,
+     4, "Dijkstra with a reduction ExtractMin, settling every vertex the IN/OUT rules prove final"},
+    {"bf-edgelist", "edge-list Bellman-Ford", SS_DEVICE_GPU,
+     SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 5,
+     "Bellman-Ford over an edge list sorted by head block, a thread per arc"},
 };
 
 #define SS__NROWS (sizeof(ss__rows) / sizeof(ss__rows[0]))

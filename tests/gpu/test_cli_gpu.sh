@@ -1,5 +1,6 @@
 #!/bin/sh
-# ssspd-cli --algorithm delta|bf prints exactly what the CPU Dijkstra prints:
+# ssspd-cli --algorithm with every GPU row (delta, bf, bf-ell, bf-queue,
+# gpu-dijkstra, bf-edgelist) prints exactly what the CPU Dijkstra prints:
 # checksums per source (ss), point-to-point distances (p2p) and routes whose
 # distance matches. Needs a GPU (exits 77, skipped, without one); NY's
 # sources join in when the data folder has them.
@@ -10,6 +11,7 @@ data=${SS_DATA_DIR:-tests/data}/dimacs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+gpu_rows="delta bf bf-ell bf-queue gpu-dijkstra bf-edgelist"
 
 # Without a usable GPU the GPU solvers refuse with SS_ENOGPU's message: skip.
 if ! "$cli" route -q -a delta "$data/samples/sample.gr" 1 2 >/dev/null 2>"$tmp/probe"; then
@@ -30,7 +32,7 @@ if [ -r "$data/USA-road-d.NY.gr.gz" ] && [ -r "$data/USA-road-d.NY.ss" ]; then
 fi
 while [ $# -ge 2 ]; do
         "$cli" ss -q "$1" "$2" >"$tmp/want" || fail "dijkstra ss on $1"
-        for a in delta bf; do
+        for a in $gpu_rows; do
                 "$cli" ss -q -a $a "$1" "$2" >"$tmp/got" || fail "$a ss on $1"
                 cmp -s "$tmp/want" "$tmp/got" || fail "$a checksums differ on $1"
         done
@@ -40,7 +42,7 @@ while [ $# -ge 2 ]; do
         shift 2
 done
 "$cli" p2p -q "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/want"
-for a in delta bf; do
+for a in $gpu_rows; do
         "$cli" p2p -q -a $a "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/got"
         cmp -s "$tmp/want" "$tmp/got" || fail "$a p2p differs"
         out=$("$cli" route -q -a $a "$data/samples/sample.gr" 1 6 | head -1)

@@ -1,10 +1,12 @@
-/* GPU engine tests (suite 'gpu'): every distance of both GPU algorithms
- * against the CPU Dijkstra on the DIMACS samples, rome99 and small generated
- * graphs with the awkward cases (zero weights and zero-weight cycles,
- * self-loops, parallel arcs, unreachable nodes, one node, a hub of high
- * degree), early stop, paths, target lists, concurrent streams, deadlines,
- * the memory limit and injected faults. Without a usable GPU every test exits
- * 77 (Meson's skip).
+/* GPU engine tests (suite 'gpu'): every distance of every GPU algorithm
+ * (Δ-stepping, the frontier Bellman-Ford and the rest of the family: ELL,
+ * queue and edge-list Bellman-Ford, GPU Dijkstra) against the CPU Dijkstra on
+ * the DIMACS samples, rome99, generated road and RMAT graphs and small graphs
+ * with the awkward cases (zero weights and zero-weight cycles, self-loops,
+ * parallel arcs, unreachable nodes, one node, hubs of high out- and
+ * in-degree), early stop, paths, target lists, concurrent streams, deadlines,
+ * the memory limit (of the graph and of the family's layouts) and injected
+ * faults. Without a usable GPU every test exits 77 (Meson's skip).
  */
 #include <check.h>
 #include <pthread.h>
@@ -15,12 +17,22 @@
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 #include "cpu/landmarks.h"
+#include "gen/gen.h"
 #include "gpu/gpu.h"
 #include "io/load.h"
 #include "../check_run.h"
 #include "../data.h"
 
 static const enum ss_gpu_algo algos[] = {SS_GPU_DELTA, SS_GPU_BF};
+/* The rest of the family: their answers depend on neither Δ nor the
+ * Bellman-Ford variant, so they run once per graph. */
+static const enum ss_gpu_algo family[] = {SS_GPU_BF_ELL, SS_GPU_BF_QUEUE, SS_GPU_DIJKSTRA,
+                                          SS_GPU_BF_EDGELIST};
+#define NFAMILY (sizeof(family) / sizeof(family[0]))
+/* Every algorithm. */
+static const enum ss_gpu_algo every[] = {SS_GPU_DELTA,    SS_GPU_BF,       SS_GPU_BF_ELL,
+                                         SS_GPU_BF_QUEUE, SS_GPU_DIJKSTRA, SS_GPU_BF_EDGELIST};
+#define NEVERY (sizeof(every) / sizeof(every[0]))
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -189,6 +201,19 @@ static void check_graph(const struct ss_graph *g, const char *delta, unsigned ns
         }
 }
 
+/* The rest of the family on g: `nsources` sources (node 0, then random
+ * ones), each checked by check_source() with every family algorithm. */
+static void check_family(const struct ss_graph *g, unsigned nsources, uint32_t stride)
+{
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        for (unsigned i = 0; i < nsources; i++) {
+                uint32_t s = i == 0 ? 0 : (uint32_t)(rnd() % g->n);
+                for (size_t a = 0; a < NFAMILY; a++)
+                        check_source(g, gpu, 0, family[a], s, stride);
+        }
+        ss_gpu_close(gpu);
+}
+
 /* A graph of the data folder (tests/data.h); a missing file fails the test. */
 static struct ss_graph *load_data(const char *rel)
 {
@@ -209,11 +234,11 @@ START_TEST(test_sample_known_answers)
         const ss_dist from1[] = {0, 1, 3, 3, 3, 6};
         const ss_dist from3[] = {SS_DIST_INF, 0, 0, 2, 0, 5};
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
-        for (size_t a = 0; a < 2; a++) {
+        for (size_t a = 0; a < NEVERY; a++) {
                 ss_dist all[6];
                 struct ss_err err;
                 struct ss_gpu_query q = {
-                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                    .algo = every[a], .source = 0, .target = SS_NO_NODE, .all = all};
                 struct ss_gpu_result r = {0};
                 ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
                 for (int v = 0; v < 6; v++)
@@ -224,7 +249,7 @@ START_TEST(test_sample_known_answers)
                         ck_assert_uint_eq(all[v], from3[v]);
                 /* sample.p2p: (1,5) = 3, (5,1) none. */
                 struct ss_gpu_query p = {
-                    .algo = algos[a], .source = 0, .target = 4, .want_path = true};
+                    .algo = every[a], .source = 0, .target = 4, .want_path = true};
                 ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
                 ck_assert_uint_eq(r.dist, 3);
                 free(r.path);
@@ -254,6 +279,11 @@ START_TEST(test_samples_all_sources)
                                         check_source(g, gpu, 0, algos[a], s, 1);
                         ss_gpu_close(gpu);
                 }
+                struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+                for (uint32_t s = 0; s < g->n; s++)
+                        for (size_t a = 0; a < NFAMILY; a++)
+                                check_source(g, gpu, 0, family[a], s, 1);
+                ss_gpu_close(gpu);
                 ss_graph_unref(g);
         }
 }
@@ -277,13 +307,14 @@ START_TEST(test_rome99)
         check_graph(g, NULL, 6, 97);
         check_graph(g, "median", 3, 211);
         check_graph(g, "maxw-over-maxdeg", 3, 211);
+        check_family(g, 6, 97);
         /* Known checksum from 1: 116006476. */
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
         ss_dist *all = malloc(g->n * sizeof(ss_dist));
         struct ss_err err;
-        for (size_t a = 0; a < 2; a++) {
+        for (size_t a = 0; a < NEVERY; a++) {
                 struct ss_gpu_query q = {
-                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                    .algo = every[a], .source = 0, .target = SS_NO_NODE, .all = all};
                 struct ss_gpu_result r = {0};
                 ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
                 ck_assert_uint_eq(checksum(all, g->n), 116006476);
@@ -301,11 +332,12 @@ START_TEST(test_ny_source1)
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
         ss_dist *all = malloc(g->n * sizeof(ss_dist));
         struct ss_err err;
-        for (size_t a = 0; a < 2; a++) {
+        for (size_t a = 0; a < NEVERY; a++) {
                 struct ss_gpu_query q = {
-                    .algo = algos[a], .source = 0, .target = SS_NO_NODE, .all = all};
+                    .algo = every[a], .source = 0, .target = SS_NO_NODE, .all = all};
                 struct ss_gpu_result r = {0};
-                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                ck_assert_msg(ss_gpu_run(gpu, 0, &q, &r, &err) == SS_OK, "%s: %s",
+                              ss_gpu_algo_name(every[a]), err.msg);
                 ss_dist mx = 0;
                 for (uint32_t v = 0; v < g->n; v++) {
                         ck_assert(all[v] != SS_DIST_INF);
@@ -315,7 +347,7 @@ START_TEST(test_ny_source1)
                 ck_assert_uint_eq(checksum(all, g->n), 186686642878ull);
                 ck_assert_uint_eq(mx, 1440081);
                 struct ss_gpu_query p = {
-                    .algo = algos[a], .source = 0, .target = 999, .want_path = true};
+                    .algo = every[a], .source = 0, .target = 999, .want_path = true};
                 ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
                 ck_assert_uint_eq(r.dist, 28939);
                 ck_assert_uint_ge(r.path_len, 2);
@@ -334,11 +366,11 @@ START_TEST(test_one_node)
         for (size_t m = 0; m < 2; m++) {
                 struct ss_graph *g = build(1, arcs, m);
                 struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
-                for (size_t a = 0; a < 2; a++) {
-                        check_source(g, gpu, 0, algos[a], 0, 1);
+                for (size_t a = 0; a < NEVERY; a++) {
+                        check_source(g, gpu, 0, every[a], 0, 1);
                         struct ss_err err;
                         struct ss_gpu_query p = {
-                            .algo = algos[a], .source = 0, .target = 0, .want_path = true};
+                            .algo = every[a], .source = 0, .target = 0, .want_path = true};
                         struct ss_gpu_result r = {0};
                         ck_assert_int_eq(ss_gpu_run(gpu, 0, &p, &r, &err), SS_OK);
                         ck_assert_uint_eq(r.dist, 0);
@@ -367,6 +399,11 @@ START_TEST(test_zero_weights_and_cycles)
                                 check_source(g, gpu, 0, algos[a], s, 1);
                 ss_gpu_close(gpu);
         }
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        for (uint32_t s = 0; s < 5; s++)
+                for (size_t a = 0; a < NFAMILY; a++)
+                        check_source(g, gpu, 0, family[a], s, 1);
+        ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
 END_TEST
@@ -382,6 +419,7 @@ START_TEST(test_all_zero_weights)
         struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
         ck_assert_ptr_nonnull(g);
         check_graph(g, NULL, 4, 37);
+        check_family(g, 4, 37);
         ss_graph_unref(g);
 }
 END_TEST
@@ -394,6 +432,7 @@ START_TEST(test_random_graphs)
                 struct ss_graph *g = random_graph(sizes[i], 1000, 0);
                 check_graph(g, NULL, 4, sizes[i] < 100 ? 1 : 53);
                 check_graph(g, "1", 2, sizes[i] < 100 ? 1 : 101);
+                check_family(g, 4, sizes[i] < 100 ? 1 : 53);
                 ss_graph_unref(g);
         }
 }
@@ -412,6 +451,7 @@ START_TEST(test_hub_and_heavy_arcs)
         check_graph(g, "median", 2, 4999);
         /* Δ = maxw / maxdeg ~ 1e5 here: ~1e5 buckets, slow; one source. */
         check_graph(g, "maxw-over-maxdeg", 1, 14999);
+        check_family(g, 2, 997);
         ss_graph_unref(g);
 }
 END_TEST
@@ -484,22 +524,30 @@ START_TEST(test_long_path_and_deadline)
         struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
         ck_assert_ptr_nonnull(g);
         struct ss_gpu *gpu = open_gpu(g, "1", NULL, 1);
-        for (size_t al = 0; al < 2; al++) {
-                struct ss_cancel c = {.deadline_ns = 1, .flag = NULL};
-                struct ss_gpu_query q = {
-                    .algo = algos[al], .source = 0, .target = SS_NO_NODE, .cancel = &c};
-                struct ss_gpu_result r = {0};
-                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_ETIMEDOUT);
-                ck_assert(ss_gpu_healthy(gpu));
-        }
-        /* Next query, same stream: the far end of a short prefix. */
-        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .source = n - 100, .target = n - 1};
-        struct ss_gpu_result r = {0};
-        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
         ss_dist expect = 0;
         for (uint32_t v = n - 100; v + 1 < n; v++)
                 expect += 1 + v % 3;
-        ck_assert_uint_eq(r.dist, expect);
+        for (size_t al = 0; al < NEVERY; al++) {
+                const char *name = ss_gpu_algo_name(every[al]);
+                struct ss_cancel c = {.deadline_ns = 1, .flag = NULL};
+                struct ss_gpu_query q = {
+                    .algo = every[al], .source = 0, .target = SS_NO_NODE, .cancel = &c};
+                struct ss_gpu_result r = {0};
+                ck_assert_msg(ss_gpu_run(gpu, 0, &q, &r, &err) == SS_ETIMEDOUT, "%s", name);
+                ck_assert(ss_gpu_healthy(gpu));
+                /* A deadline 20 ms away: 300,000 dependent rounds take far
+                 * longer on any algorithm, and the device stops within a
+                 * round or two of the deadline. */
+                c.deadline_ns = ss_now_ns() + 20000000;
+                const uint64_t t0 = ss_now_ns();
+                ck_assert_msg(ss_gpu_run(gpu, 0, &q, &r, &err) == SS_ETIMEDOUT, "%s", name);
+                ck_assert_msg(ss_now_ns() - t0 < 2000000000ull, "%s stopped after %.0f ms", name,
+                              (ss_now_ns() - t0) / 1e6);
+                /* Next query, same stream: the far end of a short prefix. */
+                struct ss_gpu_query p = {.algo = every[al], .source = n - 100, .target = n - 1};
+                ck_assert_msg(ss_gpu_run(gpu, 0, &p, &r, &err) == SS_OK, "%s: %s", name, err.msg);
+                ck_assert_uint_eq(r.dist, expect);
+        }
         ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
@@ -514,8 +562,8 @@ struct thread_arg {
 static void *stream_worker(void *p)
 {
         struct thread_arg *t = p;
-        for (uint32_t k = 0; k < 6; k++)
-                check_source(t->g, t->gpu, t->stream, algos[k % 2],
+        for (uint32_t k = 0; k < 2 * NEVERY; k++)
+                check_source(t->g, t->gpu, t->stream, every[(k + t->stream) % NEVERY],
                              (t->stream * 7919 + k * 104729) % t->g->n, 331);
         return NULL;
 }
@@ -556,6 +604,8 @@ START_TEST(test_one_block_per_query)
         ss_gpu_close(gpu);
         gpu = open_gpu_blocks(g, "median", NULL, 1, 1);
         check_source(g, gpu, 0, SS_GPU_DELTA, 1, 4999);
+        for (size_t a = 0; a < NFAMILY; a++)
+                check_source(g, gpu, 0, family[a], 7, 4999);
         ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
@@ -632,7 +682,7 @@ START_TEST(test_bad_arguments)
         ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_EINVAL);
         q.target = 5;
         ck_assert_int_eq(ss_gpu_run(gpu, 1, &q, &r, &err), SS_EINVAL);
-        q.algo = SS_GPU_BF_ELL;
+        q.algo = SS_GPU_ALGO_COUNT;
         ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_EINVAL);
         ck_assert(ss_gpu_healthy(gpu));
         ss_gpu_close(gpu);
@@ -646,7 +696,188 @@ START_TEST(test_bad_arguments)
         ck_assert_int_eq(ss_gpu_bf_variant_parse("wide", &cfg, &err), SS_EINVAL);
         ck_assert_int_eq(ss_gpu_algo_parse("delta"), SS_GPU_DELTA);
         ck_assert_int_eq(ss_gpu_algo_parse("bf"), SS_GPU_BF);
+        ck_assert_int_eq(ss_gpu_algo_parse("bf-ell"), SS_GPU_BF_ELL);
+        ck_assert_int_eq(ss_gpu_algo_parse("bf-queue"), SS_GPU_BF_QUEUE);
+        ck_assert_int_eq(ss_gpu_algo_parse("gpu-dijkstra"), SS_GPU_DIJKSTRA);
+        ck_assert_int_eq(ss_gpu_algo_parse("bf-edgelist"), SS_GPU_BF_EDGELIST);
         ck_assert_int_eq(ss_gpu_algo_parse("nope"), -1);
+        for (int a = 0; a < SS_GPU_ALGO_COUNT; a++)
+                ck_assert(ss_gpu_algo_available((enum ss_gpu_algo)a));
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* ---- the rest of the family -------------------------------------------- */
+
+/* RMAT graphs (Graph500 parameters): power-law degrees, hubs of thousands
+ * of in- and out-arcs (the ELL layout splits their rows), self-loops,
+ * parallel arcs and isolated vertices (unreachable). With weights all 1
+ * (ties everywhere) and 1..255. Every algorithm. */
+START_TEST(test_rmat_graphs)
+{
+        announce("test_rmat_graphs");
+        const struct {
+                unsigned scale;
+                uint32_t maxw;
+        } cases[] = {{10, 255}, {13, 255}, {12, 1}};
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct ss_gen_rmat p = {.scale = cases[i].scale,
+                                        .edge_factor = 16,
+                                        .seed = 7 + i,
+                                        .max_weight = cases[i].maxw};
+                struct ss_err err;
+                struct ss_graph *g = ss_gen_rmat_graph(&p, 2, &err);
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                check_graph(g, NULL, 2, 131);
+                check_family(g, 3, 131);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+/* Generated road graphs (the model of ssspd-gen road). */
+START_TEST(test_road_graphs)
+{
+        announce("test_road_graphs");
+        const uint64_t sizes[] = {1000, 60000};
+        for (size_t i = 0; i < 2; i++) {
+                struct ss_gen_road p = {.nodes = sizes[i], .seed = 3 + i};
+                struct ss_err err;
+                struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                check_graph(g, NULL, 2, sizes[i] < 5000 ? 7 : 2999);
+                check_family(g, 3, sizes[i] < 5000 ? 7 : 2999);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+/* Vertices of huge in-degree: 70,000 and 20,000 in-arcs (the ELL layout
+ * cuts them into 2,188 and 625 rows that share a head), 33 in-arcs (one
+ * full row and a piece), and a vertex nothing reaches. */
+START_TEST(test_in_hubs)
+{
+        announce("test_in_hubs");
+        const uint32_t n = 40000;
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, (uint64_t)n * 3 + 90033), SS_OK);
+        for (uint32_t v = 0; v + 2 < n; v++) {
+                ss_arcs_push(&a, v, v + 1, (uint32_t)(1 + rnd() % 1000));
+                ss_arcs_push(&a, v + 1, v, (uint32_t)(1 + rnd() % 1000));
+        }
+        for (uint32_t i = 0; i < 70000; i++)
+                ss_arcs_push(&a, (uint32_t)(rnd() % (n - 1)), 5, (uint32_t)(rnd() % 100000));
+        for (uint32_t i = 0; i < 20000; i++)
+                ss_arcs_push(&a, (uint32_t)(rnd() % (n - 1)), 77, (uint32_t)(rnd() % 3));
+        for (uint32_t i = 0; i < 33; i++)
+                ss_arcs_push(&a, (uint32_t)(rnd() % (n - 1)), 999, (uint32_t)(rnd() % 50));
+        /* n - 1 has out-arcs but no in-arcs: unreachable but from itself. */
+        ss_arcs_push(&a, n - 1, 5, 1);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        check_family(g, 3, 997);
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        for (size_t k = 0; k < NFAMILY; k++) {
+                check_source(g, gpu, 0, family[k], n - 1, 4999);
+                check_source(g, gpu, 0, family[k], 77, 4999);
+        }
+        check_source(g, gpu, 0, SS_GPU_DELTA, n - 1, 4999);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* The family's layouts are built on first use and count in the memory
+ * used; one that would pass the limit is refused with SS_ENOGPU (the query
+ * goes to the CPU) and the device stays healthy for the other rows. */
+START_TEST(test_family_layouts_and_limit)
+{
+        announce("test_family_layouts_and_limit");
+        struct ss_graph *g = random_graph(5000, 1000, 0);
+        struct ss_err err;
+        struct ss_gpu_config cfg;
+        ss_gpu_config_default(&cfg);
+        cfg.streams = 1;
+        struct ss_gpu *gpu = NULL;
+        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
+        uint64_t used = ss_gpu_mem_used(gpu);
+        const enum ss_gpu_algo grow[] = {SS_GPU_BF_QUEUE, SS_GPU_DIJKSTRA, SS_GPU_BF_ELL,
+                                         SS_GPU_BF_EDGELIST};
+        const uint64_t at_least[] = {0, (uint64_t)g->n * 4, g->m * 8, g->m * 12};
+        for (size_t i = 0; i < 4; i++) {
+                struct ss_gpu_query q = {.algo = grow[i], .source = 1, .target = 2};
+                struct ss_gpu_result r = {0};
+                ck_assert_msg(ss_gpu_run(gpu, 0, &q, &r, &err) == SS_OK, "%s", err.msg);
+                const uint64_t now = ss_gpu_mem_used(gpu);
+                ck_assert_uint_ge(now, used + at_least[i]);
+                if (at_least[i] == 0)
+                        ck_assert_uint_eq(now, used);
+                used = now;
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK); /* built once */
+                ck_assert_uint_eq(ss_gpu_mem_used(gpu), used);
+        }
+        ss_gpu_close(gpu);
+
+        /* Room for the graph, one workspace and the in-weight table, not for
+         * the ELL layout (8+ bytes an arc) or the edge list (12). */
+        const uint64_t graph_b = ((uint64_t)g->n + 1) * 4 + g->m * 8 + (uint64_t)g->n * 4;
+        const uint64_t ws_b = (uint64_t)g->n * 40 + 65536 * 4 + 4096;
+        cfg.memory_limit = graph_b + ws_b + (uint64_t)g->n * 4 + 1000;
+        ck_assert_uint_lt((uint64_t)g->n * 4 + 5096, g->m * 8);
+        ck_assert_msg(ss_gpu_open(g, &cfg, &gpu, &err) == SS_OK, "%s", err.msg);
+        for (int round = 0; round < 2; round++) { /* the refusal is remembered */
+                const enum ss_gpu_algo no[] = {SS_GPU_BF_ELL, SS_GPU_BF_EDGELIST};
+                for (size_t i = 0; i < 2; i++) {
+                        struct ss_gpu_query q = {.algo = no[i], .source = 0, .target = 9};
+                        struct ss_gpu_result r = {0};
+                        ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_ENOGPU);
+                        ck_assert_msg(strstr(err.msg, "limit") != NULL, "%s", err.msg);
+                }
+        }
+        ck_assert(ss_gpu_healthy(gpu));
+        ck_assert_uint_eq(ss_gpu_faults(gpu), 0);
+        check_source(g, gpu, 0, SS_GPU_DIJKSTRA, 3, 499);
+        check_source(g, gpu, 0, SS_GPU_BF_QUEUE, 3, 499);
+        check_source(g, gpu, 0, SS_GPU_DELTA, 3, 499);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A large graph and a deadline a few milliseconds away: the GPU Dijkstra
+ * (tens of thousands of rounds here) stops with SS_ETIMEDOUT at once, and
+ * no row runs much past its deadline. */
+START_TEST(test_family_deadline_large)
+{
+        announce("test_family_deadline_large");
+        struct ss_gen_road p = {.nodes = 1000000, .seed = 11};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+        for (size_t a = 0; a < NEVERY; a++) {
+                const char *name = ss_gpu_algo_name(every[a]);
+                /* First query: builds the row's layout (untimed). */
+                struct ss_gpu_query w = {.algo = every[a], .source = 0, .target = 1};
+                struct ss_gpu_result r = {0};
+                ck_assert_msg(ss_gpu_run(gpu, 0, &w, &r, &err) == SS_OK, "%s: %s", name, err.msg);
+                struct ss_cancel c = {.deadline_ns = ss_now_ns() + 2000000};
+                struct ss_gpu_query q = {
+                    .algo = every[a], .source = 12345, .target = SS_NO_NODE, .cancel = &c};
+                const uint64_t t0 = ss_now_ns();
+                const int rc = ss_gpu_run(gpu, 0, &q, &r, &err);
+                const uint64_t dt = ss_now_ns() - t0;
+                printf("deadline 2 ms on %u nodes: %s %s after %.1f ms\n", g->n, name,
+                       rc == SS_OK ? "finished" : ss_errname(rc), dt / 1e6);
+                ck_assert_msg(rc == SS_OK || rc == SS_ETIMEDOUT, "%s: %s", name, err.msg);
+                if (every[a] == SS_GPU_DIJKSTRA)
+                        ck_assert_int_eq(rc, SS_ETIMEDOUT);
+                ck_assert_msg(rc == SS_OK || dt < 500000000ull, "%s stopped after %.0f ms", name,
+                              dt / 1e6);
+                ck_assert(ss_gpu_healthy(gpu));
+        }
+        ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
 END_TEST
@@ -949,6 +1180,11 @@ int main(void)
         tcase_add_test(tc, test_memory_limit_forces_cpu);
         tcase_add_test(tc, test_injected_faults);
         tcase_add_test(tc, test_bad_arguments);
+        tcase_add_test(tc, test_rmat_graphs);
+        tcase_add_test(tc, test_road_graphs);
+        tcase_add_test(tc, test_in_hubs);
+        tcase_add_test(tc, test_family_layouts_and_limit);
+        tcase_add_test(tc, test_family_deadline_large);
         tcase_add_test(tc, test_batches);
         tcase_add_test(tc, test_batch_overflow_halves);
         tcase_add_test(tc, test_batch_landmarks);

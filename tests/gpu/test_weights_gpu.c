@@ -276,6 +276,17 @@ START_TEST(test_engine_updates_on_gpu)
         uint32_t *w = malloc(g->m * sizeof(uint32_t));
         memcpy(w, g->w, g->m * sizeof(uint32_t));
         const int bf = ss_algo_parse("bf");
+        /* The family rows keep layouts of their own (ELL, edge list, minimum
+         * in-weights): built here under the first weights, they must follow
+         * every update below. */
+        const char *family[] = {"bf-ell", "bf-queue", "gpu-dijkstra", "bf-edgelist"};
+        for (size_t f = 0; f < sizeof(family) / sizeof(family[0]); f++) {
+                const uint32_t s0 = 3;
+                struct ss_job j;
+                ck_assert_int_ge(ss_algo_parse(family[f]), 0);
+                run(e, &j, SS_JOB_ONE_TO_ALL, ss_algo_parse(family[f]), &s0, 1, NULL, 0);
+                ss_job_release(&j);
+        }
         for (int round = 0; round < 4; round++) {
                 struct ss_graph *cur = ss_engine_graph(e);
                 struct ss_weight_change *c = wu_changes(cur, 500, round % 3 - 1, &seed);
@@ -312,8 +323,16 @@ START_TEST(test_engine_updates_on_gpu)
                 ss_dist *want = malloc((size_t)g->n * sizeof(ss_dist));
                 reference(ref, src[1], want);
                 ck_assert_int_eq(memcmp(j.dist, want, g->n * sizeof(ss_dist)), 0);
-                free(want);
                 ss_job_release(&j);
+                for (size_t f = 0; f < sizeof(family) / sizeof(family[0]); f++) {
+                        run(e, &j, SS_JOB_ONE_TO_ALL, ss_algo_parse(family[f]), src + 1, 1, NULL,
+                            0);
+                        ck_assert_int_eq(j.ran_engine, SS_ENGINE_GPU);
+                        ck_assert_msg(memcmp(j.dist, want, g->n * sizeof(ss_dist)) == 0,
+                                      "%s after update %d", family[f], round + 1);
+                        ss_job_release(&j);
+                }
+                free(want);
                 ss_graph_unref(ref);
                 free(c);
         }
