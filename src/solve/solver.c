@@ -46,7 +46,7 @@ static const struct ss_solver ss__rows[] = {
      4, "Dijkstra with a reduction ExtractMin, settling every vertex the IN/OUT rules prove final"},
     {"bf-edgelist", "edge-list Bellman-Ford", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 5,
-     "Bellman-Ford over an edge list sorted by head block, a thread per arc"},
+     "Bellman-Ford over an edge list by tail block, then head, a thread per arc"},
 };
 
 #define SS__NROWS (sizeof(ss__rows) / sizeof(ss__rows[0]))
