@@ -790,12 +790,16 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
         if (ai->ai_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
         /* MHD keeps the request line, the headers and one record per query
-         * parameter (about 56 bytes for as little as 2 bytes of URL, "a&")
-         * in a per-connection pool. Make it large enough for a URL at our
-         * own limit made of nothing but parameters, so that our limits are
-         * the ones that fire and the client gets a JSON answer. The pool is
-         * mapped, not touched: a connection's resident cost is what it uses. */
-        size_t pool = (size_t)h->cfg->max_url * 32 + 65536;
+         * parameter (56 bytes, for as little as 2 bytes of URL, "a&") in a
+         * per-connection pool, and zeroes the whole pool before each request
+         * of a keep-alive connection: at 15,000 requests/s a 320 KiB pool
+         * cost the loop thread a sixth of its time. So the pool holds a URL
+         * at our limit with a parameter every 5 bytes (1,600 at the default
+         * 8 KiB: far more than any query takes), and our limits fire first
+         * for those; a URL made of still more parameters exhausts the pool,
+         * and MHD closes the connection without an answer
+         * (docs/limitations.md). */
+        size_t pool = (size_t)h->cfg->max_url * 12 + 32768;
         h->mhd = MHD_start_daemon(
             flags, port, ss__accept_cb, h, ss__handler, h, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log,
             h, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, h,
