@@ -12,7 +12,9 @@
 #include "server/gzip.h"
 #include "server/http_error.h"
 #include "server/isochrone.h"
+#include "server/map.h"
 #include "server/nearest.h"
+#include "server/page.h"
 #include "server/snap.h"
 #include "server/status.h"
 #include "server/weights.h"
@@ -82,6 +84,24 @@ static const struct ss_route ss__table[] = {
      .handler = ss_status_metrics,
      .render = ss_view_render_text},
     {.path = "/weights", .ep = SS_EP_WEIGHTS, .methods = SS_METHOD_POST, .start = ss_weights_post},
+    {.path = "/map",
+     .ep = SS_EP_MAP,
+     .methods = SS__GET,
+     .params = 0,
+     .answer = ss_map_answer,
+     .render = ss_view_render_text},
+    /* The page reads its own query string (?from=1&to=9&iso=1000) in the
+     * browser, so a handler, which takes no parameters, serves it. */
+    {.path = "/",
+     .ep = SS_EP_PAGE,
+     .methods = SS__GET,
+     .handler = ss_page_index,
+     .render = ss_view_render_text},
+    {.path = "/index.html",
+     .ep = SS_EP_PAGE,
+     .methods = SS__GET,
+     .handler = ss_page_index,
+     .render = ss_view_render_text},
 };
 
 #define SS__NROUTES (sizeof(ss__table) / sizeof(ss__table[0]))
