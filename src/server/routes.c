@@ -289,6 +289,14 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
                         ss_err_set(&err, rc, "no memory for the response");
                 json_decref(v.json);
                 free(v.text);
+                /* Counted like a job's answer: /map's are megabytes, and a
+                 * client that never reads them must not pile them up. */
+                if (rc == SS_OK && !ss_http_reserve(r, r->resp.len)) {
+                        ss_body_free(&r->resp);
+                        rc = ss_err_set(&err, SS_EOVERLOAD,
+                                        "answers not yet sent hold the memory allowed for them "
+                                        "(answer_memory_mb); retry shortly");
+                }
         }
         if (rc == SS_OK && route->answer) {
                 ss_graph_unref(g);
