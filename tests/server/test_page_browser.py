@@ -2,7 +2,8 @@
 """The built-in page in a real browser (suite 'browser'): headless Chromium
 loads / from a daemon on a generated road graph and on one without
 coordinates, and what the page wrote into its DOM and painted on its canvas
-is checked against the daemon's own answers.
+(with ?from=&to=&iso= at load, and after two clicks on the map) is checked
+against the daemon's own answers.
 
     test_page_browser.py SSSPD SSSPD-GEN
 
@@ -99,6 +100,78 @@ def chromium(exe, tmp, url, *extra):
     if r.returncode != 0:
         print(r.stderr[-3000:])
     return r.stdout
+
+
+class Devtools:
+    """Chromium driven over --remote-debugging-pipe (fd 3 in, fd 4 out;
+    JSON messages ending in NUL), for what a URL cannot do: clicks."""
+
+    def __init__(self, exe, tmp):
+        to_r, self.to_w = os.pipe()
+        self.from_r, from_w = os.pipe()
+
+        def fds():  # in the child: the pipe ends at 3 and 4, kept across exec
+            r, w = os.dup(to_r), os.dup(from_w)  # out of the way of 3 and 4 first
+            os.dup2(r, 3)
+            os.dup2(w, 4)
+
+        self.proc = subprocess.Popen(
+            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-extensions", f"--user-data-dir={os.path.join(tmp, 'profile-cdp')}",
+             "--window-size=1000,800", "--remote-debugging-pipe", "about:blank"],
+            close_fds=False, preexec_fn=fds,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_r)
+        os.close(from_w)
+        self.next, self.buf, self.session = 0, b"", None
+
+    def call(self, method, **params):
+        self.next += 1
+        msg = {"id": self.next, "method": method, "params": params}
+        if self.session:
+            msg["sessionId"] = self.session
+        os.write(self.to_w, json.dumps(msg).encode() + b"\0")
+        while True:
+            while b"\0" not in self.buf:
+                chunk = os.read(self.from_r, 65536)
+                if not chunk:
+                    raise RuntimeError("the browser closed its pipe")
+                self.buf += chunk
+            raw, self.buf = self.buf.split(b"\0", 1)
+            reply = json.loads(raw)
+            if reply.get("id") == self.next:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def open(self, url):
+        target = self.call("Target.createTarget", url=url)["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target,
+                                 flatten=True)["sessionId"]
+
+    def eval(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
+        return r["result"].get("value")
+
+    def wait(self, expr, seconds=20):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            v = self.eval(expr)
+            if v:
+                return v
+            time.sleep(0.1)
+        return None
+
+    def click(self, x, y):
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                      clickCount=1)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        os.close(self.to_w)
+        os.close(self.from_r)
 
 
 def lines(dom):
@@ -225,12 +298,43 @@ def run_with_coordinates(exe, tmp, d):
         check(n["route"] > 200, f"the route is drawn ({n['route']} blue pixels)")
         check(n["iso"] > 20, f"the isochrone is drawn ({n['iso']} orange pixels)")
 
+    run_clicks(exe, tmp, d)
+
     # A bad id: the daemon's own message, on the line of the query.
     _, bad = d.json("/route?from=1&to=999999")
     dom = chromium(exe, tmp, d.base + "/?from=1&to=999999", "--dump-dom")
     got = lines(dom)
     want_bad = f"route: {bad['code']}: {bad['message']}"
     check(got.get("route") == want_bad, f"#route: got {got.get('route')!r}, want {want_bad!r}")
+
+
+def run_clicks(exe, tmp, d):
+    """Two clicks on two nodes' places: the page snaps each to its node
+    (/nearest) and draws the route between them, as the daemon answers it."""
+    a, b = 5, 2500
+    _, route = d.json(f"/route?from={a}&to={b}")
+    want = f"route: {len(route['nodes'])} nodes, distance {route['distance']}"
+    cdp = Devtools(exe, tmp)
+    try:
+        cdp.open(d.base + "/")
+        check(cdp.wait("document.body.dataset.ready === 'yes'") is not None, "clicks: page ready")
+        # Where node id sits on the screen, in CSS pixels, by the page's
+        # own projection (the map holds every node here: step 1).
+        where = ("(id => { const r = canvas.getBoundingClientRect(), p = state.map.lonlat_e6;"
+                 " return [r.left + view.px(p[2 * (id - 1)]) / view.ratio,"
+                 " r.top + view.py(p[2 * (id - 1) + 1]) / view.ratio]; })")
+        for i, node in enumerate((a, b)):
+            x, y = cdp.eval(f"{where}({node})")
+            cdp.click(x, y)
+            field = "from" if i == 0 else "to"
+            got = cdp.wait(f"document.getElementById('{field}').value === '{node}'")
+            check(got is not None, f"clicks: the click on node {node} picked it as {field}")
+        got = cdp.wait("(t => t.startsWith('route: ') && !t.includes('asking') && t)"
+                       "(document.getElementById('route').textContent)")
+        print("after two clicks:", got)
+        check(got == want, f"clicks: #route: got {got!r}, want {want!r}")
+    finally:
+        cdp.close()
 
 
 def run_without_coordinates(exe, tmp, d):
