@@ -114,6 +114,9 @@ static const struct ss__key ss__keys[] = {
      "sources x targets per /distances request"},
     {"max_json_nodes", SS__INT, SS__OFF(max_json_nodes), 0, "2000000", 0, 100000000, NULL,
      "one-to-all answered as JSON only for graphs up to this many nodes"},
+    {"map_max_nodes", SS__INT, SS__OFF(map_max_nodes), 0, "100000", 1, 100000000, NULL,
+     "nodes GET /map (the built-in page's drawing) sends at most: a larger graph is drawn as "
+     "a sample of its nodes without roads; roads also need at most 4 times as many arcs"},
     {"max_url", SS__INT, SS__OFF(max_url), 0, "8192", 256, 1048576, NULL,
      "bytes of a request URL, query string included"},
     {"max_body", SS__INT, SS__OFF(max_body), 0, "1048576", 256, 268435456, NULL,

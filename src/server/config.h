@@ -30,6 +30,7 @@ struct ss_config {
         int64_t max_targets;                 /* `to` ids per request */
         int64_t max_matrix;                  /* sources x targets per request */
         int64_t max_json_nodes;              /* one-to-all as JSON up to this many nodes */
+        int64_t map_max_nodes;               /* GET /map sends at most this many nodes */
         int64_t max_url;                     /* bytes of request line URL */
         int64_t max_body;                    /* bytes of POST body */
         int64_t connections;                 /* open HTTP connections at most */

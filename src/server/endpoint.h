@@ -13,6 +13,8 @@ enum ss_endpoint {
         SS_EP_WEIGHTS,
         SS_EP_NEAREST,
         SS_EP_ISOCHRONE,
+        SS_EP_MAP,   /* the graph's coordinates and roads, for the page */
+        SS_EP_PAGE,  /* the built-in page at / */
         SS_EP_OTHER, /* unknown paths */
         SS_EP_COUNT
 };

@@ -527,6 +527,8 @@ int ss_query_finish(struct ss_query *q, const struct ss_limits *lim, uint32_t n,
                                           "ssspd with --coords)");
                 return SS_OK;
         }
+        if (q->ep == SS_EP_MAP) /* no parameters; the answer checks the coordinates */
+                return SS_OK;
         const bool ll = q->allowed & SS_QP_FROM_LONLAT;
         if (!q->nfrom)
                 return ss_err_set(err, SS_EPARSE, "missing parameter 'from'%s",

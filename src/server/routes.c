@@ -12,7 +12,9 @@
 #include "server/gzip.h"
 #include "server/http_error.h"
 #include "server/isochrone.h"
+#include "server/map.h"
 #include "server/nearest.h"
+#include "server/page.h"
 #include "server/snap.h"
 #include "server/status.h"
 #include "server/weights.h"
@@ -82,6 +84,24 @@ static const struct ss_route ss__table[] = {
      .handler = ss_status_metrics,
      .render = ss_view_render_text},
     {.path = "/weights", .ep = SS_EP_WEIGHTS, .methods = SS_METHOD_POST, .start = ss_weights_post},
+    {.path = "/map",
+     .ep = SS_EP_MAP,
+     .methods = SS__GET,
+     .params = 0,
+     .answer = ss_map_answer,
+     .render = ss_view_render_text},
+    /* The page reads its own query string (?from=1&to=9&iso=1000) in the
+     * browser, so a handler, which takes no parameters, serves it. */
+    {.path = "/",
+     .ep = SS_EP_PAGE,
+     .methods = SS__GET,
+     .handler = ss_page_index,
+     .render = ss_view_render_text},
+    {.path = "/index.html",
+     .ep = SS_EP_PAGE,
+     .methods = SS__GET,
+     .handler = ss_page_index,
+     .render = ss_view_render_text},
 };
 
 #define SS__NROUTES (sizeof(ss__table) / sizeof(ss__table[0]))
@@ -269,6 +289,14 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
                         ss_err_set(&err, rc, "no memory for the response");
                 json_decref(v.json);
                 free(v.text);
+                /* Counted like a job's answer: /map's are megabytes, and a
+                 * client that never reads them must not pile them up. */
+                if (rc == SS_OK && !ss_http_reserve(r, r->resp.len)) {
+                        ss_body_free(&r->resp);
+                        rc = ss_err_set(&err, SS_EOVERLOAD,
+                                        "answers not yet sent hold the memory allowed for them "
+                                        "(answer_memory_mb); retry shortly");
+                }
         }
         if (rc == SS_OK && route->answer) {
                 ss_graph_unref(g);
