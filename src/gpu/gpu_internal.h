@@ -141,15 +141,19 @@ struct ss__ell_host {
         uint64_t *soff;   /* nslices + 1 */
         uint2 *ell;       /* entries: (tail, weight), column-major per slice */
 };
-/* Builds g's ELL layout. SS_ETOOBIG (out->bytes set, nothing kept) when it
- * would take more than room bytes on the device; SS_ENOMEM. */
-int ss__ell_build(const struct ss_graph *g, uint64_t room, struct ss__ell_host *out,
-                  struct ss_err *err);
+/* Builds g's ELL layout on `threads` threads (0: the online cores; the
+ * layout is the same for any count). SS_ETOOBIG (out->bytes set, nothing
+ * kept) when it would take more than room bytes on the device; SS_ENOMEM. */
+int ss__ell_build(const struct ss_graph *g, uint64_t room, unsigned threads,
+                  struct ss__ell_host *out, struct ss_err *err);
 void ss__ell_host_free(struct ss__ell_host *h);
 struct ss__edgelist_host {
         uint32_t *src, *dst, *w; /* m each: by tail block, then head */
 };
-int ss__edgelist_build(const struct ss_graph *g, struct ss__edgelist_host *out, struct ss_err *err);
+/* Builds g's edge list on `threads` threads (0: the online cores; the same
+ * for any count). SS_ENOMEM. */
+int ss__edgelist_build(const struct ss_graph *g, unsigned threads, struct ss__edgelist_host *out,
+                       struct ss_err *err);
 void ss__edgelist_host_free(struct ss__edgelist_host *h);
 /* minin[v]: the lightest in-arc of v, SS__NO_IN without one; NULL when out
  * of memory. The caller frees it. */

@@ -144,6 +144,182 @@ static void check_minin(const struct ss_graph *g, const uint32_t *minin)
         free(want);
 }
 
+/* ---- the reference order ------------------------------------------------- */
+
+/* The layouts as family.c has always defined them, built plainly on one
+ * thread: the built ones must equal them byte for byte, whatever the thread
+ * count (the kernels' results depend on nothing else, but their order of
+ * work, and so their timings and the replays above, on the exact order). */
+
+static const struct ss_graph *cmp_graph;
+static const uint32_t *cmp_tail;
+
+/* Edge list: by tail block, then head, then position in the CSR. */
+static int cmp_edge(const void *pa, const void *pb)
+{
+        const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+        const uint32_t ba = cmp_tail[a] >> SS__EL_BLOCK_BITS, bb = cmp_tail[b] >> SS__EL_BLOCK_BITS;
+        if (ba != bb)
+                return ba < bb ? -1 : 1;
+        if (cmp_graph->col[a] != cmp_graph->col[b])
+                return cmp_graph->col[a] < cmp_graph->col[b] ? -1 : 1;
+        return a < b ? -1 : a > b;
+}
+
+static void ref_edgelist(const struct ss_graph *g, struct ss__edgelist_host *e)
+{
+        const size_t m4 = (g->m ? g->m : 1) * 4;
+        uint32_t *tail = malloc(m4);
+        uint64_t *ord = malloc((g->m ? g->m : 1) * 8);
+        for (uint32_t u = 0; u < g->n; u++)
+                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++)
+                        tail[a] = u;
+        for (uint64_t a = 0; a < g->m; a++)
+                ord[a] = a;
+        cmp_graph = g;
+        cmp_tail = tail;
+        qsort(ord, g->m, 8, cmp_edge);
+        e->src = malloc(m4);
+        e->dst = malloc(m4);
+        e->w = malloc(m4);
+        for (uint64_t i = 0; i < g->m; i++) {
+                e->src[i] = tail[ord[i]];
+                e->dst[i] = g->col[ord[i]];
+                e->w[i] = g->w[ord[i]];
+        }
+        free(tail);
+        free(ord);
+}
+
+struct ref_row {
+        uint32_t head, len;
+        uint64_t begin, rank; /* rank: position in head order */
+};
+
+/* ELL rows within a window: longest first, then in head order. */
+static int cmp_row(const void *pa, const void *pb)
+{
+        const struct ref_row *a = pa, *b = pb;
+        if (a->len != b->len)
+                return a->len > b->len ? -1 : 1;
+        return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static void ref_ell(const struct ss_graph *g, struct ss__ell_host *e)
+{
+        const uint32_t n = g->n;
+        /* In-arcs by head, those of one head in the CSR's order. */
+        uint64_t *irow = calloc((size_t)n + 2, 8);
+        uint32_t *itail = malloc((g->m ? g->m : 1) * 4), *iw = malloc((g->m ? g->m : 1) * 4);
+        for (uint64_t a = 0; a < g->m; a++)
+                irow[g->col[a] + 2]++;
+        for (uint32_t v = 0; v < n; v++)
+                irow[v + 2] += irow[v + 1];
+        for (uint32_t u = 0; u < n; u++)
+                for (uint64_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                        const uint64_t i = irow[g->col[a] + 1]++;
+                        itail[i] = u;
+                        iw[i] = g->w[a];
+                }
+        /* Rows of SS__ELL_K in-arcs in head order (a head's last one
+         * shorter), sorted within windows. */
+        uint64_t nrows = 0;
+        for (uint32_t v = 0; v < n; v++)
+                nrows += (irow[v + 1] - irow[v] + SS__ELL_K - 1) / SS__ELL_K;
+        struct ref_row *rows = malloc((nrows ? nrows : 1) * sizeof(*rows));
+        uint64_t k = 0;
+        for (uint32_t v = 0; v < n; v++)
+                for (uint64_t b = irow[v]; b < irow[v + 1]; b += SS__ELL_K, k++) {
+                        const uint64_t len = irow[v + 1] - b;
+                        rows[k] =
+                            (struct ref_row){v, len < SS__ELL_K ? (uint32_t)len : SS__ELL_K, b, k};
+                }
+        ck_assert_uint_eq(k, nrows);
+        for (uint64_t w0 = 0; w0 < nrows; w0 += SS__ELL_SIGMA)
+                qsort(rows + w0, nrows - w0 < SS__ELL_SIGMA ? nrows - w0 : SS__ELL_SIGMA,
+                      sizeof(*rows), cmp_row);
+        /* Slices of 32 rows, padded to their longest. */
+        e->nrows = nrows;
+        e->rows = (nrows + 31) / 32 * 32;
+        e->nslices = e->rows / 32;
+        e->soff = calloc(e->nslices + 1, 8);
+        for (uint64_t s = 0; s < e->nslices; s++) {
+                uint32_t width = 0;
+                for (uint64_t i = s * 32; i < s * 32 + 32 && i < nrows; i++)
+                        width = rows[i].len > width ? rows[i].len : width;
+                e->soff[s + 1] = e->soff[s] + 32 * (uint64_t)width;
+        }
+        e->entries = e->soff[e->nslices];
+        e->bytes = e->entries * 8 + e->rows * 8 + (e->nslices + 1) * 8;
+        e->ell = calloc(e->entries ? e->entries : 1, sizeof(uint2));
+        e->info = calloc(e->rows ? e->rows : 1, sizeof(uint2));
+        for (uint64_t i = 0; i < e->rows; i++) {
+                if (i >= nrows) {
+                        e->info[i] = (uint2){SS__NO_NODE, 0};
+                        continue;
+                }
+                e->info[i] = (uint2){rows[i].head, rows[i].len};
+                for (uint32_t j = 0; j < rows[i].len; j++)
+                        e->ell[e->soff[i / 32] + 32 * (uint64_t)j + i % 32] =
+                            (uint2){itail[rows[i].begin + j], iw[rows[i].begin + j]};
+        }
+        free(irow);
+        free(itail);
+        free(iw);
+        free(rows);
+}
+
+/* The first index where two arrays differ, or -1. */
+static long long first_diff(const void *a, const void *b, uint64_t count, size_t size)
+{
+        if (count == 0 || memcmp(a, b, count * size) == 0)
+                return -1;
+        for (uint64_t i = 0;; i++)
+                if (memcmp((const char *)a + i * size, (const char *)b + i * size, size))
+                        return (long long)i;
+}
+
+/* The layouts built on 1, 2, 3 and 8 threads and on the default count equal
+ * the reference ones. */
+static void check_reference(const char *what, const struct ss_graph *g)
+{
+        struct ss__edgelist_host rel;
+        struct ss__ell_host rell;
+        ref_edgelist(g, &rel);
+        ref_ell(g, &rell);
+        const unsigned threads[] = {1, 2, 3, 8, 0};
+        for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+                struct ss_err err;
+                struct ss__edgelist_host el;
+                struct ss__ell_host ell;
+                ck_assert_msg(ss__edgelist_build(g, threads[t], &el, &err) == SS_OK, "%s", err.msg);
+                ck_assert_msg(ss__ell_build(g, UINT64_MAX, threads[t], &ell, &err) == SS_OK, "%s",
+                              err.msg);
+                long long d;
+                ck_assert_msg((d = first_diff(rel.src, el.src, g->m, 4)) < 0,
+                              "%s, %u threads: edge list tail %lld", what, threads[t], d);
+                ck_assert_msg((d = first_diff(rel.dst, el.dst, g->m, 4)) < 0,
+                              "%s, %u threads: edge list head %lld", what, threads[t], d);
+                ck_assert_msg((d = first_diff(rel.w, el.w, g->m, 4)) < 0,
+                              "%s, %u threads: edge list weight %lld", what, threads[t], d);
+                ck_assert_uint_eq(ell.rows, rell.rows);
+                ck_assert_uint_eq(ell.nrows, rell.nrows);
+                ck_assert_uint_eq(ell.nslices, rell.nslices);
+                ck_assert_uint_eq(ell.entries, rell.entries);
+                ck_assert_uint_eq(ell.bytes, rell.bytes);
+                ck_assert_msg((d = first_diff(rell.info, ell.info, rell.rows, sizeof(uint2))) < 0,
+                              "%s, %u threads: ELL row %lld", what, threads[t], d);
+                ck_assert_msg((d = first_diff(rell.soff, ell.soff, rell.nslices + 1, 8)) < 0,
+                              "%s, %u threads: ELL slice %lld", what, threads[t], d);
+                ck_assert_msg((d = first_diff(rell.ell, ell.ell, rell.entries, sizeof(uint2))) < 0,
+                              "%s, %u threads: ELL entry %lld", what, threads[t], d);
+                ss__edgelist_host_free(&el);
+                ss__ell_host_free(&ell);
+        }
+        ss__edgelist_host_free(&rel);
+        ss__ell_host_free(&rell);
+}
+
 /* ---- the kernels' rounds, one thread ------------------------------------ */
 
 /* bf_ell.cu: rounds over the rows in layout order, heads lowered in place. */
@@ -270,16 +446,17 @@ static void check_graph(const char *what, const struct ss_graph *g, unsigned nso
         struct ss_err err;
         struct ss__ell_host ell;
         struct ss__edgelist_host el;
-        ck_assert_msg(ss__ell_build(g, UINT64_MAX, &ell, &err) == SS_OK, "%s", err.msg);
-        ck_assert_msg(ss__edgelist_build(g, &el, &err) == SS_OK, "%s", err.msg);
+        ck_assert_msg(ss__ell_build(g, UINT64_MAX, 0, &ell, &err) == SS_OK, "%s", err.msg);
+        ck_assert_msg(ss__edgelist_build(g, 0, &el, &err) == SS_OK, "%s", err.msg);
         uint32_t *minin = ss__minin_build(g);
         ck_assert_ptr_nonnull(minin);
         check_ell_shape(g, &ell);
         check_edgelist_shape(g, &el);
         check_minin(g, minin);
+        check_reference(what, g);
         /* A room one byte short is refused, with the size named. */
         struct ss__ell_host none;
-        ck_assert_int_eq(ss__ell_build(g, ell.bytes - 1, &none, &err), SS_ETOOBIG);
+        ck_assert_int_eq(ss__ell_build(g, ell.bytes - 1, 0, &none, &err), SS_ETOOBIG);
         ck_assert_uint_eq(none.bytes, ell.bytes);
         ck_assert_ptr_null(none.ell);
 
@@ -440,6 +617,66 @@ START_TEST(test_generated)
 }
 END_TEST
 
+/* Arcs only between some of n nodes: most have no out-arcs, no in-arcs or
+ * neither; parallel arcs (equal and different weights) and self-loops;
+ * `crowd` of them into the heads 0..7 (one of pass A's buckets, split over
+ * the threads), from tails spread over every block. */
+static struct ss_graph *sparse_graph(uint32_t n, uint32_t arcs, uint32_t crowd)
+{
+        struct ss_arcs a;
+        ck_assert_int_eq(ss_arcs_init(&a, n, (uint64_t)arcs * 2 + crowd), SS_OK);
+        for (uint32_t i = 0; i < arcs; i++) {
+                const uint32_t u = (uint32_t)(rnd() % (n / 3 + 1)) * 3 % n;
+                const uint32_t v = (uint32_t)(rnd() % (n / 5 + 1)) * 5 % n;
+                const uint32_t w = (uint32_t)(rnd() % 100);
+                ss_arcs_push(&a, u, v, w);
+                if (i % 7 == 0)
+                        ss_arcs_push(&a, u, v, w);
+                if (i % 11 == 0)
+                        ss_arcs_push(&a, u, v, w + 3);
+                if (i % 19 == 0)
+                        ss_arcs_push(&a, u, u, w);
+        }
+        for (uint32_t i = 0; i < crowd; i++)
+                ss_arcs_push(&a, (uint32_t)(rnd() % n), (uint32_t)(rnd() % 8 % n),
+                             (uint32_t)(rnd() % 100));
+        return from_arcs(&a);
+}
+
+/* Larger graphs against the reference order only (the replays above are
+ * too slow for them): road and RMAT graphs of several sizes, node counts
+ * below, at and past a multiple of the edge list's tail blocks, nodes
+ * without arcs, parallel arcs, a crowd of in-arcs into a few heads. */
+START_TEST(test_reference_order)
+{
+        struct ss_err err;
+        const uint64_t roads[] = {1000, 65535, 65536, 70001, 200000};
+        for (size_t i = 0; i < sizeof(roads) / sizeof(roads[0]); i++) {
+                struct ss_gen_road p = {.nodes = roads[i], .seed = 3 + i};
+                struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                check_reference("road", g);
+                ss_graph_unref(g);
+        }
+        const unsigned scales[] = {6, 10, 16, 17};
+        for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); i++) {
+                struct ss_gen_rmat r = {
+                    .scale = scales[i], .edge_factor = 8, .seed = 11 + i, .max_weight = 1000};
+                struct ss_graph *g = ss_gen_rmat_graph(&r, 2, &err);
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                check_reference("rmat", g);
+                ss_graph_unref(g);
+        }
+        const uint32_t sparse[][3] = {
+            {5, 3, 0}, {1000, 200, 0}, {131075, 40000, 300000}, {262144, 100000, 70000}};
+        for (size_t i = 0; i < sizeof(sparse) / sizeof(sparse[0]); i++) {
+                struct ss_graph *g = sparse_graph(sparse[i][0], sparse[i][1], sparse[i][2]);
+                check_reference("sparse", g);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("family-layout");
@@ -449,6 +686,7 @@ int main(void)
         tcase_add_test(tc, test_small_and_odd);
         tcase_add_test(tc, test_random_and_hubs);
         tcase_add_test(tc, test_generated);
+        tcase_add_test(tc, test_reference_order);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }
