@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -194,6 +195,25 @@ static int ss__build_minin(struct ss_gpu *gpu, struct ss_err *err)
 /* Fewest items of a chunk of a parallel pass: below it a chunk's counts
  * cost more than its items. */
 #define SS__CHUNK_MIN ((uint64_t)1 << 14)
+
+/* An array of the builds. They are large and mostly written in scattered
+ * order, each page first touched there: huge pages, where the kernel leaves
+ * them to madvise, save a page fault every 4 KiB and most of the scatters'
+ * TLB misses. */
+static void *ss__big(size_t bytes)
+{
+        void *p = malloc(bytes ? bytes : 1);
+#ifdef MADV_HUGEPAGE
+        const uintptr_t huge = (uintptr_t)2 << 20;
+        if (p && bytes >= 2 * huge) {
+                const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+                const uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+                if (hi > lo) /* a hint: its errors are harmless */
+                        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+        }
+#endif
+        return p;
+}
 
 /* Threads for a build over m arcs: `threads`, or the online cores for 0;
  * no more than the work has chunks. */
@@ -469,7 +489,7 @@ static int ss__transpose(struct ss__tr *t, struct ss_err *err)
         t->hist = calloc(t->nch * t->nbuck, sizeof(uint64_t));
         t->bstart = malloc((t->nbuck + 1) * sizeof(uint64_t));
         t->counts = malloc(((uint64_t)t->threads << t->low) * sizeof(uint64_t));
-        t->a = malloc((g->m ? g->m : 1) * sizeof(struct ss__tra));
+        t->a = ss__big(g->m * sizeof(struct ss__tra));
         int rc = SS_OK;
         if (!t->hist || !t->bstart || !t->counts || !t->a) {
                 rc = ss_err_set(err, SS_ENOMEM, "no host memory to sort %" PRIu64 " arcs by head",
@@ -561,9 +581,9 @@ int ss__edgelist_build(const struct ss_graph *g, unsigned threads, struct ss__ed
         memset(out, 0, sizeof(*out));
         struct ss__tr t = {.g = g, .threads = ss__layout_threads(threads, g->m)};
         struct ss__el e = {.t = &t, .out = out};
-        t.irow = malloc(((size_t)g->n + 1) * sizeof(uint64_t));
-        t.tail = malloc(m4);
-        t.w = malloc(m4);
+        t.irow = ss__big(((size_t)g->n + 1) * sizeof(uint64_t));
+        t.tail = ss__big(m4);
+        t.w = ss__big(m4);
         int rc = SS_OK;
         if (!t.irow || !t.tail || !t.w) {
                 rc = ss_err_set(err, SS_ENOMEM,
@@ -573,9 +593,9 @@ int ss__edgelist_build(const struct ss_graph *g, unsigned threads, struct ss__ed
         if ((rc = ss__transpose(&t, err)))
                 goto out;
         /* Allocated once the transpose has freed its own arrays. */
-        out->src = malloc(m4);
-        out->dst = malloc(m4);
-        out->w = malloc(m4);
+        out->src = ss__big(m4);
+        out->dst = ss__big(m4);
+        out->w = ss__big(m4);
         e.nch = ss__nchunks(m, t.threads);
         e.nblk = g->n ? ((uint64_t)(g->n - 1) >> SS__EL_BLOCK_BITS) + 1 : 1;
         e.hist = calloc(e.nch * e.nblk, sizeof(uint64_t));
@@ -736,13 +756,19 @@ static void ss__win_fill(void *arg, uint64_t x, unsigned worker)
         const uint64_t cnt = ss__window(b, x, rows, rows + SS__ELL_SIGMA);
         const struct ss__vrow *sorted = rows + SS__ELL_SIGMA;
         const uint32_t *tail = b->t->tail, *w = b->t->w;
-        for (uint64_t k = 0; k < cnt; k++) {
+        /* Every entry of the window's slices, padding too: (0, 0) past a
+         * row's end and in the rows that pad the last slice. */
+        for (uint64_t k = 0; k < (cnt + 31) / 32 * 32; k++) {
                 const uint64_t i = x * SS__ELL_SIGMA + k;
-                const struct ss__vrow *rw = &sorted[k];
-                b->info[i] = (uint2){rw->head, rw->len};
-                uint2 *e = b->ell + b->soff[i / 32] + (i % 32);
-                for (uint32_t j = 0; j < rw->len; j++)
+                const uint64_t s = i / 32, width = (b->soff[s + 1] - b->soff[s]) / 32;
+                const struct ss__vrow *rw = k < cnt ? &sorted[k] : NULL;
+                const uint32_t len = rw ? rw->len : 0;
+                b->info[i] = rw ? (uint2){rw->head, len} : (uint2){SS__NO_NODE, 0};
+                uint2 *e = b->ell + b->soff[s] + (i % 32);
+                for (uint32_t j = 0; j < len; j++)
                         e[(uint64_t)j * 32] = (uint2){tail[rw->begin + j], w[rw->begin + j]};
+                for (uint64_t j = len; j < width; j++)
+                        e[j * 32] = (uint2){0, 0};
         }
 }
 
@@ -758,9 +784,9 @@ int ss__ell_build(const struct ss_graph *g, uint64_t room, unsigned threads,
         struct ss__ellb b = {.t = &t};
         uint64_t *soff = NULL;
         uint2 *ell = NULL, *info = NULL;
-        t.irow = malloc(((size_t)n + 1) * sizeof(uint64_t));
-        t.tail = malloc(m4);
-        t.w = malloc(m4);
+        t.irow = ss__big(((size_t)n + 1) * sizeof(uint64_t));
+        t.tail = ss__big(m4);
+        t.w = ss__big(m4);
         if (!t.irow || !t.tail || !t.w) {
                 rc = ss_err_set(err, SS_ENOMEM, "no host memory for the in-arcs");
                 goto out;
@@ -771,7 +797,7 @@ int ss__ell_build(const struct ss_graph *g, uint64_t room, unsigned threads,
          * SS__ELL_K (the last one shorter), then sorted by length within
          * windows of SS__ELL_SIGMA rows. rstart numbers them. */
         b.vch = ss__nchunks(n, t.threads);
-        b.rstart = malloc(((size_t)n + 1) * sizeof(uint64_t));
+        b.rstart = ss__big(((size_t)n + 1) * sizeof(uint64_t));
         b.vsum = malloc(b.vch * sizeof(uint64_t));
         b.buf = malloc((size_t)t.threads * 2 * SS__ELL_SIGMA * sizeof(struct ss__vrow));
         if (!b.rstart || !b.vsum || !b.buf) {
@@ -808,9 +834,8 @@ int ss__ell_build(const struct ss_graph *g, uint64_t room, unsigned threads,
                 rc = ss_err_set(err, SS_ETOOBIG, "the ELL layout needs %" PRIu64 " bytes", bytes);
                 goto out;
         }
-        /* Zeroed: the padding entries stay (0, 0). */
-        ell = calloc(entries ? entries : 1, sizeof(uint2));
-        info = malloc((padded ? padded : 1) * sizeof(uint2));
+        ell = ss__big(entries * sizeof(uint2));
+        info = ss__big(padded * sizeof(uint2));
         if (!ell || !info) {
                 rc = ss_err_set(err, SS_ENOMEM, "no host memory for %" PRIu64 " ELL entries",
                                 entries);
@@ -820,8 +845,6 @@ int ss__ell_build(const struct ss_graph *g, uint64_t room, unsigned threads,
         b.info = info;
         b.ell = ell;
         ss__par(t.threads, nwin, ss__win_fill, &b);
-        for (uint64_t i = nrows; i < padded; i++)
-                info[i] = (uint2){SS__NO_NODE, 0};
         out->rows = padded;
         out->nrows = nrows;
         out->nslices = nslices;
