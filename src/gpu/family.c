@@ -5,10 +5,12 @@
  *
  * A layout is built on the host from the graph given to ss_gpu_open() and
  * copied to the device the first time its row runs, so a daemon that never
- * runs a row never pays for it. It counts in ss_gpu_mem_used(), and it is
- * refused (SS_ENOGPU: the query goes to the CPU, the device stays healthy)
- * when it would pass the memory limit of the open or does not fit on the
- * device. The layouts are shared by every stream and read-only.
+ * runs a row never pays for it; that query waits for the build, which runs
+ * on the online cores (its arrays are the same for any number of threads).
+ * It counts in ss_gpu_mem_used(), and it is refused (SS_ENOGPU: the query
+ * goes to the CPU, the device stays healthy) when it would pass the memory
+ * limit of the open or does not fit on the device. The layouts are shared
+ * by every stream and read-only.
  */
 #include <cuda_runtime_api.h>
 #include <inttypes.h>

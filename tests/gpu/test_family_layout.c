@@ -667,8 +667,13 @@ START_TEST(test_reference_order)
                 check_reference("rmat", g);
                 ss_graph_unref(g);
         }
-        const uint32_t sparse[][3] = {
-            {5, 3, 0}, {1000, 200, 0}, {131075, 40000, 300000}, {262144, 100000, 70000}};
+        /* Past 2^22 nodes: buckets of 2^13 and 2^14 heads in the in-arcs sort. */
+        const uint32_t sparse[][3] = {{5, 3, 0},
+                                      {1000, 200, 0},
+                                      {131075, 40000, 300000},
+                                      {262144, 100000, 70000},
+                                      {(1u << 22) + 12345, 300000, 0},
+                                      {(1u << 23) + 5, 400000, 40000}};
         for (size_t i = 0; i < sizeof(sparse) / sizeof(sparse[0]); i++) {
                 struct ss_graph *g = sparse_graph(sparse[i][0], sparse[i][1], sparse[i][2]);
                 check_reference("sparse", g);
