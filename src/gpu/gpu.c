@@ -363,7 +363,9 @@ static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsi
         w->q[1] = w->q[0] + n;
         SS__CUDA(cudaMalloc((void **)&w->far[0], 2 * n4));
         w->far[1] = w->far[0] + n;
-        SS__CUDA(cudaMalloc((void **)&w->set, n4));
+        /* At least 96 entries: bf_edgelist.cu keeps three bitmaps of the
+         * vertices in it. */
+        SS__CUDA(cudaMalloc((void **)&w->set, (n > 96 ? n : 96) * 4ull));
         SS__CUDA(cudaMalloc((void **)&w->nstamp, 3 * n4));
         w->fstamp = w->nstamp + n;
         w->sstamp = w->nstamp + 2 * (size_t)n;

@@ -352,32 +352,39 @@ static unsigned replay_ell(const struct ss_graph *g, const struct ss__ell_host *
         return rounds;
 }
 
-/* bf_edgelist.cu: rounds from 1, an arc relaxed when its tail's stamp
- * (1 + the round of its last change) is at least the round. */
+/* bf_edgelist.cu: rounds from 1, an arc relaxed when its tail was lowered
+ * in the round before. The kernel also relaxes arcs of tails lowered earlier
+ * in the same round when it sees them; the replay keeps only what the kernel
+ * guarantees, so it checks that this much is enough. */
 static unsigned replay_edgelist(const struct ss_graph *g, const struct ss__edgelist_host *e,
                                 uint32_t s, ss_dist *d)
 {
-        uint32_t *stamp = calloc(g->n, sizeof(uint32_t));
+        bool *prev = calloc(g->n, sizeof(bool)), *cur = calloc(g->n, sizeof(bool));
         for (uint32_t v = 0; v < g->n; v++)
                 d[v] = INF;
         d[s] = 0;
-        stamp[s] = 1;
+        prev[s] = true;
         unsigned r = 1;
         for (uint64_t changed = 1; changed; r++) {
                 changed = 0;
                 for (uint64_t a = 0; a < g->m; a++) {
                         const uint32_t u = e->src[a], v = e->dst[a];
-                        if (stamp[u] < r)
+                        if (!prev[u])
                                 continue;
-                        REQUIRE(d[u] != INF, "stamped tail %u unreached", u);
+                        REQUIRE(d[u] != INF, "tail %u lowered but unreached", u);
                         if (d[u] + e->w[a] < d[v]) {
                                 d[v] = d[u] + e->w[a];
-                                stamp[v] = r + 1;
+                                cur[v] = true;
                                 changed++;
                         }
                 }
+                bool *t = prev;
+                prev = cur;
+                cur = t;
+                memset(cur, 0, g->n * sizeof(bool));
         }
-        free(stamp);
+        free(prev);
+        free(cur);
         return r - 1;
 }
 
