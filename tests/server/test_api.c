@@ -218,6 +218,62 @@ START_TEST(matrix_and_one_to_all)
 }
 END_TEST
 
+/* The largest square matrix the default limits allow (max_sources 1000,
+ * max_matrix 1000000), on a daemon with default settings: answered whole,
+ * and rows spread over it checked in full against Dijkstra. */
+START_TEST(matrix_at_default_limits)
+{
+        enum { K = 1000 };
+        struct daemon d;
+        const char *args[] = {"--graph", gr_path, "--workers", "2", NULL};
+        h_start(&d, args, true);
+        static uint32_t src[K], dst[K];
+        char *body = malloc(2 * K * 12 + 64);
+        ck_assert_ptr_nonnull(body);
+        uint64_t seed = 99;
+        size_t o = (size_t)sprintf(body, "{\"from\": [");
+        for (int i = 0; i < K; i++) {
+                src[i] = (uint32_t)(rnd(&seed) % gref.g->n) + 1;
+                o += (size_t)sprintf(body + o, "%s%u", i ? "," : "", src[i]);
+        }
+        o += (size_t)sprintf(body + o, "], \"to\": [");
+        for (int i = 0; i < K; i++) {
+                dst[i] = (uint32_t)(rnd(&seed) % gref.g->n) + 1;
+                o += (size_t)sprintf(body + o, "%s%u", i ? "," : "", dst[i]);
+        }
+        sprintf(body + o, "]}");
+        struct resp r;
+        h_req(&d, "POST", "/distances", body, &r);
+        free(body);
+        ck_assert_msg(r.status == 200, "%ld %.300s", r.status, r.body ? r.body : "");
+        json_t *j = parse(&r);
+        json_t *m = json_object_get(j, "distances");
+        ck_assert_uint_eq(json_array_size(m), K);
+        for (int i = 0; i < K; i++)
+                ck_assert_uint_eq(json_array_size(json_array_get(m, i)), K);
+        for (int i = 0; i < K; i += 199) {
+                ck_assert_int_eq(ss_dijkstra_run(gref.g, gref.ws, src[i] - 1, SS_NO_NODE, NULL),
+                                 SS_OK);
+                const json_t *row = json_array_get(m, i);
+                for (int k = 0; k < K; k++) {
+                        const ss_dist want = ss_dijkstra_dist(gref.ws, dst[k] - 1);
+                        const json_t *got = json_array_get(row, k);
+                        if (want == SS_DIST_INF)
+                                ck_assert_msg(json_is_null(got), "%u -> %u: want null", src[i],
+                                              dst[k]);
+                        else
+                                ck_assert_msg(json_integer_value(got) == (json_int_t)want,
+                                              "%u -> %u: got %lld, want %llu", src[i], dst[k],
+                                              (long long)json_integer_value(got),
+                                              (unsigned long long)want);
+                }
+        }
+        json_decref(j);
+        h_resp_free(&r);
+        ck_assert_int_eq(h_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(post_equals_get)
 {
         struct resp a, b;
@@ -658,6 +714,7 @@ static Suite *api_suite(void)
         tcase_add_unchecked_fixture(tc, road_setup, road_teardown);
         tcase_add_test(tc, routes_match_dijkstra);
         tcase_add_test(tc, matrix_and_one_to_all);
+        tcase_add_test(tc, matrix_at_default_limits);
         tcase_add_test(tc, post_equals_get);
         tcase_add_test(tc, geometry_matches_coordinates);
         tcase_add_test(tc, errors);
