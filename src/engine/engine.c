@@ -137,6 +137,9 @@ void ss_job_release(struct ss_job *job)
 {
         free(job->dist);
         free(job->path);
+        free(job->redo);
+        job->redo = NULL;
+        job->nredo = job->redo_cap = job->gpu_pieces = 0;
         job->dist = NULL;
         job->path = NULL;
         job->path_len = 0;
@@ -164,6 +167,11 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         if (cfg)
                 e->cfg = *cfg;
         e->queue_max = e->cfg.queue_max ? e->cfg.queue_max : 1024;
+        /* Rows of a matrix a GPU stream takes at least (scheduler.c); a
+         * tuning knob, like the SS_GPU_* variables of docs/gpu.md. */
+        const char *mr = getenv("SS_ENGINE_GPU_MATRIX_ROWS");
+        e->gpu_matrix_rows =
+            mr && *mr && strtoul(mr, NULL, 10) > 0 ? strtoul(mr, NULL, 10) : SS__GPU_MATRIX_ROWS;
         if (e->cfg.ngpus > 16)
                 e->cfg.ngpus = 16;
         for (unsigned i = 0; i < e->cfg.ngpus; i++)
@@ -310,6 +318,8 @@ int ss_engine_submit(struct ss_engine *e, struct ss_job *job)
         job->gpu_ns = 0;
         job->batch = 0;
         job->next_row = job->rows_done = job->rows_out = 0;
+        job->redo = NULL;
+        job->nredo = job->redo_cap = job->gpu_pieces = 0;
         job->start_ns = 0;
         job->ran_engine = SS_ENGINE_AUTO;
         job->ran_algo = SS_ALGO_AUTO;

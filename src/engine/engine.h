@@ -100,6 +100,9 @@ struct ss_job {
         bool cpu_only;
         bool queued;
         size_t next_row, rows_done, rows_out;
+        size_t *redo;           /* (first, count) pairs: rows a GPU handed back */
+        size_t nredo, redo_cap; /* pairs in redo, and room for */
+        size_t gpu_pieces;      /* pieces a GPU took (redo has room for as many) */
 };
 
 /* Frees a job's outputs and drops its graph reference; the job struct itself
@@ -122,11 +125,12 @@ void ss_job_release(struct ss_job *job);
  *     (A* settles a few thousand nodes), and to GPU streams otherwise;
  *   - a GPU stream that takes a route takes every queued route it can
  *     batch with it, up to its batch size, and waits up to batch_wait_us
- *     for more while every other stream is busy; matrices go to a GPU as
- *     one batch of all their rows, and are split into rows over all CPU
- *     workers on the CPU;
+ *     for more while every other stream is busy; matrices are split into
+ *     rows over all CPU workers, or over all GPU streams (pieces of at
+ *     least 16 rows, each one batched search);
  *   - a GPU that fails (SS_EGPU, SS_ENOGPU) hands each job back to the
- *     head of the queue for the CPU, marked fell_back.
+ *     head of the queue for the CPU, marked fell_back (a matrix piece: its
+ *     rows, which the CPU runs again).
  *
  * The workers are plain pthreads, not libuv's pool: they are long-lived,
  * each owns a large workspace (a Dijkstra workspace, a CUDA stream), and the

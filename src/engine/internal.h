@@ -37,6 +37,9 @@ struct ss__worker {
 
 /* The most routes one GPU search takes. */
 #define SS__MAX_BATCH 4096
+/* Rows of a matrix a GPU stream takes at least (SS_ENGINE_GPU_MATRIX_ROWS
+ * overrides it), so that a small matrix stays one search. */
+#define SS__GPU_MATRIX_ROWS 16
 
 struct ss_engine {
         /* Order: update_lock, then pool_lock, then a slot's lock, then lock;
@@ -51,11 +54,12 @@ struct ss_engine {
         struct ss_graph *graph;
         uint64_t swaps;
         struct ss__worker *workers;
-        unsigned ncpu, ngpu; /* worker threads of each kind */
-        unsigned cpu_busy;   /* CPU workers running work */
-        unsigned gpu_busy;   /* GPU workers running work */
-        unsigned gpu_ready;  /* GPU workers whose slot serves the current graph */
-        unsigned gpu_alive;  /* GPU worker threads still in their loop */
+        unsigned ncpu, ngpu;    /* worker threads of each kind */
+        unsigned cpu_busy;      /* CPU workers running work */
+        unsigned gpu_busy;      /* GPU workers running work */
+        unsigned gpu_ready;     /* GPU workers whose slot serves the current graph */
+        unsigned gpu_alive;     /* GPU worker threads still in their loop */
+        size_t gpu_matrix_rows; /* a GPU stream's share of a matrix: rows at least */
         struct ss_engine_config cfg;
         int gpu_ids[16];
         struct ss__slot *slots;

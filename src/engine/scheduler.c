@@ -216,21 +216,51 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                 ss__unlink(e, prev, j);
                 return true;
         }
-        /* A matrix: the GPU takes every row left (one batch); a CPU worker
-         * takes its share, so the rows spread over all CPU workers. */
-        size_t left = j->nsources - j->next_row;
+        /* A matrix: each worker takes its share of the rows, so that they
+         * spread over all CPU workers, or over all GPU streams. A stream's
+         * batched search runs on its share of the device's blocks, so one
+         * batch of every row leaves the rest of the device idle (NY,
+         * 100 x 100: docs/benchmarks.md). A GPU share keeps at least
+         * e->gpu_matrix_rows rows, so that a small matrix stays one search. */
+        /* Rows a GPU handed back come first (only CPU workers take a job
+         * that has them), then the rows not taken yet. */
+        size_t *redo = j->nredo ? &j->redo[2 * (j->nredo - 1)] : NULL;
+        const size_t first = redo ? redo[0] : j->next_row;
+        const size_t left = redo ? redo[1] : j->nsources - j->next_row;
         size_t take = left;
         if (w->dev == SS_DEVICE_CPU) {
                 size_t per = (j->nsources + e->ncpu - 1) / (e->ncpu ? e->ncpu : 1);
                 take = per < left ? per : left;
+        } else {
+                const unsigned ready = ss__ready_for(e, j->graph);
+                size_t per = (j->nsources + ready - 1) / (ready ? ready : 1);
+                per = per < e->gpu_matrix_rows ? e->gpu_matrix_rows : per;
+                take = per < left ? per : left;
+                /* Room to hand this piece back, taken now so that a failing
+                 * device never needs memory to give its rows up. */
+                if (j->gpu_pieces + 1 > j->redo_cap) {
+                        size_t *r = realloc(j->redo, 2 * (j->redo_cap + 4) * sizeof(size_t));
+                        if (!r)
+                                return false; /* it stays queued */
+                        j->redo = r;
+                        j->redo_cap += 4;
+                }
         }
         if (!j->dist && !(j->dist = malloc(j->nsources * j->ntargets * sizeof(ss_dist))))
                 return false; /* it stays queued; a later pick tries again */
-        p->first = j->next_row;
+        p->first = first;
         p->count = take;
-        j->next_row += take;
+        if (w->dev == SS_DEVICE_GPU)
+                j->gpu_pieces++;
+        if (redo) {
+                redo[0] += take;
+                if ((redo[1] -= take) == 0)
+                        j->nredo--;
+        } else {
+                j->next_row += take;
+        }
         j->rows_out += take;
-        if (j->next_row == j->nsources)
+        if (j->next_row == j->nsources && j->nredo == 0)
                 ss__unlink(e, prev, j);
         return true;
 }
@@ -543,8 +573,11 @@ static size_t ss__complete(struct ss_engine *e, struct ss__work *p, struct ss_jo
                         j->cpu_only = true;
                         j->fell_back = true;
                         if (j->kind == SS_JOB_MATRIX) {
+                                /* Room was made when the piece was taken. */
                                 j->rows_out -= p->count;
-                                j->next_row = p->first; /* the GPU took every row left */
+                                j->redo[2 * j->nredo] = p->first;
+                                j->redo[2 * j->nredo + 1] = p->count;
+                                j->nredo++;
                         } else {
                                 free(j->dist);
                                 free(j->path);
@@ -569,10 +602,12 @@ static size_t ss__complete(struct ss_engine *e, struct ss__work *p, struct ss_jo
                                 j->status = p->rc;
                                 j->err = p->err;
                         }
-                        if (j->status != SS_OK && j->next_row < j->nsources) {
+                        if (j->status != SS_OK && (j->next_row < j->nsources || j->nredo)) {
                                 /* The rest of a failed matrix is not run. */
                                 j->rows_done += j->nsources - j->next_row;
                                 j->next_row = j->nsources;
+                                for (; j->nredo > 0; j->nredo--)
+                                        j->rows_done += j->redo[2 * j->nredo - 1];
                                 struct ss_job *q = NULL, *x = e->head;
                                 while (x && x != j) {
                                         q = x;

@@ -165,6 +165,7 @@ END_TEST
 static atomic_int gate;
 static struct {
         int fail;       /* every run returns SS_EGPU */
+        int fail_call;  /* only this run (1-based) returns SS_EGPU */
         unsigned batch; /* sources per search it takes */
         atomic_int calls;
         atomic_uint max_k, sources;
@@ -173,9 +174,8 @@ static struct {
 static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
                     struct ss_task *t, struct ss_err *err)
 {
-        (void)lane;
-        atomic_fetch_add(&fake.calls, 1);
-        if (fake.fail)
+        const int call = atomic_fetch_add(&fake.calls, 1) + 1;
+        if (fake.fail || call == fake.fail_call)
                 return ss_err_set(err, SS_EGPU, "simulated device fault");
         while (!atomic_load(&gate))
                 usleep(1000);
@@ -185,7 +185,7 @@ static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver 
         while (k > m && !atomic_compare_exchange_weak(&fake.max_k, &m, k))
                 ;
         struct ss_backend *cpu = ss_backend_impl(b);
-        int rc = ss_backend_run(cpu, 0, ss_solver_find("dijkstra", SS_DEVICE_CPU), t, err);
+        int rc = ss_backend_run(cpu, lane, ss_solver_find("dijkstra", SS_DEVICE_CPU), t, err);
         t->ran = r;
         return rc;
 }
@@ -213,20 +213,22 @@ static int fake_open(void *arg, int device, const struct ss_graph *g, unsigned s
         (void)arg;
         (void)device;
         struct ss_backend *cpu;
-        struct ss_backend_config one = {.lanes = 1};
+        /* One CPU lane (workspace) per stream: the streams run at once. */
+        struct ss_backend_config one = {.lanes = streams};
         int rc = ss_backend_open(SS_DEVICE_CPU, g, &one, &cpu, err);
         if (rc == SS_OK)
                 rc = ss_backend_wrap(SS_DEVICE_GPU, g, streams, &fake_ops, cpu, out, err);
         return rc;
 }
 
-/* An engine with cpu CPU workers and one stand-in GPU of one stream. */
-static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_t queue,
-                                         unsigned batch, int fail)
+/* An engine with cpu CPU workers and one stand-in GPU of `streams` streams. */
+static struct ss_engine *engine_with_gpus(struct ss_graph *g, unsigned cpu, size_t queue,
+                                          unsigned batch, int fail, unsigned streams)
 {
         struct ss_engine *e;
         struct ss_err err;
         fake.fail = fail;
+        fake.fail_call = 0;
         fake.batch = batch;
         atomic_store(&fake.calls, 0);
         atomic_store(&fake.max_k, 0u);
@@ -235,11 +237,17 @@ static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_
         struct ss_engine_config cfg = {.cpu_workers = cpu,
                                        .queue_max = queue,
                                        .gpu = true,
-                                       .gpu_streams = 1,
+                                       .gpu_streams = streams,
                                        .gpu_open = fake_open,
                                        .cch = SS_ENGINE_CCH_OFF};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         return e;
+}
+
+static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_t queue,
+                                         unsigned batch, int fail)
+{
+        return engine_with_gpus(g, cpu, queue, batch, fail, 1);
 }
 
 /* A job whose cancel flag is up when a worker reaches it is dropped without
@@ -537,6 +545,50 @@ START_TEST(matrix_rows_spread_over_cpu_workers)
         ss_job_release(&m);
         ss_job_release(&late);
         ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A matrix for the GPU is cut into pieces for every stream, of at least 16
+ * rows (40 rows on 3 streams: 16, 16 and 8); when a stream fails, the CPU
+ * runs the rows of its piece again, and the answer is still whole. */
+START_TEST(matrix_rows_spread_over_gpu_streams)
+{
+        struct ss_graph *g = chain(500);
+        enum { S = 40, T = 5 };
+        uint32_t src[S], tgt[T] = {0, 100, 250, 499, 7};
+        for (int i = 0; i < S; i++)
+                src[i] = (uint32_t)(i * 12);
+        for (int failing = 0; failing <= 1; failing++) {
+                atomic_store(&gate, 1);
+                struct ss_engine *e = engine_with_gpus(g, 1, 8, 64, 0, 3);
+                fake.fail_call = failing; /* the first run fails, or none */
+                w.done = 0;
+                struct ss_job m;
+                job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
+                m.nsources = S;
+                m.engine = SS_ENGINE_GPU;
+                ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
+                wait_done(1);
+                ck_assert_int_eq(m.status, SS_OK);
+                for (int i = 0; i < S; i++)
+                        for (int k = 0; k < T; k++) {
+                                ss_dist want = tgt[k] >= src[i] ? tgt[k] - src[i] : SS_DIST_INF;
+                                ck_assert_uint_eq(m.dist[i * T + k], want);
+                        }
+                ck_assert(m.fell_back == (failing != 0));
+                if (!failing) {
+                        ck_assert_int_eq(atomic_load(&fake.calls), 3);
+                        ck_assert_uint_eq(atomic_load(&fake.max_k), 16);
+                        ck_assert_uint_eq(atomic_load(&fake.sources), S);
+                        ck_assert_int_eq(m.ran_engine, SS_ENGINE_GPU);
+                } else {
+                        /* The failed piece ran nowhere else on the GPU. */
+                        ck_assert_uint_lt(atomic_load(&fake.sources), S);
+                }
+                ss_job_release(&m);
+                ss_engine_free(e);
+        }
         ss_graph_unref(g);
 }
 END_TEST
@@ -853,6 +905,7 @@ int main(void)
         tcase_add_test(tc, auto_routes_prefer_cpu_with_landmarks);
         tcase_add_test(tc, gpu_takes_queued_routes_as_batches);
         tcase_add_test(tc, matrix_rows_spread_over_cpu_workers);
+        tcase_add_test(tc, matrix_rows_spread_over_gpu_streams);
         tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
         tcase_add_test(tc, apsp_answers_once_complete);
         tcase_add_test(tc, swap_keeps_old_graph_alive);

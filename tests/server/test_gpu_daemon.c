@@ -138,6 +138,39 @@ START_TEST(gpu_answers_equal_cpu)
                 h_resp_free(&a);
                 h_resp_free(&b);
         }
+        /* A matrix of 100 rows is spread over the streams (several batched
+         * searches), every row equal to the CPU's. */
+        json_t *st = get_json(&dmn, "/status", 200);
+        const json_int_t streams =
+            json_integer_value(json_object_get(json_object_get(st, "engine"), "gpu_streams"));
+        json_decref(st);
+        char body[2048];
+        size_t o = (size_t)sprintf(body, "{\"from\": [");
+        for (int i = 0; i < 100; i++)
+                o += (size_t)sprintf(body + o, "%s%llu", i ? "," : "",
+                                     (unsigned long long)(rnd(&seed) % 20000 + 1));
+        o += (size_t)sprintf(body + o, "], \"to\": [");
+        for (int i = 0; i < 40; i++)
+                o += (size_t)sprintf(body + o, "%s%llu", i ? "," : "",
+                                     (unsigned long long)(rnd(&seed) % 20000 + 1));
+        const double searches = h_metric(&dmn, "ssspd_gpu_batch_sources_count");
+        struct resp a, b;
+        sprintf(body + o, "], \"engine\": \"gpu\"}");
+        h_req(&dmn, "POST", "/distances", body, &a);
+        const double split = h_metric(&dmn, "ssspd_gpu_batch_sources_count") - searches;
+        sprintf(body + o, "], \"engine\": \"cpu\"}");
+        h_req(&dmn, "POST", "/distances", body, &b);
+        ck_assert_msg(a.status == 200 && b.status == 200, "%ld %ld", a.status, b.status);
+        json_t *ja = json_loads(a.body, 0, NULL), *jb = json_loads(b.body, 0, NULL);
+        ck_assert(json_equal(json_object_get(ja, "distances"), json_object_get(jb, "distances")));
+        ck_assert_str_eq(json_string_value(json_object_get(ja, "engine")), "gpu");
+        json_decref(ja);
+        json_decref(jb);
+        h_resp_free(&a);
+        h_resp_free(&b);
+        ck_assert_msg(streams < 2 || split >= 2, "100 rows on %lld streams: %.0f GPU searches",
+                      (long long)streams, split);
+
         struct resp m;
         h_get(&dmn, "/metrics", &m);
         ck_assert_ptr_nonnull(strstr(m.body, "ssspd_fallbacks_total 0\n"));
