@@ -386,6 +386,8 @@ static struct MHD_Response *ss__response(struct ss_request *r)
         }
         b->data = NULL;
         b->tail = NULL;
+        b->keep = NULL;
+        b->release = NULL;
         r->held = 0;
         return resp;
 }
