@@ -150,6 +150,36 @@ void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data
         x->free = free_fn;
 }
 
+/* The graph whose slot holds data of this kind: the topology's owner, for
+ * a structural slot. */
+static struct ss_graph *ss__slot_owner(const struct ss_graph *g, enum ss_graph_ext_slot slot)
+{
+        return (struct ss_graph *)(ss_graph_ext_structural(slot) && g->topology ? g->topology : g);
+}
+
+void *ss_graph_attach_once(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data,
+                           void (*free_fn)(void *data))
+{
+        struct ss_graph_ext *x = &ss__slot_owner(g, slot)->ext[slot];
+        void *have = NULL;
+        if (__atomic_compare_exchange_n(&x->data, &have, data, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+                /* Read only when the graph is freed, after every reference
+                 * is gone: dropping the caller's own orders this store
+                 * before that. */
+                x->free = free_fn;
+                return data;
+        }
+        if (free_fn)
+                free_fn(data);
+        return have;
+}
+
+void *ss_graph_ext_once(const struct ss_graph *g, enum ss_graph_ext_slot slot)
+{
+        return __atomic_load_n(&ss__slot_owner(g, slot)->ext[slot].data, __ATOMIC_ACQUIRE);
+}
+
 struct ss_graph *ss_graph_reverse(const struct ss_graph *g)
 {
         struct ss_graph *r = calloc(1, sizeof(*r));
@@ -308,9 +338,13 @@ struct ss_graph *ss_graph_reweighted(struct ss_graph *g, const uint64_t *arcs, c
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
         r->weights_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+        /* An atomic read: a slot may be filled now by ss_graph_attach_once
+         * on another thread (such data is found on the owner anyway). */
         for (int i = 0; i < SS_GRAPH_EXT_COUNT; i++)
                 if (ss_graph_ext_structural((enum ss_graph_ext_slot)i))
-                        r->ext[i] = (struct ss_graph_ext){.data = g->ext[i].data, .free = NULL};
+                        r->ext[i] = (struct ss_graph_ext){
+                            .data = __atomic_load_n(&g->ext[i].data, __ATOMIC_ACQUIRE),
+                            .free = NULL};
         atomic_init(&r->refs, 1u);
         return r;
 }

@@ -34,10 +34,10 @@ extern "C" {
 
 /* Slots of struct ss_graph.ext, one per kind of derived data. Structural
  * slots (ss_graph_ext_structural: the CCH's structure, the spatial index of
- * the coordinates, the travel times of the arcs) depend on the topology
- * alone: graphs with other weights borrow them from the graph that owns the
- * topology, and they are freed with the topology. The others depend on the
- * weights and belong to one graph. */
+ * the coordinates, the travel times of the arcs, the /map answer) depend on
+ * the topology alone: graphs with other weights borrow them from the graph
+ * that owns the topology, and they are freed with the topology. The others
+ * depend on the weights and belong to one graph. */
 enum ss_graph_ext_slot {
         SS_GRAPH_EXT_ASTAR = 0,      /* cpu/astar.h: coordinate and landmark bounds */
         SS_GRAPH_EXT_CCH = 1,        /* cch/cch.h: the hierarchy's structure (structural) */
@@ -46,6 +46,9 @@ enum ss_graph_ext_slot {
         SS_GRAPH_EXT_APSP = 4, /* apsp/apsp.h: the all-pairs matrix, computed in the background */
         SS_GRAPH_EXT_GEO = 5,  /* geo/geo.h: the spatial index of the coordinates (structural) */
         SS_GRAPH_EXT_TIME = 6, /* io/time_graph.h: travel times of the same arcs (structural) */
+        /* server/map_cache.h: GET /map's answers, built at the first request
+         * and filled in with ss_graph_attach_once (structural) */
+        SS_GRAPH_EXT_MAP = 7,
         SS_GRAPH_EXT_COUNT = 8
 };
 
@@ -59,7 +62,8 @@ typedef uint64_t ss_dist;
 /* Whether a slot's data depends on the topology alone (see the enum). */
 static inline bool ss_graph_ext_structural(enum ss_graph_ext_slot slot)
 {
-        return slot == SS_GRAPH_EXT_CCH || slot == SS_GRAPH_EXT_GEO || slot == SS_GRAPH_EXT_TIME;
+        return slot == SS_GRAPH_EXT_CCH || slot == SS_GRAPH_EXT_GEO || slot == SS_GRAPH_EXT_TIME ||
+               slot == SS_GRAPH_EXT_MAP;
 }
 
 /* One weight change: the arc tail -> head (0-based ids) gets weight w. */
@@ -84,7 +88,9 @@ struct ss_graph {
         /* Data other layers derive from the graph and hang on it (the A*
          * bounds of cpu/astar.h, ...): the graph frees each with its own
          * free function when it is freed, and knows nothing else of it.
-         * Attached before the graph is shared, read-only afterwards. */
+         * Attached before the graph is shared, read-only afterwards; except
+         * a slot filled later by ss_graph_attach_once, whose data is
+         * written once, atomically, and read with ss_graph_ext_once. */
         struct ss_graph_ext {
                 void *data;
                 void (*free)(void *data);
@@ -160,6 +166,20 @@ void ss_graph_finish(struct ss_graph *g);
  * topology: a borrower would free it while other graphs still use it. */
 void ss_graph_attach(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data,
                      void (*free_fn)(void *data));
+
+/* Fills an empty slot of a graph that may already be shared, for data
+ * built when first needed (by any thread, maybe by two at once): the first
+ * data attached wins and is returned; a later caller's data is freed with
+ * free_fn and the winner returned instead, so every caller uses one copy.
+ * A structural slot is filled on the graph that owns the topology, so that
+ * every graph with that topology, made before or after, finds it there.
+ * Never frees data already attached, so what a caller got stays valid as
+ * long as it holds a reference to g. */
+void *ss_graph_attach_once(struct ss_graph *g, enum ss_graph_ext_slot slot, void *data,
+                           void (*free_fn)(void *data));
+/* The data of a slot filled with ss_graph_attach_once (the topology
+ * owner's, for a structural slot), or NULL while it is empty. */
+void *ss_graph_ext_once(const struct ss_graph *g, enum ss_graph_ext_slot slot);
 
 /* The reverse graph: every arc turned around (no coordinates, no derived
  * data), with one reference; NULL when out of memory. Used for distances

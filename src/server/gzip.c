@@ -105,8 +105,7 @@ int ss_body_gzip(struct ss_body *b, int level, size_t min_bytes)
                 free(z);
                 return SS_OK;
         }
-        free(b->data);
-        free(b->tail);
+        ss_body_free(b); /* borrowed data is released, not freed */
         b->data = z;
         b->len = zlen;
         b->tail = NULL;

@@ -21,8 +21,9 @@ int ss_gzip(const void *a, size_t alen, const void *b, size_t blen, int level, c
 
 /* Replaces b's data (and tail) by their gzip form and sets b->encoding,
  * when b holds at least min_bytes and is not encoded yet; a body that
- * would not shrink is left as it is. Returns SS_OK, or SS_ENOMEM with b
- * unchanged (it is then sent as it is). */
+ * would not shrink is left as it is. Borrowed data (b->release) is
+ * released, the copy being the body's own. Returns SS_OK, or SS_ENOMEM
+ * with b unchanged (it is then sent as it is). */
 int ss_body_gzip(struct ss_body *b, int level, size_t min_bytes);
 
 #endif

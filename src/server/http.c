@@ -386,6 +386,8 @@ static struct MHD_Response *ss__response(struct ss_request *r)
         }
         b->data = NULL;
         b->tail = NULL;
+        b->keep = NULL;
+        b->release = NULL;
         r->held = 0;
         return resp;
 }
@@ -397,8 +399,9 @@ static enum MHD_Result ss__send(struct ss_request *r)
         struct ss_body *b = &r->resp;
         if (!b->http) /* nothing built: a bug, answered rather than hung */
                 ss_body_error(SS_EINTERNAL, "no response was built", b);
-        /* Query answers were compressed on their worker; this is for the
-         * others (/status, /metrics, /nearest, errors), all small. */
+        /* Query answers were compressed on their worker, and /map's comes
+         * compressed from its cache (map_cache.h); this is for the others
+         * (/status, /metrics, /nearest, errors), all small. */
         if (r->gzip)
                 ss_body_gzip(b, (int)h->cfg->gzip_level, (size_t)h->cfg->gzip_min_bytes);
         struct MHD_Response *resp = ss__response(r);

@@ -16,11 +16,16 @@
 
 void ss_body_free(struct ss_body *b)
 {
-        free(b->data);
+        if (b->release)
+                b->release(b->keep);
+        else
+                free(b->data);
         free(b->tail);
         b->data = NULL;
         b->tail = NULL;
         b->len = b->tail_len = 0;
+        b->keep = NULL;
+        b->release = NULL;
 }
 
 int ss_body_error(int status, const char *message, struct ss_body *out)

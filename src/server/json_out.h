@@ -28,7 +28,7 @@
 #define SS_BINARY_HEADER  32u
 
 struct ss_body {
-        char *data; /* malloc'd */
+        char *data; /* malloc'd, or borrowed when release is set */
         size_t len;
         /* A second malloc'd block sent after data, or NULL: a binary answer's
          * distances, taken over from the job instead of copied (they are
@@ -44,6 +44,11 @@ struct ss_body {
         /* 1 + the weights version a query's answer was computed with (an
          * X-Weights-Version header), or 0 for none. */
         uint64_t weights_version;
+        /* Set when data is not the body's own (a cached answer, only read):
+         * it stays valid until release(keep), which ss_body_free calls in
+         * its place; keep holds what keeps it alive (a graph reference). */
+        void *keep;
+        void (*release)(void *keep);
 };
 
 /* Builds the answer to query q from its finished job (status, outputs and
@@ -60,7 +65,7 @@ int ss_body_error(int status, const char *message, struct ss_body *out);
 /* Takes over a malloc'd JSON object text as a 200 body. */
 void ss_body_json(char *text, struct ss_body *out);
 
-/* Frees the data. */
+/* Frees the data and tail, or releases borrowed data. */
 void ss_body_free(struct ss_body *b);
 
 /* Adds what ran a job to an answer: engine, algorithm, fell_back,

@@ -1,6 +1,11 @@
 #include "server/map.h"
 
-#include "server/map_json.h"
+#include "server/map_cache.h"
+
+static void ss__unref_graph(void *g)
+{
+        ss_graph_unref(g);
+}
 
 int ss_map_answer(const struct ss_routes *rt, const struct ss_query *q, struct ss_graph *g,
                   struct ss_view *v, struct ss_err *err)
@@ -10,9 +15,20 @@ int ss_map_answer(const struct ss_routes *rt, const struct ss_query *q, struct s
                 return ss_err_set(err, SS_EINVAL,
                                   "the graph was loaded without coordinates, so there is no map "
                                   "to draw (start ssspd with --coords)");
-        v->text = ss_map_json(g, (uint64_t)rt->cfg->map_max_nodes, &v->len);
-        v->ctype = "application/json";
-        if (!v->text)
+        const struct ss_config *cfg = rt->cfg;
+        struct ss_map_text t;
+        if (ss_map_cached(g, (uint64_t)cfg->map_max_nodes, v->gzip ? (int)cfg->gzip_level : 0,
+                          (size_t)cfg->gzip_min_bytes, &t) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the map");
+        /* The body borrows the cached text. The request's own reference to
+         * g goes as soon as the answer is built (routes.c), so the body
+         * takes one of its own, dropped once the response is sent or its
+         * connection gone: the cache goes with the graph, not before. */
+        v->borrowed = t.data;
+        v->len = t.len;
+        v->encoding = t.encoding;
+        v->ctype = "application/json";
+        v->keep = ss_graph_ref(g);
+        v->release = ss__unref_graph;
         return SS_OK;
 }

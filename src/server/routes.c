@@ -283,15 +283,15 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
         if (rc == SS_OK)
                 rc = ss_query_finish(&r->q, &lim, g->n, g->x != NULL, &err);
         if (rc == SS_OK && route->answer) {
-                struct ss_view v = {0};
+                struct ss_view v = {.gzip = r->gzip};
                 rc = route->answer(rt, &r->q, g, &v, &err);
                 if (rc == SS_OK && (rc = route->render(&v, &r->resp)) != SS_OK)
                         ss_err_set(&err, rc, "no memory for the response");
-                json_decref(v.json);
-                free(v.text);
-                /* Counted like a job's answer: /map's are megabytes, and a
-                 * client that never reads them must not pile them up. */
-                if (rc == SS_OK && !ss_http_reserve(r, r->resp.len)) {
+                ss_view_free(&v);
+                /* Counted like a job's answer, so that a client that never
+                 * reads them cannot pile them up; but an answer borrowed
+                 * from a cache (/map's) is one copy however many wait. */
+                if (rc == SS_OK && !ss_http_reserve(r, r->resp.release ? 0 : r->resp.len)) {
                         ss_body_free(&r->resp);
                         rc = ss_err_set(&err, SS_EOVERLOAD,
                                         "answers not yet sent hold the memory allowed for them "
@@ -401,7 +401,6 @@ bool ss_routes_dispatch(void *user, struct ss_request *r)
                 ss_err_set(&err, rc, "no memory for the response");
         if (rc != SS_OK)
                 ss__fail(r, rc, err.msg);
-        json_decref(v.json);
-        free(v.text);
+        ss_view_free(&v);
         return false;
 }

@@ -34,12 +34,21 @@ struct ss_routes {
 enum { SS_METHOD_GET = 1u << 0, SS_METHOD_HEAD = 1u << 1, SS_METHOD_POST = 1u << 2 };
 
 /* What an immediate handler hands its renderer: a JSON document, or a
- * malloc'd text of len bytes with its Content-Type. */
+ * text of len bytes with its Content-Type: malloc'd (text), or borrowed
+ * from a cache (borrowed), valid until release(keep), which the body calls
+ * once it is sent (keep holds what keeps the text alive: a reference to
+ * the graph that holds the cache). ss_view_free (status.h) frees what the
+ * renderer did not take. */
 struct ss_view {
         json_t *json;
         char *text;
+        const char *borrowed;
         size_t len;
         const char *ctype;
+        const char *encoding; /* of text or borrowed: NULL, or "gzip" if compressed already */
+        void *keep;
+        void (*release)(void *keep);
+        bool gzip; /* given to the handler: the client takes gzip (the body may come so) */
 };
 
 struct ss_route {

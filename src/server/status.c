@@ -30,15 +30,38 @@ int ss_view_render_json(struct ss_view *v, struct ss_body *out)
 
 int ss_view_render_text(struct ss_view *v, struct ss_body *out)
 {
-        if (!v->text)
+        if (!v->text && !v->borrowed)
                 return SS_ENOMEM;
         memset(out, 0, sizeof(*out));
-        out->data = v->text;
+        /* A borrowed text is only ever read (sent, or compressed into a
+         * copy), never written, through the body's char pointer. */
+        out->data = v->text ? v->text : (char *)v->borrowed;
         out->len = v->len;
         out->http = 200;
         out->ctype = v->ctype;
+        out->encoding = v->encoding;
+        if (!v->text) {
+                out->keep = v->keep;
+                out->release = v->release;
+                v->keep = NULL;
+                v->release = NULL;
+        }
         v->text = NULL;
+        v->borrowed = NULL;
         return SS_OK;
+}
+
+void ss_view_free(struct ss_view *v)
+{
+        json_decref(v->json);
+        free(v->text);
+        if (v->release)
+                v->release(v->keep);
+        v->json = NULL;
+        v->text = NULL;
+        v->borrowed = NULL;
+        v->keep = NULL;
+        v->release = NULL;
 }
 
 /* ------------------------------------------------------------------------

@@ -12,7 +12,11 @@ int ss_status_metrics(const struct ss_routes *rt, struct ss_view *v, struct ss_e
 
 /* A view's JSON document as a 200 body; SS_ENOMEM when it cannot be built. */
 int ss_view_render_json(struct ss_view *v, struct ss_body *out);
-/* A view's text as a 200 body of its Content-Type. */
+/* A view's text, its own or borrowed, as a 200 body of its Content-Type
+ * (and Content-Encoding). */
 int ss_view_render_text(struct ss_view *v, struct ss_body *out);
+/* Frees what a view still holds: its JSON and text, and a borrowed text's
+ * keep (released). */
+void ss_view_free(struct ss_view *v);
 
 #endif

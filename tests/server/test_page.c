@@ -1,13 +1,15 @@
 /* Integration: the built-in page at / and the drawing it reads, GET /map,
  * on the real daemon. The page is one self-contained HTML file that asks
  * only its own origin; /map is checked against the graph read here (every
- * coordinate, every road once), its sample above map_max_nodes, and its
- * errors. The page's behaviour in a browser is the 'browser' suite's
- * (test_page_browser.py). */
+ * coordinate, every road once), its sample above map_max_nodes, its
+ * errors, and its cache: built once per graph, kept across weight updates,
+ * built again for a reloaded graph. The page's behaviour in a browser is
+ * the 'browser' suite's (test_page_browser.py). */
 #include <check.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -273,6 +275,137 @@ START_TEST(map_roads_are_distinct_pairs)
 }
 END_TEST
 
+static void copy_file(const char *from, const char *to)
+{
+        char cmd[1400];
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s.tmp' && mv '%s.tmp' '%s'", from, to, to, to);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* How many times the daemon's log says `what`. */
+static int log_count(const struct daemon *d, const char *what)
+{
+        char *log = h_log(d);
+        int n = 0;
+        for (const char *p = log; (p = strstr(p, what)); p += strlen(what))
+                n++;
+        free(log);
+        return n;
+}
+
+/* GET /map, with gzip or not; the answer's body (malloc'd, *len bytes). */
+static char *map_body(const struct daemon *d, bool gzip, size_t *len)
+{
+        const char *const gz[] = {"Accept-Encoding: gzip", NULL};
+        const char *const none[] = {NULL};
+        struct resp r;
+        h_req_h(d, "GET", "/map", NULL, gzip ? gz : none, &r);
+        ck_assert_msg(r.status == 200, "/map -> %ld %s", r.status, r.body);
+        ck_assert_str_eq(r.encoding, gzip ? "gzip" : "");
+        char *body = r.body;
+        *len = r.len;
+        r.body = NULL;
+        h_resp_free(&r);
+        return body;
+}
+
+static json_int_t reloads_ok(const struct daemon *d)
+{
+        struct resp r;
+        h_get(d, "/status", &r);
+        json_t *j = parse(&r);
+        json_int_t n = ival(json_object_get(j, "reloads"), "ok");
+        json_decref(j);
+        h_resp_free(&r);
+        return n;
+}
+
+#define BUILT      "built the /map answer"
+#define COMPRESSED "compressed the /map answer"
+
+/* The answer is built (and compressed) once per graph: the same bytes at
+ * every request; a weight update, which keeps the roads, keeps it; a
+ * reload with another graph builds the other graph's. */
+START_TEST(map_is_kept_per_graph)
+{
+        const char *b = h_gen_road(2500, 9, "page2k5");
+        char live_gr[300], live_co[300], b_gr[300], b_co[300];
+        snprintf(live_gr, sizeof(live_gr), "%s/live-map.gr", h_tmpdir());
+        snprintf(live_co, sizeof(live_co), "%s/live-map.co", h_tmpdir());
+        snprintf(b_gr, sizeof(b_gr), "%s.gr", b);
+        snprintf(b_co, sizeof(b_co), "%s.co", b);
+        copy_file(gr, live_gr);
+        copy_file(co, live_co);
+        struct daemon d;
+        const char *args[] = {"--graph", live_gr, "--coords",    live_co, "--workers", "1",
+                              "--cch",   "no",    "--landmarks", "0",     NULL};
+        h_start(&d, args, true);
+
+        size_t len, len2, zlen, zlen2;
+        char *plain = map_body(&d, false, &len);
+        check_map(&d, g, 1);
+        char *again = map_body(&d, false, &len2);
+        ck_assert_int_eq(len2, len);
+        ck_assert_int_eq(memcmp(again, plain, len), 0);
+        free(again);
+        char *z = map_body(&d, true, &zlen);
+        char *z2 = map_body(&d, true, &zlen2);
+        ck_assert_int_eq(zlen2, zlen);
+        ck_assert_int_eq(memcmp(z2, z, zlen), 0);
+        size_t unz;
+        char *inflated = gunzip(z, zlen, &unz);
+        ck_assert_int_eq(unz, len);
+        ck_assert_int_eq(memcmp(inflated, plain, len), 0);
+        free(inflated);
+        free(z2);
+        ck_assert_int_eq(log_count(&d, BUILT), 1);
+        ck_assert_int_eq(log_count(&d, COMPRESSED), 1);
+
+        /* New weights: the same roads, so the same answer, not built again. */
+        struct resp r;
+        char body[128], q[64];
+        const unsigned to = g->col[g->row[0]] + 1; /* an arc of node 1 */
+        snprintf(body, sizeof(body), "{\"arcs\":[{\"from\":1,\"to\":%u,\"weight\":77777}]}", to);
+        h_req(&d, "POST", "/weights", body, &r);
+        ck_assert_msg(r.status == 200, "/weights -> %ld %s", r.status, r.body);
+        h_resp_free(&r);
+        snprintf(q, sizeof(q), "/route?from=1&to=%u", to);
+        h_get(&d, q, &r);
+        ck_assert_msg(strstr(r.body, "\"weights_version\":1"), "%s", r.body);
+        h_resp_free(&r);
+        again = map_body(&d, false, &len2);
+        ck_assert_int_eq(len2, len);
+        ck_assert_int_eq(memcmp(again, plain, len), 0);
+        free(again);
+        z2 = map_body(&d, true, &zlen2);
+        ck_assert_int_eq(zlen2, zlen);
+        ck_assert_int_eq(memcmp(z2, z, zlen), 0);
+        free(z2);
+        ck_assert_int_eq(log_count(&d, BUILT), 1);
+        ck_assert_int_eq(log_count(&d, COMPRESSED), 1);
+
+        /* Another graph at the same paths, reloaded: its own answer. */
+        copy_file(b_gr, live_gr);
+        copy_file(b_co, live_co);
+        kill(d.pid, SIGHUP);
+        for (int i = 0; i < 500 && reloads_ok(&d) < 1; i++)
+                nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+        ck_assert_int_eq(reloads_ok(&d), 1);
+        struct ss_err err;
+        struct ss_graph *gb = ss_graph_load(b_gr, b_co, NULL, &err);
+        ck_assert_msg(gb != NULL, "%s", err.msg);
+        check_map(&d, gb, 1);
+        again = map_body(&d, false, &len2);
+        ck_assert_msg(len2 != len || memcmp(again, plain, len), "the old graph's map");
+        free(again);
+        ck_assert_int_eq(log_count(&d, BUILT), 2);
+        ss_graph_unref(gb);
+        free(plain);
+        free(z);
+        ck_assert_int_eq(h_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 /* Without coordinates there is nothing to draw: a 400 that says why. The
  * page is still served (it routes by id there). */
 START_TEST(map_needs_coordinates)
@@ -307,6 +440,7 @@ static Suite *page_suite(void)
         tcase_add_test(tc, map_matches_the_graph);
         tcase_add_test(tc, map_samples_large_graphs);
         tcase_add_test(tc, map_roads_are_distinct_pairs);
+        tcase_add_test(tc, map_is_kept_per_graph);
         tcase_add_test(tc, map_needs_coordinates);
         tcase_set_timeout(tc, 120);
         suite_add_tcase(s, tc);

@@ -1,0 +1,39 @@
+/* GET /map's answers kept with the graph: the JSON of map_json.h is built
+ * at the first request for a graph (and a map_max_nodes), and its gzip form
+ * at the first request that takes gzip; later requests are a lookup, where
+ * a build cost tens of milliseconds on the loop thread (NY whole: 55-65 ms
+ * for the JSON, 120 ms more to compress it).
+ *
+ * The answers hang on the graph (SS_GRAPH_EXT_MAP, a structural slot): they
+ * depend on the coordinates and the topology alone, so the graphs made by
+ * live weight updates find those of the graph whose topology they borrow,
+ * and a reload, a new graph, builds its own. Once built an answer is never
+ * replaced or freed before the topology, since a response being sent may
+ * borrow it: another map_max_nodes or gzip level adds a form beside the
+ * others. The daemon's settings are fixed for its life, so in the daemon
+ * that is one JSON and at most one gzip form per graph. */
+#ifndef SS_SERVER_MAP_CACHE_H
+#define SS_SERVER_MAP_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/graph.h"
+
+struct ss_map_text {
+        const char *data; /* valid while a reference to the graph is held */
+        size_t len;
+        const char *encoding; /* "gzip", or NULL for the JSON itself */
+};
+
+/* The /map body of g (which must have coordinates) for max_nodes (>= 1):
+ * the JSON, or its gzip form when gzip_level (1..9) is not 0, the JSON has
+ * at least gzip_min bytes and the gzip form is smaller (the rule of
+ * ss_body_gzip). Builds what is not there yet, and logs it. Threads may
+ * ask at once: one copy of each form is kept and every caller gets it.
+ * Returns SS_OK, or SS_ENOMEM when the JSON cannot be built (when only
+ * its gzip form cannot, *out is the JSON). */
+int ss_map_cached(struct ss_graph *g, uint64_t max_nodes, int gzip_level, size_t gzip_min,
+                  struct ss_map_text *out);
+
+#endif
