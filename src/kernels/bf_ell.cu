@@ -65,19 +65,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__bf_ell_kernel(ss__ellparams p)
         uint32_t r = 0, rounds = 0;
         bool cancelled = false;
         for (;;) {
-                const uint32_t changed = ss__ld(&c->qcnt[r % 3]);
-                if (ss__ld(&c->cflag[r % 3])) {
-                        cancelled = true;
+                uint32_t changed;
+                const int go = ss__round_begin(c, r, p.dist, p.target, p.cancel, tid, &changed);
+                if (go != SS__ROUND_RUN) {
+                        cancelled = go == SS__ROUND_CANCELLED;
                         break;
-                }
-                if (changed == 0)
-                        break;
-                if (p.target != SS__NO_NODE && ss__ld(&c->rmin[r % 3]) > ss__ld(&p.dist[p.target]))
-                        break;
-                if (tid == 0) {
-                        c->qcnt[(r + 2) % 3] = 0;
-                        c->rmin[(r + 2) % 3] = SS__INF;
-                        c->cflag[(r + 1) % 3] = p.cancel ? (*p.cancel != 0) : 0;
                 }
                 uint32_t mine = 0;
                 unsigned long long lmin = SS__INF;

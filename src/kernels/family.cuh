@@ -10,7 +10,8 @@
  *    r + 1 for round r + 2);
  *  - thread 0 copies the host's cancel flag into the next round's slot once
  *    a round, so a deadline stops a search within two rounds;
- *  - values other blocks write are read through L2 (ss__ld).
+ *  - values other blocks write are read through L2 (ss__ld);
+ *  - ss__round_begin (frontier.cuh, shared with bf.cu) starts each round.
  * None of them touches the generation stamps of delta.cu and bf.cu (ws->nstamp,
  * fstamp, sstamp) or ctl->phase, epoch and sgen, so the stamps' invariants
  * hold whatever ran before on the stream. Their scratch is per search:

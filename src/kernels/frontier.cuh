@@ -16,6 +16,8 @@
 #include <cooperative_groups.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h"
+
 namespace cg = cooperative_groups;
 
 #define SS__FULL 0xffffffffu
@@ -40,6 +42,37 @@ static __device__ __forceinline__ unsigned long long ss__ld(const unsigned long 
 static __device__ __forceinline__ unsigned int ss__ld(const unsigned int *p)
 {
         return __ldcg(p);
+}
+
+/* How a round of a Bellman-Ford-style kernel (bf.cu and the family) starts. */
+enum { SS__ROUND_RUN, SS__ROUND_DONE, SS__ROUND_CANCELLED };
+
+/* The start of round r, which every thread takes alike: the round's slots
+ * (counter, minimum set, cancel flag: index r % 3, written in round r - 1,
+ * read after the grid barrier) say whether to stop, because the host raised
+ * the cancel flag, nothing changed in round r - 1, or the target is final
+ * (nothing set after round r - 1 is below that round's minimum). When the
+ * round runs, thread 0 clears the slots of round r + 2, which nobody reads
+ * or writes in round r, and copies the host's cancel flag for round r + 1.
+ * *count gets round r's counter. */
+static __device__ __forceinline__ int ss__round_begin(ss__ctl *c, uint32_t r,
+                                                      const unsigned long long *dist,
+                                                      uint32_t target, const volatile int *cancel,
+                                                      uint64_t tid, uint32_t *count)
+{
+        *count = ss__ld(&c->qcnt[r % 3]);
+        if (ss__ld(&c->cflag[r % 3]))
+                return SS__ROUND_CANCELLED;
+        if (*count == 0)
+                return SS__ROUND_DONE;
+        if (target != SS__NO_NODE && ss__ld(&c->rmin[r % 3]) > ss__ld(&dist[target]))
+                return SS__ROUND_DONE;
+        if (tid == 0) {
+                c->qcnt[(r + 2) % 3] = 0;
+                c->rmin[(r + 2) % 3] = SS__INF;
+                c->cflag[(r + 1) % 3] = cancel ? (*cancel != 0) : 0;
+        }
+        return SS__ROUND_RUN;
 }
 
 /* Lowers *bound to the smallest x of the warp's lanes with one atomic for
