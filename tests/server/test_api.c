@@ -228,23 +228,21 @@ START_TEST(matrix_at_default_limits)
         const char *args[] = {"--graph", gr_path, "--workers", "2", NULL};
         h_start(&d, args, true);
         static uint32_t src[K], dst[K];
-        char *body = malloc(2 * K * 12 + 64);
-        ck_assert_ptr_nonnull(body);
+        static char body[2 * K * 12 + 64];
         uint64_t seed = 99;
-        size_t o = (size_t)sprintf(body, "{\"from\": [");
+        size_t o = (size_t)snprintf(body, sizeof(body), "{\"from\": [");
         for (int i = 0; i < K; i++) {
                 src[i] = (uint32_t)(rnd(&seed) % gref.g->n) + 1;
-                o += (size_t)sprintf(body + o, "%s%u", i ? "," : "", src[i]);
+                o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%u", i ? "," : "", src[i]);
         }
-        o += (size_t)sprintf(body + o, "], \"to\": [");
+        o += (size_t)snprintf(body + o, sizeof(body) - o, "], \"to\": [");
         for (int i = 0; i < K; i++) {
                 dst[i] = (uint32_t)(rnd(&seed) % gref.g->n) + 1;
-                o += (size_t)sprintf(body + o, "%s%u", i ? "," : "", dst[i]);
+                o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%u", i ? "," : "", dst[i]);
         }
-        sprintf(body + o, "]}");
+        snprintf(body + o, sizeof(body) - o, "]}");
         struct resp r;
         h_req(&d, "POST", "/distances", body, &r);
-        free(body);
         ck_assert_msg(r.status == 200, "%ld %.300s", r.status, r.body ? r.body : "");
         json_t *j = parse(&r);
         json_t *m = json_object_get(j, "distances");

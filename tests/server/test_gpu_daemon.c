@@ -145,20 +145,20 @@ START_TEST(gpu_answers_equal_cpu)
             json_integer_value(json_object_get(json_object_get(st, "engine"), "gpu_streams"));
         json_decref(st);
         char body[2048];
-        size_t o = (size_t)sprintf(body, "{\"from\": [");
+        size_t o = (size_t)snprintf(body, sizeof(body), "{\"from\": [");
         for (int i = 0; i < 100; i++)
-                o += (size_t)sprintf(body + o, "%s%llu", i ? "," : "",
-                                     (unsigned long long)(rnd(&seed) % 20000 + 1));
-        o += (size_t)sprintf(body + o, "], \"to\": [");
+                o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%llu", i ? "," : "",
+                                      (unsigned long long)(rnd(&seed) % 20000 + 1));
+        o += (size_t)snprintf(body + o, sizeof(body) - o, "], \"to\": [");
         for (int i = 0; i < 40; i++)
-                o += (size_t)sprintf(body + o, "%s%llu", i ? "," : "",
-                                     (unsigned long long)(rnd(&seed) % 20000 + 1));
+                o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%llu", i ? "," : "",
+                                      (unsigned long long)(rnd(&seed) % 20000 + 1));
         const double searches = h_metric(&dmn, "ssspd_gpu_batch_sources_count");
         struct resp a, b;
-        sprintf(body + o, "], \"engine\": \"gpu\"}");
+        snprintf(body + o, sizeof(body) - o, "], \"engine\": \"gpu\"}");
         h_req(&dmn, "POST", "/distances", body, &a);
         const double split = h_metric(&dmn, "ssspd_gpu_batch_sources_count") - searches;
-        sprintf(body + o, "], \"engine\": \"cpu\"}");
+        snprintf(body + o, sizeof(body) - o, "], \"engine\": \"cpu\"}");
         h_req(&dmn, "POST", "/distances", body, &b);
         ck_assert_msg(a.status == 200 && b.status == 200, "%ld %ld", a.status, b.status);
         json_t *ja = json_loads(a.body, 0, NULL), *jb = json_loads(b.body, 0, NULL);
