@@ -13,9 +13,11 @@
  * row beat the GPU (GPU streams still take them while every CPU worker is
  * busy), or to GPU streams first otherwise.
  *
- * A candidate gets a deadline of ten times the best time so far (at least
- * 50 ms), so a slow one costs little at load: it is reported as slower
- * than its deadline. */
+ * A candidate gets a deadline of twice the best time so far (at least
+ * 50 ms): one slower than that cannot be chosen, so it costs little at load
+ * (on a USA-size graph the one-thread CPU Δ-stepping ran into a deadline of
+ * ten times the GPU's, 0.9 s of the startup); it is reported as slower than
+ * its deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +146,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                         const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
                         if (!row || (!strcmp(names[k], "cch") && !ss_cch_metric_of(g)))
                                 continue;
-                        double limit = best > 0 ? 10 * best : 1e9;
+                        double limit = best > 0 ? 2 * best : 1e9;
                         if (limit < 50)
                                 limit = 50;
                         double ms = ss__time(cb, row, src, dist, limit, &slow);

@@ -504,8 +504,12 @@ static void ss__merge(const uint32_t *t, unsigned off, unsigned kk, unsigned k, 
 }
 
 int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes, unsigned k,
-                     uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
+                     unsigned col, unsigned cols, uint32_t *from, uint32_t *to, uint32_t *bad_node,
+                     struct ss_err *err)
 {
+        if (col > cols || k > cols - col)
+                return ss_err_set(err, SS_EINVAL, "landmark columns %u..%u past a table of %u", col,
+                                  col + k, cols);
         struct ss__bhost *b = stream < gpu->nstreams ? gpu->bws[stream] : NULL;
         if (!b || !gpu->has_rev)
                 return ss_err_set(err, SS_ENOGPU,
@@ -545,7 +549,7 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes,
                                 *bad_node = bad - 1;
                         if (rc != SS_OK)
                                 break;
-                        ss__merge(tmp, off, kk, k, n, dir == 0 ? from : to);
+                        ss__merge(tmp, col + off, kk, cols, n, dir == 0 ? from : to);
                         off += kk;
                 }
         }

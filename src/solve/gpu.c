@@ -211,10 +211,11 @@ static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
 }
 
 static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
-                             uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
+                             unsigned col, unsigned cols, uint32_t *from, uint32_t *to,
+                             uint32_t *bad_node, struct ss_err *err)
 {
         struct ss__gpu *x = b->impl;
-        return ss_gpu_landmarks(x->gpu, lane, nodes, k, from, to, bad_node, err);
+        return ss_gpu_landmarks(x->gpu, lane, nodes, k, col, cols, from, to, bad_node, err);
 }
 
 void ss_solve_init(void)

@@ -1054,6 +1054,26 @@ START_TEST(test_batch_overflow_halves)
 }
 END_TEST
 
+/* Some columns of landmark tables, filled on one stream. */
+struct lmpart {
+        struct ss_gpu *gpu;
+        unsigned stream;
+        const uint32_t *nodes;
+        unsigned k, col;
+        uint32_t *from, *to;
+        int rc;
+};
+
+static void *lmpart_work(void *p)
+{
+        struct lmpart *x = p;
+        uint32_t bad = 0;
+        struct ss_err err;
+        x->rc = ss_gpu_landmarks(x->gpu, x->stream, x->nodes, x->k, x->col, 12, x->from, x->to,
+                                 &bad, &err);
+        return NULL;
+}
+
 /* Landmark tables from batched searches on the forward and the reverse
  * graph equal the CPU builder's, landmark by landmark. */
 START_TEST(test_batch_landmarks)
@@ -1066,10 +1086,30 @@ START_TEST(test_batch_landmarks)
         struct ss_gpu *gpu = open_batch(g, 1, 8); /* 12 landmarks: two turns */
         uint32_t *from = malloc((size_t)g->n * 12 * 4), *to = malloc((size_t)g->n * 12 * 4);
         uint32_t bad = 0;
-        ck_assert_msg(ss_gpu_landmarks(gpu, 0, lm->node, 12, from, to, &bad, &err) == SS_OK, "%s",
-                      err.msg);
+        ck_assert_msg(ss_gpu_landmarks(gpu, 0, lm->node, 12, 0, 12, from, to, &bad, &err) == SS_OK,
+                      "%s", err.msg);
         ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
         ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
+        ss_gpu_close(gpu);
+
+        /* Two streams fill columns 0..5 and 5..12 of the same tables at
+         * once, as the engine does at load: the same tables. */
+        gpu = open_batch(g, 2, 8);
+        memset(from, 0, (size_t)g->n * 12 * 4);
+        memset(to, 0, (size_t)g->n * 12 * 4);
+        struct lmpart parts[2] = {{gpu, 0, lm->node, 5, 0, from, to, SS_OK},
+                                  {gpu, 1, lm->node + 5, 7, 5, from, to, SS_OK}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+                ck_assert_int_eq(pthread_create(&th[i], NULL, lmpart_work, &parts[i]), 0);
+        for (int i = 0; i < 2; i++) {
+                pthread_join(th[i], NULL);
+                ck_assert_int_eq(parts[i].rc, SS_OK);
+        }
+        ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
+        ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
+        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, lm->node, 5, 8, 12, from, to, &bad, &err),
+                         SS_EINVAL); /* columns 8..13 of 12 */
         free(from);
         free(to);
 
@@ -1080,7 +1120,7 @@ START_TEST(test_batch_landmarks)
         struct ss_graph *c = build(3, arcs, 3);
         gpu = open_batch(c, 1, 2);
         uint32_t f3[6], t3[6], nodes[2] = {0, 1};
-        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, nodes, 2, f3, t3, &bad, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, nodes, 2, 0, 2, f3, t3, &bad, &err), SS_EINVAL);
         ck_assert_uint_eq(bad, 2);
         ss_gpu_close(gpu);
         ss_graph_unref(c);
