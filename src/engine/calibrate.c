@@ -142,10 +142,22 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 ss_log_warn("engine", "calibration: %s", err.msg);
         } else {
                 const char *names[] = {"cch", "delta"};
+                const struct ss_solver *rows[2];
+                unsigned nrows = 0;
                 for (unsigned k = 0; k < 2; k++) {
                         const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
-                        if (!row || (!strcmp(names[k], "cch") && !ss_cch_metric_of(g)))
-                                continue;
+                        if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
+                                rows[nrows++] = row;
+                }
+                /* Without a GPU and with one CPU row there is nothing to
+                 * choose: timing it would only delay the load (a USA-size
+                 * graph on two cores: 34 s of one-thread searches). */
+                if (best < 0 && nrows == 1) {
+                        a->cpu_row = rows[0]->name;
+                        nrows = 0;
+                }
+                for (unsigned k = 0; k < nrows; k++) {
+                        const struct ss_solver *row = rows[k];
                         double limit = best > 0 ? 2 * best : 1e9;
                         if (limit < 50)
                                 limit = 50;
@@ -178,7 +190,10 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                                        c->slower_than_ms > 0 ? "slower" : "failed");
         }
         ss_log_info("engine", "one-to-all, measured in %.0f ms: %s; auto runs %s %s first",
-                    a->calibrate_ms, a->ncand ? line : "no candidate",
+                    a->calibrate_ms,
+                    a->ncand     ? line
+                    : a->cpu_row ? "one candidate, not timed"
+                                 : "no candidate",
                     a->cpu_first ? "the CPU's" : "the GPU's", a->cpu_first ? a->cpu_row : "delta");
         ss_graph_attach(g, SS_GRAPH_EXT_ENGINE, a, ss__free_auto);
 }

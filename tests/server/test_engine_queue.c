@@ -704,9 +704,21 @@ START_TEST(cch_answers_auto_routes_and_matrices)
         ss_job_release(&all);
         ss_engine_free(e);
 
+        /* No CCH and no GPU: one candidate, nothing to choose, so nothing
+         * is timed and auto one-to-all runs the CPU's Δ-stepping. */
+        cfg.cch = SS_ENGINE_CCH_OFF;
+        struct ss_graph *one = grid(12);
+        ck_assert_int_eq(ss_engine_new(&cfg, one, &e, &err), SS_OK);
+        ck_assert_int_eq(ss_engine_auto(one, &au), SS_OK);
+        ck_assert(au.measured);
+        ck_assert_uint_eq(au.ncand, 0);
+        ck_assert_str_eq(au.cpu_row, "delta");
+        ck_assert(au.cpu_first);
+        ss_engine_free(e);
+        ss_graph_unref(one);
+
         /* no CCH: algorithm=cch is Dijkstra's answer, and says so; and
          * without calibrate there are no measurements */
-        cfg.cch = SS_ENGINE_CCH_OFF;
         cfg.calibrate = false;
         struct ss_graph *h = grid(12);
         ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_OK);
