@@ -151,7 +151,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 }
                 /* Without a GPU and with one CPU row there is nothing to
                  * choose: timing it would only delay the load (a USA-size
-                 * graph on two cores: 34 s of one-thread searches). */
+                 * graph on two cores: 10-12 s of one-thread searches). */
                 if (best < 0 && nrows == 1) {
                         a->cpu_row = rows[0]->name;
                         nrows = 0;
