@@ -223,10 +223,10 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
         return held;
 }
 
-/* One stream's share of the landmarks: columns [col, col + k). */
 /* Streams that share the landmark searches, at most. */
 #define SS__LM_PARTS 16
 
+/* One stream's share of the landmarks: columns [col, col + k). */
 struct ss__lmpart {
         struct ss_backend *b;
         unsigned lane;
@@ -285,6 +285,14 @@ static int ss__landmarks_on(struct ss__slot *s, const uint32_t *nodes, unsigned 
                 else
                         ss__lmpart_run(&p[i]);
         }
+        /* A stream without a batch workspace (gpu_batch_streams below the
+         * streams) cannot search landmarks: stream 0, which has one when
+         * the slot batches, takes its part. */
+        for (unsigned i = 1; i < parts; i++)
+                if (p[i].rc == SS_ENOGPU && p[0].rc == SS_OK) {
+                        p[i].lane = 0;
+                        ss__lmpart_run(&p[i]);
+                }
         for (unsigned i = 0; i < parts; i++)
                 if (p[i].rc != SS_OK) {
                         *err = p[i].err;

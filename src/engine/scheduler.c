@@ -221,8 +221,8 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
          * batched search runs on its share of the device's blocks, so one
          * batch of every row leaves the rest of the device idle (NY,
          * 100 x 100: docs/benchmarks.md). A GPU share keeps at least
-         * e->gpu_matrix_rows rows, so that a small matrix stays one search. */
-        /* Rows a GPU handed back come first (only CPU workers take a job
+         * e->gpu_matrix_rows rows, so that a small matrix stays one search.
+         * Rows a GPU handed back come first (only CPU workers take a job
          * that has them), then the rows not taken yet. */
         size_t *redo = j->nredo ? &j->redo[2 * (j->nredo - 1)] : NULL;
         const size_t first = redo ? redo[0] : j->next_row;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/weights.h"
+#include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 #include "engine/engine.h"
 #include "gen/gen.h"
@@ -257,6 +258,54 @@ static void *racer(void *arg)
         return NULL;
 }
 
+/* Landmark tables built at load from the GPU streams side by side, with
+ * only the first stream able to batch (gpu_batch_streams 1 of 3): the other
+ * parts move to stream 0, and every entry equals Dijkstra's. */
+START_TEST(test_landmarks_from_streams)
+{
+        announce("landmarks_from_streams");
+        struct ss_err err;
+        struct ss_gen_road p = {.nodes = 20000, .seed = 5};
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        for (unsigned bs = 0; bs <= 1; bs++) {
+                struct ss_engine *e;
+                struct ss_engine_config cfg = {.cpu_workers = 2,
+                                               .queue_max = 64,
+                                               .landmarks = 8,
+                                               .gpu = true,
+                                               .gpu_streams = 3,
+                                               .gpu_batch_streams = bs,
+                                               .gpu_batch = SS_ENGINE_BATCH_AUTO,
+                                               .cch = SS_ENGINE_CCH_OFF};
+                ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+                struct ss_graph *cur = ss_engine_graph(e);
+                const struct ss_landmarks *lm = ss_astar_of(cur)->lm;
+                ck_assert_ptr_nonnull(lm);
+                ck_assert_uint_eq(lm->k, 8);
+                struct ss_graph *rev = ss_graph_reverse(cur);
+                struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+                for (unsigned i = 0; i < lm->k; i++) {
+                        ck_assert_int_eq(ss_dijkstra_run(cur, ws, lm->node[i], SS_NO_NODE, NULL),
+                                         SS_OK);
+                        for (uint32_t v = 0; v < g->n; v++)
+                                ck_assert_uint_eq(lm->from[(size_t)v * lm->k + i],
+                                                  ss_dijkstra_dist(ws, v));
+                        ck_assert_int_eq(ss_dijkstra_run(rev, ws, lm->node[i], SS_NO_NODE, NULL),
+                                         SS_OK);
+                        for (uint32_t v = 0; v < g->n; v++)
+                                ck_assert_uint_eq(lm->to[(size_t)v * lm->k + i],
+                                                  ss_dijkstra_dist(ws, v));
+                }
+                ss_dijkstra_ws_free(ws);
+                ss_graph_unref(rev);
+                ss_graph_unref(cur);
+                ss_engine_free(e);
+        }
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(test_engine_updates_on_gpu)
 {
         announce("engine_updates_on_gpu");
@@ -384,6 +433,7 @@ int main(void)
         tcase_add_test(tc, test_patch_rome99);
         tcase_add_test(tc, test_patch_generated);
         tcase_add_test(tc, test_patch_refuses_hubs);
+        tcase_add_test(tc, test_landmarks_from_streams);
         tcase_add_test(tc, test_engine_updates_on_gpu);
         suite_add_tcase(s, tc);
         /* CUDA does not survive fork() once initialised: one process. */
