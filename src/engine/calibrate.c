@@ -13,11 +13,13 @@
  * row beat the GPU (GPU streams still take them while every CPU worker is
  * busy), or to GPU streams first otherwise.
  *
- * A candidate gets a deadline of twice the best time so far (at least
- * 50 ms): one slower than that cannot be chosen, so it costs little at load
- * (on a USA-size graph the one-thread CPU Δ-stepping ran into a deadline of
- * ten times the GPU's, 0.9 s of the startup); it is reported as slower than
- * its deadline. */
+ * A candidate gets a deadline (at least 50 ms), reported as slower than it
+ * when it passes it. The fastest CPU row also answers auto one-to-all on
+ * the CPU when the GPU is busy, so the CPU rows are compared with each
+ * other too: the first gets ten times the GPU's time, a later one twice the
+ * best CPU row's. A lone CPU row only has the GPU to beat and gets twice its
+ * time (on a USA-size graph the one-thread Δ-stepping used to run into ten
+ * times the GPU's, 0.9 s of the startup). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +160,13 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 }
                 for (unsigned k = 0; k < nrows; k++) {
                         const struct ss_solver *row = rows[k];
-                        double limit = best > 0 ? 2 * best : 1e9;
+                        double limit = 1e9;
+                        if (nrows == 1 && best > 0)
+                                limit = 2 * best;
+                        else if (best_cpu > 0)
+                                limit = 2 * best_cpu;
+                        else if (best > 0)
+                                limit = 10 * best;
                         if (limit < 50)
                                 limit = 50;
                         double ms = ss__time(cb, row, src, dist, limit, &slow);

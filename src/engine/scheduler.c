@@ -224,6 +224,16 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
          * e->gpu_matrix_rows rows, so that a small matrix stays one search.
          * Rows a GPU handed back come first (only CPU workers take a job
          * that has them), then the rows not taken yet. */
+        /* Room to hand a GPU piece back, taken now so that a failing device
+         * never needs memory to give its rows up (before redo below points
+         * into the array). */
+        if (w->dev == SS_DEVICE_GPU && j->gpu_pieces + 1 > j->redo_cap) {
+                size_t *r = realloc(j->redo, 2 * (j->redo_cap + 4) * sizeof(size_t));
+                if (!r)
+                        return false; /* it stays queued */
+                j->redo = r;
+                j->redo_cap += 4;
+        }
         size_t *redo = j->nredo ? &j->redo[2 * (j->nredo - 1)] : NULL;
         const size_t first = redo ? redo[0] : j->next_row;
         const size_t left = redo ? redo[1] : j->nsources - j->next_row;
@@ -236,15 +246,6 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                 size_t per = (j->nsources + ready - 1) / (ready ? ready : 1);
                 per = per < e->gpu_matrix_rows ? e->gpu_matrix_rows : per;
                 take = per < left ? per : left;
-                /* Room to hand this piece back, taken now so that a failing
-                 * device never needs memory to give its rows up. */
-                if (j->gpu_pieces + 1 > j->redo_cap) {
-                        size_t *r = realloc(j->redo, 2 * (j->redo_cap + 4) * sizeof(size_t));
-                        if (!r)
-                                return false; /* it stays queued */
-                        j->redo = r;
-                        j->redo_cap += 4;
-                }
         }
         if (!j->dist && !(j->dist = malloc(j->nsources * j->ntargets * sizeof(ss_dist))))
                 return false; /* it stays queued; a later pick tries again */
@@ -567,7 +568,11 @@ static size_t ss__complete(struct ss_engine *e, struct ss__work *p, struct ss_jo
         size_t nd = 0;
         for (size_t i = p->njobs; i-- > 0;) {
                 struct ss_job *j = p->jobs[i];
-                const bool live = j->kind == SS_JOB_MATRIX ? p->rc == SS_OK : j->status == SS_OK;
+                /* A matrix piece handed back for a job that another piece
+                 * already failed is not run again: the answer is that
+                 * error, and the piece's rows only count as done. */
+                const bool live = j->kind == SS_JOB_MATRIX ? p->rc == SS_OK && j->status == SS_OK
+                                                           : j->status == SS_OK;
                 if (p->handed_back && live) {
                         /* Back to the head of the queue for the CPU, in order. */
                         j->cpu_only = true;

@@ -507,9 +507,12 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes,
                      unsigned col, unsigned cols, uint32_t *from, uint32_t *to, uint32_t *bad_node,
                      struct ss_err *err)
 {
+        /* Not SS_EINVAL: that one names an unreachable node in *bad_node. */
         if (col > cols || k > cols - col)
-                return ss_err_set(err, SS_EINVAL, "landmark columns %u..%u past a table of %u", col,
-                                  col + k, cols);
+                return ss_err_set(err, SS_EINTERNAL, "landmark columns %u..%u past a table of %u",
+                                  col, col + k, cols);
+        if (k == 0)
+                return SS_OK;
         struct ss__bhost *b = stream < gpu->nstreams ? gpu->bws[stream] : NULL;
         if (!b || !gpu->has_rev)
                 return ss_err_set(err, SS_ENOGPU,
@@ -521,6 +524,8 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes,
         unsigned turn = (unsigned)(2 * b->w.fcap / n);
         if (turn > b->w.kcap)
                 turn = b->w.kcap;
+        if (turn > k) /* host memory for this call's landmarks only */
+                turn = k;
         if (turn == 0)
                 return ss_err_set(err, SS_ENOGPU, "no room to transpose landmark tables");
         uint32_t *tmp = malloc((size_t)turn * n * 4);

@@ -95,7 +95,7 @@ int ss_gzip(const void *a, size_t alen, const void *b, size_t blen, int level, c
 int ss_body_gzip(struct ss_body *b, int level, size_t min_bytes)
 {
         const size_t total = b->len + (b->tail ? b->tail_len : 0);
-        if (b->encoding || !b->data || total < min_bytes || total == 0)
+        if (b->encoding || b->no_gzip || !b->data || total < min_bytes || total == 0)
                 return SS_OK;
         char *z;
         size_t zlen;

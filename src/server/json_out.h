@@ -49,6 +49,7 @@ struct ss_body {
          * its place; keep holds what keeps it alive (a graph reference). */
         void *keep;
         void (*release)(void *keep);
+        bool no_gzip; /* not to be compressed: it was tried already (a cached answer) */
 };
 
 /* Builds the answer to query q from its finished job (status, outputs and

@@ -2,11 +2,6 @@
 
 #include "server/map_cache.h"
 
-static void ss__unref_graph(void *g)
-{
-        ss_graph_unref(g);
-}
-
 int ss_map_answer(const struct ss_routes *rt, const struct ss_query *q, struct ss_graph *g,
                   struct ss_view *v, struct ss_err *err)
 {
@@ -20,15 +15,16 @@ int ss_map_answer(const struct ss_routes *rt, const struct ss_query *q, struct s
         if (ss_map_cached(g, (uint64_t)cfg->map_max_nodes, v->gzip ? (int)cfg->gzip_level : 0,
                           (size_t)cfg->gzip_min_bytes, &t) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the map");
-        /* The body borrows the cached text. The request's own reference to
-         * g goes as soon as the answer is built (routes.c), so the body
-         * takes one of its own, dropped once the response is sent or its
-         * connection gone: the cache goes with the graph, not before. */
+        /* The body borrows the cached text with a reference to the cache,
+         * dropped once the response is sent or its connection gone: the
+         * request's reference to g goes as soon as the answer is built
+         * (routes.c), and the cache may outlive g. */
         v->borrowed = t.data;
         v->len = t.len;
         v->encoding = t.encoding;
+        v->no_gzip = t.no_gzip;
         v->ctype = "application/json";
-        v->keep = ss_graph_ref(g);
-        v->release = ss__unref_graph;
+        v->keep = t.keep;
+        v->release = ss_map_release;
         return SS_OK;
 }

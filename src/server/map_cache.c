@@ -19,14 +19,19 @@ struct ss__form {
 };
 
 /* What the slot holds: the forms built so far, a list that only grows
- * (pushed with compare-and-swap, so that readers need no lock). */
+ * (pushed with compare-and-swap, so that readers need no lock). The slot
+ * holds one reference and each response that borrows a form one more, so
+ * a slow client keeps these bytes alive, not the whole graph. */
 struct ss__map_cache {
         _Atomic(struct ss__form *) forms;
+        atomic_uint refs;
 };
 
 static void ss__cache_free(void *p)
 {
         struct ss__map_cache *c = p;
+        if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+                return;
         struct ss__form *f = atomic_load_explicit(&c->forms, memory_order_acquire);
         while (f) {
                 struct ss__form *next = f->next;
@@ -45,6 +50,7 @@ static struct ss__map_cache *ss__cache_of(struct ss_graph *g)
         if (!(c = calloc(1, sizeof(*c))))
                 return NULL;
         atomic_init(&c->forms, NULL);
+        atomic_init(&c->refs, 1u);
         return ss_graph_attach_once(g, SS_GRAPH_EXT_MAP, c, ss__cache_free);
 }
 
@@ -57,8 +63,9 @@ static const struct ss__form *ss__find(const struct ss__form *f, uint64_t max_no
 }
 
 /* Adds f to the list unless a thread that built the same form at the same
- * time got there first; returns the form kept, f freed if it lost. */
-static const struct ss__form *ss__publish(struct ss__map_cache *c, struct ss__form *f)
+ * time got there first; returns the form kept (f freed if it lost, and
+ * *won false). */
+static const struct ss__form *ss__publish(struct ss__map_cache *c, struct ss__form *f, bool *won)
 {
         struct ss__form *head = atomic_load_explicit(&c->forms, memory_order_acquire);
         for (;;) {
@@ -66,12 +73,15 @@ static const struct ss__form *ss__publish(struct ss__map_cache *c, struct ss__fo
                 if (have) {
                         free(f->data);
                         free(f);
+                        *won = false;
                         return have;
                 }
                 f->next = head;
                 if (atomic_compare_exchange_weak_explicit(&c->forms, &head, f, memory_order_acq_rel,
-                                                          memory_order_acquire))
+                                                          memory_order_acquire)) {
+                        *won = true;
                         return f;
+                }
         }
 }
 
@@ -106,15 +116,18 @@ static const struct ss__form *ss__form(struct ss__map_cache *c, const struct ss_
                 return NULL;
         }
         const double ms = (double)(ss_now_ns() - t0) / 1e6;
-        const struct ss__form *kept = ss__publish(c, f);
-        if (kept == f && !level)
+        const size_t len = f->len;
+        const bool smaller = f->data != NULL;
+        bool won;
+        const struct ss__form *kept = ss__publish(c, f, &won);
+        if (won && !level)
                 ss_log_info("map",
                             "built the /map answer (map_max_nodes %llu): %zu bytes in %.1f ms",
-                            (unsigned long long)max_nodes, f->len, ms);
-        else if (kept == f)
+                            (unsigned long long)max_nodes, len, ms);
+        else if (won)
                 ss_log_info("map",
                             "compressed the /map answer (gzip level %d): %zu bytes%s in %.1f ms",
-                            level, f->len, f->data ? "" : ", not smaller", ms);
+                            level, len, smaller ? "" : ", not smaller", ms);
         return kept;
 }
 
@@ -125,11 +138,25 @@ int ss_map_cached(struct ss_graph *g, uint64_t max_nodes, int gzip_level, size_t
         const struct ss__form *json = c ? ss__form(c, g, max_nodes, 0, NULL) : NULL;
         if (!json)
                 return SS_ENOMEM;
-        *out = (struct ss_map_text){.data = json->data, .len = json->len, .encoding = NULL};
-        if (gzip_level <= 0 || json->len < gzip_min)
-                return SS_OK;
-        const struct ss__form *z = ss__form(c, g, max_nodes, gzip_level, json);
-        if (z && z->data)
-                *out = (struct ss_map_text){.data = z->data, .len = z->len, .encoding = "gzip"};
+        *out = (struct ss_map_text){
+            .data = json->data, .len = json->len, .encoding = NULL, .no_gzip = true, .keep = c};
+        if (gzip_level > 0 && json->len >= gzip_min) {
+                /* Tried once: when the gzip form is not smaller, or cannot
+                 * be made, the JSON goes as it is, not compressed anew for
+                 * every request. */
+                const struct ss__form *z = ss__form(c, g, max_nodes, gzip_level, json);
+                if (z && z->data) {
+                        out->data = z->data;
+                        out->len = z->len;
+                        out->encoding = "gzip";
+                }
+        }
+        atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
         return SS_OK;
+}
+
+void ss_map_release(void *keep)
+{
+        if (keep)
+                ss__cache_free(keep);
 }

@@ -8,22 +8,26 @@
  * depend on the coordinates and the topology alone, so the graphs made by
  * live weight updates find those of the graph whose topology they borrow,
  * and a reload, a new graph, builds its own. Once built an answer is never
- * replaced or freed before the topology, since a response being sent may
- * borrow it: another map_max_nodes or gzip level adds a form beside the
- * others. The daemon's settings are fixed for its life, so in the daemon
+ * replaced; the cache is reference-counted, so it goes when the topology
+ * and every response that borrows from it are gone (a slow client keeps
+ * the cache alive, not the graph): another map_max_nodes or gzip level
+ * adds a form beside the others. The daemon's settings are fixed for its life, so in the daemon
  * that is one JSON and at most one gzip form per graph. */
 #ifndef SS_SERVER_MAP_CACHE_H
 #define SS_SERVER_MAP_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/graph.h"
 
 struct ss_map_text {
-        const char *data; /* valid while a reference to the graph is held */
+        const char *data; /* valid until ss_map_release(keep) */
         size_t len;
         const char *encoding; /* "gzip", or NULL for the JSON itself */
+        bool no_gzip;         /* compressing it was tried, or is not wanted: send it as it is */
+        void *keep;           /* a reference to the cache that holds data */
 };
 
 /* The /map body of g (which must have coordinates) for max_nodes (>= 1):
@@ -35,5 +39,7 @@ struct ss_map_text {
  * its gzip form cannot, *out is the JSON). */
 int ss_map_cached(struct ss_graph *g, uint64_t max_nodes, int gzip_level, size_t gzip_min,
                   struct ss_map_text *out);
+/* Drops the reference ss_map_cached() gave with a text (NULL: nothing). */
+void ss_map_release(void *keep);
 
 #endif

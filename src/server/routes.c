@@ -291,7 +291,7 @@ static bool ss__query(const struct ss_routes *rt, struct ss_request *r, bool pos
                 /* Counted like a job's answer, so that a client that never
                  * reads them cannot pile them up; but an answer borrowed
                  * from a cache (/map's) is one copy however many wait. */
-                if (rc == SS_OK && !ss_http_reserve(r, r->resp.release ? 0 : r->resp.len)) {
+                if (rc == SS_OK && !r->resp.release && !ss_http_reserve(r, r->resp.len)) {
                         ss_body_free(&r->resp);
                         rc = ss_err_set(&err, SS_EOVERLOAD,
                                         "answers not yet sent hold the memory allowed for them "

@@ -48,7 +48,8 @@ struct ss_view {
         const char *encoding; /* of text or borrowed: NULL, or "gzip" if compressed already */
         void *keep;
         void (*release)(void *keep);
-        bool gzip; /* given to the handler: the client takes gzip (the body may come so) */
+        bool gzip;    /* given to the handler: the client takes gzip (the body may come so) */
+        bool no_gzip; /* compressing the text was tried (or is not wanted): send it as it is */
 };
 
 struct ss_route {

@@ -40,6 +40,7 @@ int ss_view_render_text(struct ss_view *v, struct ss_body *out)
         out->http = 200;
         out->ctype = v->ctype;
         out->encoding = v->encoding;
+        out->no_gzip = v->no_gzip;
         if (!v->text) {
                 out->keep = v->keep;
                 out->release = v->release;

@@ -1109,7 +1109,7 @@ START_TEST(test_batch_landmarks)
         ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
         ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
         ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, lm->node, 5, 8, 12, from, to, &bad, &err),
-                         SS_EINVAL); /* columns 8..13 of 12 */
+                         SS_EINTERNAL); /* columns 8..13 of 12 */
         free(from);
         free(to);
 

@@ -166,6 +166,7 @@ static atomic_int gate;
 static struct {
         int fail;       /* every run returns SS_EGPU */
         int fail_call;  /* only this run (1-based) returns SS_EGPU */
+        int plan[4];    /* runs 1..3: an error code to return (0: none) */
         unsigned batch; /* sources per search it takes */
         atomic_int calls;
         atomic_uint max_k, sources;
@@ -177,6 +178,15 @@ static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver 
         const int call = atomic_fetch_add(&fake.calls, 1) + 1;
         if (fake.fail || call == fake.fail_call)
                 return ss_err_set(err, SS_EGPU, "simulated device fault");
+        if (call < 4 && fake.plan[call]) {
+                /* Run 1 fails once three runs hold pieces; the others at
+                 * the gate. */
+                for (int i = 0; i < 2000 && call == 1 && atomic_load(&fake.calls) < 3; i++)
+                        usleep(1000);
+                while (call > 1 && !atomic_load(&gate))
+                        usleep(1000);
+                return ss_err_set(err, fake.plan[call], "simulated failure of run %d", call);
+        }
         while (!atomic_load(&gate))
                 usleep(1000);
         unsigned k = (unsigned)t->nsources;
@@ -229,6 +239,7 @@ static struct ss_engine *engine_with_gpus(struct ss_graph *g, unsigned cpu, size
         struct ss_err err;
         fake.fail = fail;
         fake.fail_call = 0;
+        memset(fake.plan, 0, sizeof(fake.plan));
         fake.batch = batch;
         atomic_store(&fake.calls, 0);
         atomic_store(&fake.max_k, 0u);
@@ -593,6 +604,51 @@ START_TEST(matrix_rows_spread_over_gpu_streams)
 }
 END_TEST
 
+/* A matrix whose GPU piece fails with an error of its own (not a device
+ * fault) fails whole; a piece another stream hands back afterwards is not
+ * run again on the CPU, and the job ends once, not fallen back. */
+START_TEST(matrix_failed_piece_then_handback)
+{
+        struct ss_graph *g = chain(500);
+        enum { S = 48, T = 3 };
+        uint32_t src[S], tgt[T] = {0, 250, 499};
+        for (int i = 0; i < S; i++)
+                src[i] = (uint32_t)(i * 10);
+        atomic_store(&gate, 0);
+        struct ss_engine *e = engine_with_gpus(g, 1, 8, 64, 0, 3);
+        fake.plan[1] = SS_ENOMEM;
+        fake.plan[2] = SS_EGPU;
+        w.done = 0;
+        struct ss_job m;
+        job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
+        m.nsources = S;
+        m.engine = SS_ENGINE_GPU;
+        ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
+        for (int i = 0; i < 2000 && atomic_load(&fake.calls) < 3; i++)
+                usleep(1000);
+        ck_assert_int_eq(atomic_load(&fake.calls), 3);
+        /* Run 1's failure is applied (its worker is no longer busy) before
+         * the gate lets run 2 hand its piece back. */
+        struct ss_engine_stats st;
+        for (int i = 0; i < 2000; i++) {
+                ss_engine_stats(e, &st);
+                if (st.busy <= 2)
+                        break;
+                usleep(1000);
+        }
+        ck_assert_uint_le(st.busy, 2);
+        atomic_store(&gate, 1);
+        wait_done(1);
+        ck_assert_int_eq(m.status, SS_ENOMEM);
+        ck_assert(!m.fell_back);
+        ss_engine_stats(e, &st);
+        ck_assert_uint_eq(st.fallbacks, 0);
+        ss_job_release(&m);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A grid of two-way streets with pseudo-random weights (a CCH orders it by
  * BFS distances: it has no coordinates). */
 static struct ss_graph *grid(uint32_t side)
@@ -918,6 +974,7 @@ int main(void)
         tcase_add_test(tc, gpu_takes_queued_routes_as_batches);
         tcase_add_test(tc, matrix_rows_spread_over_cpu_workers);
         tcase_add_test(tc, matrix_rows_spread_over_gpu_streams);
+        tcase_add_test(tc, matrix_failed_piece_then_handback);
         tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
         tcase_add_test(tc, apsp_answers_once_complete);
         tcase_add_test(tc, swap_keeps_old_graph_alive);

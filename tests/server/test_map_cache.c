@@ -57,6 +57,11 @@ static struct ss_map_text cached(struct ss_graph *g, uint64_t max_nodes, int lev
         struct ss_map_text t;
         ck_assert_int_eq(ss_map_cached(g, max_nodes, level, min, &t), SS_OK);
         ck_assert_ptr_nonnull(t.data);
+        ck_assert(t.no_gzip);
+        /* The slot's own reference keeps the text while g lives, which is
+         * as long as these tests read it. */
+        ss_map_release(t.keep);
+        t.keep = NULL;
         return t;
 }
 
@@ -181,7 +186,11 @@ static void *race(void *arg)
         pthread_barrier_wait(r->go);
         r->rc = ss_map_cached(r->g, 100000, 0, 0, &r->json);
         if (r->rc == SS_OK)
+                ss_map_release(r->json.keep);
+        if (r->rc == SS_OK)
                 r->rc = ss_map_cached(r->g, 100000, 1, 0, &r->gz);
+        if (r->rc == SS_OK)
+                ss_map_release(r->gz.keep);
         return NULL;
 }
 
@@ -214,6 +223,24 @@ START_TEST(racers_get_one_copy)
                 ss_graph_unref(v2);
                 ss_graph_unref(g);
         }
+}
+END_TEST
+
+/* A text borrowed with its reference outlives the graph: a slow client
+ * keeps the cache, not the graph (ASan checks the reads). */
+START_TEST(borrowed_text_outlives_the_graph)
+{
+        struct ss_graph *g = grid();
+        struct ss_map_text t;
+        ck_assert_int_eq(ss_map_cached(g, 100000, 0, 0, &t), SS_OK);
+        size_t len;
+        char *want = ss_map_json(g, 100000, &len);
+        ck_assert_ptr_nonnull(want);
+        ss_graph_unref(g);
+        ck_assert_uint_eq(t.len, len);
+        ck_assert_int_eq(memcmp(t.data, want, len), 0);
+        free(want);
+        ss_map_release(t.keep);
 }
 END_TEST
 
@@ -255,6 +282,7 @@ int main(void)
         tcase_add_test(tc, shared_by_weight_versions);
         tcase_add_test(tc, racers_get_one_copy);
         tcase_add_test(tc, attach_once_keeps_the_first);
+        tcase_add_test(tc, borrowed_text_outlives_the_graph);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
