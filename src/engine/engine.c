@@ -170,8 +170,8 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         /* Rows of a matrix a GPU stream takes at least (scheduler.c); a
          * tuning knob, like the SS_GPU_* variables of docs/gpu.md. */
         const char *mr = getenv("SS_ENGINE_GPU_MATRIX_ROWS");
-        e->gpu_matrix_rows =
-            mr && *mr && strtoul(mr, NULL, 10) > 0 ? strtoul(mr, NULL, 10) : SS__GPU_MATRIX_ROWS;
+        const unsigned long rows = mr ? strtoul(mr, NULL, 10) : 0;
+        e->gpu_matrix_rows = rows > 0 ? rows : SS__GPU_MATRIX_ROWS;
         if (e->cfg.ngpus > 16)
                 e->cfg.ngpus = 16;
         for (unsigned i = 0; i < e->cfg.ngpus; i++)

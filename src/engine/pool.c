@@ -252,13 +252,14 @@ static void *ss__lmpart_run(void *arg)
  * the device idle. Every stream is idle: no job is bound to g before it is
  * swapped in. The first failure, in column order, is the answer. */
 static int ss__landmarks_on(struct ss__slot *s, const uint32_t *nodes, unsigned k, uint32_t *from,
-                            uint32_t *to, uint32_t *bad_node, struct ss_err *err)
+                            uint32_t *to, uint32_t *bad_node, unsigned *nparts, struct ss_err *err)
 {
         unsigned parts = s->lanes < k ? s->lanes : k;
         if (parts > SS__LM_PARTS)
                 parts = SS__LM_PARTS;
         if (parts == 0)
                 parts = 1;
+        *nparts = parts;
         struct ss__lmpart p[SS__LM_PARTS] = {{0}};
         pthread_t th[SS__LM_PARTS];
         bool started[SS__LM_PARTS] = {false};
@@ -313,12 +314,12 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
                 int rc = SS_ENOGPU;
                 if (s->b && s->g == g && s->batch > 1) {
                         uint64_t t0 = ss_now_ns();
-                        rc = ss__landmarks_on(s, nodes, k, from, to, bad_node, err);
+                        unsigned parts;
+                        rc = ss__landmarks_on(s, nodes, k, from, to, bad_node, &parts, err);
                         if (rc == SS_OK)
                                 ss_log_info("graph",
-                                            "landmark tables from GPU %d in %.0f ms (%u streams)",
-                                            s->id, (double)(ss_now_ns() - t0) / 1e6,
-                                            s->lanes < k ? s->lanes : k);
+                                            "landmark tables from GPU %d in %.0f ms (%u parts)",
+                                            s->id, (double)(ss_now_ns() - t0) / 1e6, parts);
                         else if (rc != SS_EINVAL)
                                 ss_log_warn("graph",
                                             "landmarks on GPU %d failed, the CPU builds "

@@ -519,6 +519,26 @@ START_TEST(gpu_takes_queued_routes_as_batches)
 }
 END_TEST
 
+/* A matrix job of nsrc sources and ntgt targets on engine e. */
+static void matrix_init(struct ss_job *m, struct ss_engine *e, uint32_t *src, size_t nsrc,
+                        uint32_t *tgt, size_t ntgt)
+{
+        job_init(m, e, SS_JOB_MATRIX, src, tgt, ntgt);
+        m->nsources = nsrc;
+}
+
+/* Every entry of a finished matrix on chain(): d(s, t) = t - s when t >= s. */
+static void check_chain_matrix(const struct ss_job *m, const uint32_t *src, size_t nsrc,
+                               const uint32_t *tgt, size_t ntgt)
+{
+        ck_assert_int_eq(m->status, SS_OK);
+        for (size_t i = 0; i < nsrc; i++)
+                for (size_t k = 0; k < ntgt; k++) {
+                        ss_dist want = tgt[k] >= src[i] ? tgt[k] - src[i] : SS_DIST_INF;
+                        ck_assert_uint_eq(m->dist[i * ntgt + k], want);
+                }
+}
+
 /* A matrix on the CPU is cut into rows for every CPU worker; the answer is
  * the same as one worker's, and a matrix whose deadline passes fails whole. */
 START_TEST(matrix_rows_spread_over_cpu_workers)
@@ -534,20 +554,13 @@ START_TEST(matrix_rows_spread_over_cpu_workers)
         for (int i = 0; i < S; i++)
                 src[i] = (uint32_t)(i * 12);
         struct ss_job m, late;
-        job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
-        m.nsources = S;
-        job_init(&late, e, SS_JOB_MATRIX, src, tgt, T);
-        late.nsources = S;
+        matrix_init(&m, e, src, S, tgt, T);
+        matrix_init(&late, e, src, S, tgt, T);
         late.deadline_ns = ss_now_ns() - 1; /* already past */
         ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
         ck_assert_int_eq(ss_engine_submit(e, &late), SS_OK);
         wait_done(2);
-        ck_assert_int_eq(m.status, SS_OK);
-        for (int i = 0; i < S; i++)
-                for (int k = 0; k < T; k++) {
-                        ss_dist want = tgt[k] >= src[i] ? tgt[k] - src[i] : SS_DIST_INF;
-                        ck_assert_uint_eq(m.dist[i * T + k], want);
-                }
+        check_chain_matrix(&m, src, S, tgt, T);
         ck_assert_int_eq(late.status, SS_ETIMEDOUT);
         struct ss_engine_stats st;
         ss_engine_stats(e, &st);
@@ -576,17 +589,11 @@ START_TEST(matrix_rows_spread_over_gpu_streams)
                 fake.fail_call = failing; /* the first run fails, or none */
                 w.done = 0;
                 struct ss_job m;
-                job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
-                m.nsources = S;
+                matrix_init(&m, e, src, S, tgt, T);
                 m.engine = SS_ENGINE_GPU;
                 ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
                 wait_done(1);
-                ck_assert_int_eq(m.status, SS_OK);
-                for (int i = 0; i < S; i++)
-                        for (int k = 0; k < T; k++) {
-                                ss_dist want = tgt[k] >= src[i] ? tgt[k] - src[i] : SS_DIST_INF;
-                                ck_assert_uint_eq(m.dist[i * T + k], want);
-                        }
+                check_chain_matrix(&m, src, S, tgt, T);
                 ck_assert(m.fell_back == (failing != 0));
                 if (!failing) {
                         ck_assert_int_eq(atomic_load(&fake.calls), 3);
@@ -620,8 +627,7 @@ START_TEST(matrix_failed_piece_then_handback)
         fake.plan[2] = SS_EGPU;
         w.done = 0;
         struct ss_job m;
-        job_init(&m, e, SS_JOB_MATRIX, src, tgt, T);
-        m.nsources = S;
+        matrix_init(&m, e, src, S, tgt, T);
         m.engine = SS_ENGINE_GPU;
         ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
         for (int i = 0; i < 2000 && atomic_load(&fake.calls) < 3; i++)
