@@ -223,7 +223,7 @@ struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned
         cz->cch = c;
         pthread_mutex_init(&cz->lock, NULL);
         pthread_cond_init(&cz->cv, NULL);
-        cz->threads = ss__cch_threads(threads);
+        cz->threads = ss_team_threads(threads);
         /* Small graphs gain nothing from threads. */
         if (c->n < 4096)
                 cz->threads = 1;
@@ -387,7 +387,7 @@ struct run {
         void *wv;
         uint32_t *middle;
         bool wide;
-        struct ss__cch_barrier barrier;
+        struct ss_barrier barrier;
         atomic_int over;
 };
 
@@ -441,10 +441,10 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
 
         phase_fill(r, i, k, wide);
         if (k > 1)
-                ss__cch_barrier_wait(&r->barrier);
+                ss_barrier_wait(&r->barrier);
         phase_input(r, i, k, wide, &over);
         if (k > 1)
-                ss__cch_barrier_wait(&r->barrier);
+                ss_barrier_wait(&r->barrier);
         if (cz->threads == 1) {
                 for (uint32_t x = 0; x < c->n; x++)
                         relax_node(c, r->wv, r->middle, map, x, c->up_first[x], c->up_first[x + 1],
@@ -520,7 +520,7 @@ static int customize_as(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
         atomic_init(&r.over, 0);
         if (cz->threads > 1)
                 schedule(cz);
-        ss__cch_run(cz->threads, &r.barrier, wide ? worker64 : worker32, &r);
+        ss_team_run(cz->threads, &r.barrier, wide ? worker64 : worker32, &r);
         m->wide = wide;
         if (!wide && atomic_load(&r.over))
                 return 1; /* needs 64 bits */

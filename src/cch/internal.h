@@ -8,30 +8,7 @@
 #include "cch/cch.h"
 #include "core/error.h"
 #include "core/graph.h"
-
-/* ---- threads (parallel.c) ------------------------------------------------ */
-
-/* threads, or the online CPUs when threads is 0 (at least 1). */
-unsigned ss__cch_threads(unsigned threads);
-
-struct ss__cch_barrier;
-
-/* Runs fn(arg, i, k) for i in 0..k-1 on k threads, i = 0 on the calling
- * thread, where k is threads or fewer when the host refuses to start more
- * (the work is then split over the threads there are). When b is not NULL
- * it is initialised for k threads before any fn starts. */
-void ss__cch_run(unsigned threads, struct ss__cch_barrier *b,
-                 void (*fn)(void *arg, unsigned i, unsigned nthreads), void *arg);
-
-/* A spinning barrier for phases of a few microseconds (pthread barriers
- * sleep in the kernel); it yields after a while, for oversubscribed hosts. */
-struct ss__cch_barrier {
-        atomic_uint count, gen;
-        unsigned n;
-};
-
-void ss__cch_barrier_init(struct ss__cch_barrier *b, unsigned n);
-void ss__cch_barrier_wait(struct ss__cch_barrier *b);
+#include "core/team.h"
 
 /* ---- the undirected graph (ugraph.c) -------------------------------------- */
 

@@ -302,7 +302,7 @@ int ss__cch_order_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug,
         memset(&nd, 0, sizeof(nd));
         nd.g = g;
         nd.rank = rank;
-        nd.threads = ss__cch_threads(opt ? opt->threads : 0);
+        nd.threads = ss_team_threads(opt ? opt->threads : 0);
         if (g->x && g->y && !(opt && opt->bfs_keys)) {
                 nd.x = g->x;
                 nd.y = g->y;
@@ -336,7 +336,7 @@ int ss__cch_order_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug,
         pthread_cond_init(&nd.cv, NULL);
         atomic_init(&nd.ranked, 0);
         ss_log_progress_begin(&nd.progress, "graph", "CCH order of %u nodes", g->n);
-        ss__cch_run(nd.threads, NULL, nd_worker, &nd);
+        ss_team_run(nd.threads, NULL, nd_worker, &nd);
         ss_log_progress_end(&nd.progress);
         while (nd.stack) {
                 struct piece *q = nd.stack;

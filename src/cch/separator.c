@@ -618,7 +618,7 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
         atomic_init(&s.best, k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1);
         pthread_mutex_init(&s.lock, NULL);
         unsigned t = threads < s.ndirs ? threads : s.ndirs;
-        ss__cch_run(t ? t : 1, NULL, dir_worker, &s);
+        ss_team_run(t ? t : 1, NULL, dir_worker, &s);
         pthread_mutex_destroy(&s.lock);
         if (atomic_load(&s.failed)) {
                 sepws_trim(ws);

@@ -119,7 +119,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
 
         struct inputs in = {.c = c, .g = g};
         atomic_init(&in.bad, 0);
-        ss__cch_run(ss__cch_threads(threads), NULL, map_inputs, &in);
+        ss_team_run(ss_team_threads(threads), NULL, map_inputs, &in);
         unsigned u = atomic_load(&in.bad);
         if (u) {
                 free(height);

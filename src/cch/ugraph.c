@@ -99,7 +99,7 @@ int ss__cch_ugraph_build(const struct ss_graph *g, unsigned threads, struct ss__
                 }
 
         struct dedup d = {ug, len};
-        ss__cch_run(ss__cch_threads(threads), NULL, dedup_part, &d);
+        ss_team_run(ss_team_threads(threads), NULL, dedup_part, &d);
         /* Close the gaps the repeats left; every list moves towards the front. */
         uint32_t at = 0;
         for (uint32_t v = 0; v < n; v++) {

@@ -224,9 +224,11 @@ void ss__apsp_start(struct ss_engine *e, struct ss_graph *g)
 
 int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *err)
 {
+        const uint64_t t_astar = ss_now_ns();
         int rc = ss_astar_prepare(g, err);
         if (rc != SS_OK)
                 return rc;
+        ss_log_debug("graph", "coordinate bounds in %.0f ms", (ss_now_ns() - t_astar) / 1e6);
         if (e->cfg.cch != SS_ENGINE_CCH_OFF &&
             (ss_cch_of(g) || e->cfg.cch == SS_ENGINE_CCH_ON || g->n <= SS_ENGINE_CCH_AUTO_NODES)) {
                 struct ss_err cerr = {0};

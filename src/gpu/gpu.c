@@ -466,6 +466,53 @@ out:
         return rc;
 }
 
+static int ss__upload_reverse_host(struct ss_gpu *gpu, const struct ss_graph *g,
+                                   uint64_t sort_budget, struct ss_err *err)
+{
+        struct ss_graph *rev = ss_graph_reverse(g);
+        if (!rev)
+                return ss_err_set(err, SS_ENOMEM, "no host memory for the reverse graph");
+        int rc = ss__upload(rev, &gpu->d_rrow, &gpu->d_rarcs, &gpu->d_rsplit, sort_budget, err);
+        gpu->max_in_degree = 0;
+        for (uint32_t v = 0; v < rev->n; v++)
+                if (rev->row[v + 1] - rev->row[v] > gpu->max_in_degree)
+                        gpu->max_in_degree = (uint32_t)(rev->row[v + 1] - rev->row[v]);
+        ss_graph_unref(rev);
+        return rc;
+}
+
+/* The reverse graph, built on the device from the forward one; on the
+ * host and uploaded when the device has no room for the sort's buffers or
+ * SS_GPU_HOST_SORT is set. */
+static int ss__upload_reverse(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sort_budget,
+                              struct ss_err *err)
+{
+        const char *hs = getenv("SS_GPU_HOST_SORT");
+        if (hs && *hs && strcmp(hs, "0") != 0)
+                return ss__upload_reverse_host(gpu, g, sort_budget, err);
+        cudaError_t e;
+        if ((e = cudaMalloc((void **)&gpu->d_rrow, ((size_t)g->n + 1) * 4)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&gpu->d_rarcs, (g->m ? g->m : 1) * sizeof(uint2))) !=
+                cudaSuccess ||
+            (e = cudaMalloc((void **)&gpu->d_rsplit, (size_t)g->n * 4)) != cudaSuccess)
+                return ss__cuda_fail(err, "cudaMalloc (reverse graph)", e, __FILE__, __LINE__);
+        struct ss_err rerr = {0};
+        int rc = ss__reverse_arcs(g->n, g->m, gpu->d_row, gpu->d_arcs, gpu->d_rrow, gpu->d_rarcs,
+                                  &gpu->max_in_degree, sort_budget, &rerr);
+        if (rc != SS_ENOMEM) {
+                if (rc)
+                        *err = rerr;
+                return rc;
+        }
+        ss_log_info("gpu", "%s; reversing the graph on the host", rerr.msg);
+        cudaFree(gpu->d_rrow);
+        cudaFree(gpu->d_rarcs);
+        cudaFree(gpu->d_rsplit);
+        gpu->d_rrow = gpu->d_rsplit = NULL;
+        gpu->d_rarcs = NULL;
+        return ss__upload_reverse_host(gpu, g, sort_budget, err);
+}
+
 /* The batches' Δ (SS__BATCH_MEAN_FACTOR mean weights, or SS_GPU_BATCH_DELTA
  * of them) and its light/heavy split for the forward and reverse graphs. */
 static int ss__batch_delta(struct ss_gpu *gpu, const struct ss_graph *g, struct ss_err *err)
@@ -673,6 +720,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 ss_gpu_close(gpu);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
         }
+        uint64_t t_mark = ss_now_ns(), t_up = 0, t_rev = 0, t_ws = 0;
         if ((rc = ss__upload(g, &gpu->d_row, &gpu->d_arcs, &gpu->d_split, limit - graph_bytes,
                              err))) {
                 ss_gpu_close(gpu);
@@ -685,22 +733,13 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->g.split = gpu->d_split;
         gpu->max_w = g->max_w;
         uint64_t used = graph_bytes;
+        t_up = ss_now_ns() - t_mark;
+        t_mark = ss_now_ns();
         /* The reverse graph, when it fits beside the single-search
          * workspaces: batched routes walk their paths back over it, and
          * landmarks search it for distances towards a node. */
         if (want_rev) {
-                struct ss_graph *rev = ss_graph_reverse(g);
-                if (!rev) {
-                        ss_gpu_close(gpu);
-                        return ss_err_set(err, SS_ENOMEM, "no host memory for the reverse graph");
-                }
-                rc = ss__upload(rev, &gpu->d_rrow, &gpu->d_rarcs, &gpu->d_rsplit,
-                                limit - used - graph_bytes, err);
-                for (uint32_t v = 0; v < rev->n; v++)
-                        if (rev->row[v + 1] - rev->row[v] > gpu->max_in_degree)
-                                gpu->max_in_degree = (uint32_t)(rev->row[v + 1] - rev->row[v]);
-                ss_graph_unref(rev);
-                if (rc) {
+                if ((rc = ss__upload_reverse(gpu, g, limit - used - graph_bytes, err))) {
                         ss_gpu_close(gpu);
                         return rc;
                 }
@@ -716,6 +755,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                             "return no paths and landmarks are built on the CPU",
                             limit / SS__MIB);
         }
+        t_rev = ss_now_ns() - t_mark;
+        t_mark = ss_now_ns();
         for (unsigned i = 0; i < streams; i++) {
                 rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, local_max, err);
                 gpu->ws[i].dflags = dflags;
@@ -726,6 +767,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 }
         }
         used += streams * ws_bytes;
+        t_ws = ss_now_ns() - t_mark;
+        t_mark = ss_now_ns();
         /* Batch workspaces: as many sources per batch as the memory left
          * allows (up to the configured number), the same on every batch
          * stream, each batch kernel with its share of the resident blocks. */
@@ -778,6 +821,11 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         }
         gpu->graph_bytes = gpu->has_rev ? 2 * graph_bytes : graph_bytes;
         gpu->mem_used = used;
+        ss_log_debug("gpu",
+                     "open: graph %.0f ms, reverse %.0f ms, %u stream workspaces %.0f ms, "
+                     "batches of %u and their split %.0f ms",
+                     t_up / 1e6, t_rev / 1e6, streams, t_ws / 1e6, kcap,
+                     (ss_now_ns() - t_mark) / 1e6);
         *out = gpu;
         return SS_OK;
 }

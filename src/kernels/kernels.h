@@ -279,6 +279,13 @@ int ss__launch_reweight(const uint32_t *row, uint2 *arcs, const uint32_t *seg,
 int ss__sort_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint32_t *h_col,
                   const uint32_t *h_w, uint2 *d_arcs, uint64_t budget, struct ss_err *err);
 
+/* Fills d_rrow (n + 1 entries) and d_rarcs (m) with the reverse of the graph
+ * d_row/d_arcs on the device: (tail, weight) pairs ordered as ss__sort_arcs
+ * orders them, and *max_in_degree. Synchronous. Returns as ss__sort_arcs. */
+int ss__reverse_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint2 *d_arcs,
+                     uint32_t *d_rrow, uint2 *d_rarcs, uint32_t *max_in_degree, uint64_t budget,
+                     struct ss_err *err);
+
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
 int ss__bf_blocks_per_sm(int *out, struct ss_err *err);

@@ -1,13 +1,13 @@
-/* Threads for the preprocessing and the customization: a fork-join helper
- * and a spinning barrier. */
-#include "cch/internal.h"
+/* A fork-join helper and a spinning barrier, for the CCH's preprocessing
+ * and customization and the passes over every arc at load. */
+#include "core/team.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-unsigned ss__cch_threads(unsigned threads)
+unsigned ss_team_threads(unsigned threads)
 {
         if (threads)
                 return threads;
@@ -47,7 +47,7 @@ static void *member_main(void *p)
         return NULL;
 }
 
-void ss__cch_run(unsigned threads, struct ss__cch_barrier *b,
+void ss_team_run(unsigned threads, struct ss_barrier *b,
                  void (*fn)(void *arg, unsigned i, unsigned nthreads), void *arg)
 {
         struct team team = {.fn = fn, .arg = arg};
@@ -67,7 +67,7 @@ void ss__cch_run(unsigned threads, struct ss__cch_barrier *b,
         /* The work is split over the threads that exist, so a host that
          * refuses threads gets slower, not wrong. */
         if (b)
-                ss__cch_barrier_init(b, started);
+                ss_barrier_init(b, started);
         atomic_store_explicit(&team.nthreads, started, memory_order_release);
         fn(arg, 0, started);
         for (unsigned i = 1; i < started; i++)
@@ -76,14 +76,14 @@ void ss__cch_run(unsigned threads, struct ss__cch_barrier *b,
         free(tid);
 }
 
-void ss__cch_barrier_init(struct ss__cch_barrier *b, unsigned n)
+void ss_barrier_init(struct ss_barrier *b, unsigned n)
 {
         atomic_init(&b->count, 0);
         atomic_init(&b->gen, 0);
         b->n = n;
 }
 
-void ss__cch_barrier_wait(struct ss__cch_barrier *b)
+void ss_barrier_wait(struct ss_barrier *b)
 {
         unsigned gen = atomic_load_explicit(&b->gen, memory_order_acquire);
         if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) + 1 == b->n) {
