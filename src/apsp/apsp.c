@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apsp/internal.h"
+#include "core/team.h"
 #include "ss_config.h"
 
 #if SS_HAVE_CUDA
@@ -177,16 +178,40 @@ static unsigned ss__threads(const struct ss_apsp_options *o)
 /* Every finite shortest-path distance is at most the sum over the nodes of
  * their heaviest out-arc (self-loops aside): a shortest path can be chosen
  * simple, so it leaves each node at most once. */
-static uint64_t ss__bound(const struct ss_graph *g)
+#define SS__BOUND_THREADS 64
+
+struct ss__bound_pass {
+        const struct ss_graph *g;
+        uint64_t part[SS__BOUND_THREADS];
+};
+
+static void ss__bound_part(void *arg, unsigned i, unsigned k)
 {
-        uint64_t sum = 0;
-        for (uint32_t v = 0; v < g->n; v++) {
+        struct ss__bound_pass *b = arg;
+        const struct ss_graph *g = b->g;
+        uint64_t lo, hi, sum = 0;
+        ss_team_share(g->n, i, k, &lo, &hi);
+        for (uint32_t v = (uint32_t)lo; v < hi; v++) {
                 uint32_t mw = 0;
                 for (uint64_t e = g->row[v]; e < g->row[v + 1]; e++)
                         if (g->col[e] != v && g->w[e] > mw)
                                 mw = g->w[e];
                 sum += mw;
         }
+        b->part[i] = sum;
+}
+
+/* On every core for large graphs: the daemon plans at every load, and one
+ * thread took a quarter of a second on a continent to refuse it. */
+static uint64_t ss__bound(const struct ss_graph *g)
+{
+        struct ss__bound_pass b = {.g = g};
+        unsigned t = g->m >= ((uint64_t)1 << 20) ? ss_team_threads(0) : 1;
+        t = t > SS__BOUND_THREADS ? SS__BOUND_THREADS : t;
+        ss_team_run(t, NULL, ss__bound_part, &b); /* parts not run stay 0 */
+        uint64_t sum = 0;
+        for (unsigned i = 0; i < t; i++)
+                sum += b.part[i];
         return sum;
 }
 

@@ -223,87 +223,6 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
         return held;
 }
 
-/* Streams that share the landmark searches, at most. */
-#define SS__LM_PARTS 16
-
-/* One stream's share of the landmarks: columns [col, col + k). */
-struct ss__lmpart {
-        struct ss_backend *b;
-        unsigned lane;
-        const uint32_t *nodes;
-        unsigned k, col, cols;
-        uint32_t *from, *to;
-        uint32_t bad;
-        int rc;
-        struct ss_err err;
-};
-
-static void *ss__lmpart_run(void *arg)
-{
-        struct ss__lmpart *p = arg;
-        p->rc = ss_backend_landmarks(p->b, p->lane, p->nodes, p->k, p->col, p->cols, p->from, p->to,
-                                     &p->bad, &p->err);
-        return NULL;
-}
-
-/* The landmark tables from the GPU streams of slot s, each stream searching
- * its share of the landmarks at once: a batched search runs on its stream's
- * share of the device, so one batch of all of them would leave the rest of
- * the device idle. Every stream is idle: no job is bound to g before it is
- * swapped in. The first failure, in column order, is the answer. */
-static int ss__landmarks_on(struct ss__slot *s, const uint32_t *nodes, unsigned k, uint32_t *from,
-                            uint32_t *to, uint32_t *bad_node, unsigned *nparts, struct ss_err *err)
-{
-        unsigned parts = s->lanes < k ? s->lanes : k;
-        if (parts > SS__LM_PARTS)
-                parts = SS__LM_PARTS;
-        if (parts == 0)
-                parts = 1;
-        *nparts = parts;
-        struct ss__lmpart p[SS__LM_PARTS] = {{0}};
-        pthread_t th[SS__LM_PARTS];
-        bool started[SS__LM_PARTS] = {false};
-        for (unsigned i = 0, col = 0; i < parts; i++) {
-                const unsigned share = k / parts + (i < k % parts ? 1 : 0);
-                p[i] = (struct ss__lmpart){.b = s->b,
-                                           .lane = i,
-                                           .nodes = nodes + col,
-                                           .k = share,
-                                           .col = col,
-                                           .cols = k,
-                                           .from = from,
-                                           .to = to,
-                                           .rc = SS_OK};
-                col += share;
-                /* Part 0 runs on this thread; a part whose thread cannot
-                 * start runs here too, after the others. */
-                started[i] = i > 0 && pthread_create(&th[i], NULL, ss__lmpart_run, &p[i]) == 0;
-        }
-        ss__lmpart_run(&p[0]);
-        for (unsigned i = 1; i < parts; i++) {
-                if (started[i])
-                        pthread_join(th[i], NULL);
-                else
-                        ss__lmpart_run(&p[i]);
-        }
-        /* A stream without a batch workspace (gpu_batch_streams below the
-         * streams) cannot search landmarks: stream 0, which has one when
-         * the slot batches, takes its part. */
-        for (unsigned i = 1; i < parts; i++)
-                if (p[i].rc == SS_ENOGPU && p[0].rc == SS_OK) {
-                        p[i].lane = 0;
-                        ss__lmpart_run(&p[i]);
-                }
-        for (unsigned i = 0; i < parts; i++)
-                if (p[i].rc != SS_OK) {
-                        *err = p[i].err;
-                        if (p[i].rc == SS_EINVAL)
-                                *bad_node = p[i].bad;
-                        return p[i].rc;
-                }
-        return SS_OK;
-}
-
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
@@ -312,14 +231,14 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
                 struct ss__slot *s = &e->slots[i];
                 pthread_rwlock_rdlock(&s->lock);
                 int rc = SS_ENOGPU;
+                /* Every stream is idle: no job is bound to g before it is
+                 * swapped in. */
                 if (s->b && s->g == g && s->batch > 1) {
                         uint64_t t0 = ss_now_ns();
-                        unsigned parts;
-                        rc = ss__landmarks_on(s, nodes, k, from, to, bad_node, &parts, err);
+                        rc = ss_backend_landmarks(s->b, nodes, k, from, to, bad_node, err);
                         if (rc == SS_OK)
-                                ss_log_info("graph",
-                                            "landmark tables from GPU %d in %.0f ms (%u parts)",
-                                            s->id, (double)(ss_now_ns() - t0) / 1e6, parts);
+                                ss_log_info("graph", "landmark tables from GPU %d in %.0f ms",
+                                            s->id, (double)(ss_now_ns() - t0) / 1e6);
                         else if (rc != SS_EINVAL)
                                 ss_log_warn("graph",
                                             "landmarks on GPU %d failed, the CPU builds "

@@ -125,9 +125,6 @@ fail:
 /* One kernel run                                                      */
 /* ------------------------------------------------------------------ */
 
-/* Landmark runs that overflow report this in *bad (no node has this id). */
-#define SS__LM_OVERFLOW 0xfffffff0u
-
 struct ss__bjob {
         struct ss_gpu *gpu;
         struct ss__ws *sw; /* the stream's single-search workspace: stream, events, cancel */
@@ -135,9 +132,10 @@ struct ss__bjob {
         uint32_t *d_targets; /* the stream's target buffer, SS__TCHUNK entries */
         const struct ss_gpu_batch *q;
         struct ss_gpu_batch_result *r;
-        bool reverse;     /* search the reverse graph */
-        uint32_t *lm_out; /* landmarks: host table to transpose into, or NULL */
-        uint32_t *bad;    /* landmarks: 1 + a node too far or unreachable, else 0 */
+        bool reverse;        /* search the reverse graph */
+        struct ss__lmdst lm; /* landmarks: where the columns go (ss__batch_run) */
+        bool landmarks;
+        uint32_t *bad; /* landmarks: 1 + a node too far or unreachable, else 0 */
 };
 
 /* Copies the walked paths of slots [0, k) to the caller: lengths first,
@@ -287,16 +285,20 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
                         q->dist[at[s]] = b->hgather[s];
                 if (q->want_paths && (rc = ss__paths(j, k, at, err)))
                         return rc;
-        } else if (j->lm_out) {
+        } else if (j->landmarks) {
                 SS__CUDA(cudaMemsetAsync(b->dbad, 0, 4, w->stream));
-                /* The far piles are free after the search; the caller keeps
-                 * k * n words within them (ss_gpu_landmarks). */
-                if ((rc = ss__launch_batch_transpose(&b->w, w->stream, n, k, b->w.far[0], b->dbad,
-                                                     err)))
+                /* Into the device table at the batch's columns; or, without
+                 * one, into the far piles (free after the search; the caller
+                 * keeps k * n words within them), then to the host. */
+                uint32_t *out = j->lm.dev ? j->lm.dev : b->w.far[0];
+                if ((rc = ss__launch_batch_transpose(&b->w, w->stream, n, k, out,
+                                                     j->lm.dev ? j->lm.col : 0,
+                                                     j->lm.dev ? j->lm.cols : k, b->dbad, err)))
                         return rc;
                 uint32_t bad = 0;
-                SS__CUDA(cudaMemcpyAsync(j->lm_out, b->w.far[0], (size_t)k * n * 4,
-                                         cudaMemcpyDeviceToHost, w->stream));
+                if (!j->lm.dev)
+                        SS__CUDA(cudaMemcpyAsync(j->lm.host, b->w.far[0], (size_t)k * n * 4,
+                                                 cudaMemcpyDeviceToHost, w->stream));
                 SS__CUDA(cudaMemcpyAsync(&bad, b->dbad, 4, cudaMemcpyDeviceToHost, w->stream));
                 SS__CUDA(cudaStreamSynchronize(w->stream));
                 *j->bad = bad;
@@ -380,7 +382,7 @@ static int ss__run_split(struct ss__bjob *j, const unsigned *at, unsigned k, str
                 return ss_err_set(err, SS_EINTERNAL,
                                   "a batch of one source overflowed queues of %" PRIu64 " entries",
                                   j->b->w.qcap);
-        if (j->lm_out) { /* its table is laid out for all k at once: the caller retries */
+        if (j->landmarks) { /* its table is laid out for all k at once: the caller retries */
                 *j->bad = SS__LM_OVERFLOW;
                 return ss_err_set(err, SS_ENOGPU, "landmark searches overflowed the batch queues");
         }
@@ -401,9 +403,9 @@ static int ss__check_ids(const struct ss_gpu *gpu, const uint32_t *ids, size_t k
         return SS_OK;
 }
 
-static int ss__batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
-                     struct ss_gpu_batch_result *r, bool reverse, uint32_t *lm_out, uint32_t *bad,
-                     struct ss_err *err)
+int ss__batch_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
+                  struct ss_gpu_batch_result *r, bool reverse, const struct ss__lmdst *lm,
+                  uint32_t *bad, struct ss_err *err)
 {
         struct ss__bhost *b = stream < gpu->nstreams ? gpu->bws[stream] : NULL;
         if (!b)
@@ -444,7 +446,7 @@ static int ss__batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_ba
                              .q = q,
                              .r = r,
                              .reverse = reverse,
-                             .lm_out = lm_out,
+                             .landmarks = lm != NULL,
                              .bad = bad};
         *j.sw->hcancel = 0;
         const uint64_t t0 = ss_now_ns();
@@ -452,8 +454,13 @@ static int ss__batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_ba
                 const unsigned k = q->k - off < b->w.kcap ? q->k - off : b->w.kcap;
                 for (unsigned s = 0; s < k; s++)
                         at[s] = off + s;
-                if (lm_out)
-                        j.lm_out = lm_out + (size_t)off * gpu->g.n;
+                if (lm) { /* this piece's columns */
+                        j.lm = *lm;
+                        if (lm->dev)
+                                j.lm.col = lm->col + off;
+                        else
+                                j.lm.host = lm->host + (size_t)off * gpu->g.n;
+                }
                 rc = ss__run_split(&j, at, k, err);
         }
         free(at);
@@ -472,7 +479,7 @@ int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_ba
         r->path = path;
         r->path_len = path_len;
         r->path_needs_cpu = needs;
-        return ss__batch(gpu, stream, q, r, false, NULL, NULL, err);
+        return ss__batch_run(gpu, stream, q, r, false, NULL, NULL, err);
 }
 
 unsigned ss_gpu_batch_max(const struct ss_gpu *gpu)
@@ -488,76 +495,4 @@ bool ss_gpu_stream_batches(const struct ss_gpu *gpu, unsigned stream)
 bool ss_gpu_has_reverse(const struct ss_gpu *gpu)
 {
         return gpu->has_rev;
-}
-
-/* ------------------------------------------------------------------ */
-/* Landmarks                                                           */
-/* ------------------------------------------------------------------ */
-
-/* Table t (k x n words, landmark-major as the kernel writes it: t[v * k + i]
- * within each turn of kk landmarks) into out[v * k + i] for all k. */
-static void ss__merge(const uint32_t *t, unsigned off, unsigned kk, unsigned k, uint32_t n,
-                      uint32_t *out)
-{
-        for (uint32_t v = 0; v < n; v++)
-                memcpy(out + (size_t)v * k + off, t + (size_t)v * kk, (size_t)kk * 4);
-}
-
-int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes, unsigned k,
-                     unsigned col, unsigned cols, uint32_t *from, uint32_t *to, uint32_t *bad_node,
-                     struct ss_err *err)
-{
-        /* Not SS_EINVAL: that one names an unreachable node in *bad_node. */
-        if (col > cols || k > cols - col)
-                return ss_err_set(err, SS_EINTERNAL, "landmark columns %u..%u past a table of %u",
-                                  col, col + k, cols);
-        if (k == 0)
-                return SS_OK;
-        struct ss__bhost *b = stream < gpu->nstreams ? gpu->bws[stream] : NULL;
-        if (!b || !gpu->has_rev)
-                return ss_err_set(err, SS_ENOGPU,
-                                  "landmarks on the GPU need a batch workspace and the reverse "
-                                  "graph");
-        const uint32_t n = gpu->g.n;
-        /* The transposed table of a turn lives in the far piles (2 fcap
-         * words) until it is copied out. */
-        unsigned turn = (unsigned)(2 * b->w.fcap / n);
-        if (turn > b->w.kcap)
-                turn = b->w.kcap;
-        if (turn > k) /* host memory for this call's landmarks only */
-                turn = k;
-        if (turn == 0)
-                return ss_err_set(err, SS_ENOGPU, "no room to transpose landmark tables");
-        uint32_t *tmp = malloc((size_t)turn * n * 4);
-        if (!tmp)
-                return ss_err_set(err, SS_ENOMEM, "no memory for landmark tables");
-        int rc = SS_OK;
-        for (int dir = 0; dir < 2 && rc == SS_OK; dir++) {
-                unsigned step = turn;
-                for (unsigned off = 0; off < k && rc == SS_OK;) {
-                        const unsigned kk = k - off < step ? k - off : step;
-                        ss_dist dummy = 0;
-                        struct ss_gpu_batch q = {.kind = SS_GPU_BATCH_ALL,
-                                                 .sources = nodes + off,
-                                                 .k = kk,
-                                                 .dist = &dummy};
-                        struct ss_gpu_batch_result r = {0};
-                        uint32_t bad = 0;
-                        rc = ss__batch(gpu, stream, &q, &r, dir == 1, tmp, &bad, err);
-                        if (rc == SS_ENOGPU && bad == SS__LM_OVERFLOW && kk > 1) {
-                                /* Fewer landmarks per search fit the queues. */
-                                step = kk / 2;
-                                rc = SS_OK;
-                                continue;
-                        }
-                        if (rc == SS_EINVAL && bad)
-                                *bad_node = bad - 1;
-                        if (rc != SS_OK)
-                                break;
-                        ss__merge(tmp, col + off, kk, cols, n, dir == 0 ? from : to);
-                        off += kk;
-                }
-        }
-        free(tmp);
-        return rc;
 }

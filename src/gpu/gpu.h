@@ -280,16 +280,15 @@ bool ss_gpu_has_reverse(const struct ss_gpu *gpu);
 int ss_gpu_run_batch(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
                      struct ss_gpu_batch_result *r, struct ss_err *err);
 
-/* Landmark tables for A* (cpu/astar.h layout: from[v * cols + c] =
- * d(L_c, v), to[v * cols + c] = d(v, L_c)) from batched searches on the
- * forward and the reverse graph, for the k landmarks nodes[0..k), which are
- * columns col..col + k of tables cols wide: streams can fill the columns of
- * one table side by side. Returns SS_OK, SS_EINVAL with *bad_node set when
- * some node is unreachable or 2^32 away from a landmark (the CPU builder's
- * rule), or the errors of ss_gpu_run_batch(). */
-int ss_gpu_landmarks(struct ss_gpu *gpu, unsigned stream, const uint32_t *nodes, unsigned k,
-                     unsigned col, unsigned cols, uint32_t *from, uint32_t *to, uint32_t *bad_node,
-                     struct ss_err *err);
+/* Landmark tables for A* (cpu/astar.h layout: from[v * k + c] = d(L_c, v),
+ * to[v * k + c] = d(v, L_c)) for the k landmarks nodes[0..k), from batched
+ * searches on the forward and the reverse graph spread over every batch
+ * stream (landmarks.c); every stream must be idle. Returns SS_OK, SS_EINVAL
+ * with *bad_node set when some node is unreachable or 2^32 away from a
+ * landmark (the CPU builder's rule), SS_ENOGPU without batch workspaces or
+ * the reverse graph, or the errors of ss_gpu_run_batch(). */
+int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint32_t *from,
+                     uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
 /* One-shot helper for tools (the CLI): opens g with cfg (or the defaults when
  * cfg is NULL) on one stream, answers q, closes. Same returns as

@@ -94,6 +94,25 @@ struct ss_gpu {
         struct ss__famhost fam;
 };
 
+/* Where a landmark batch's columns go: a device table `cols` wide, starting
+ * at column col; or, when dev is NULL, host memory of k * n words in the
+ * kernel's order (landmarks.c merges it). */
+struct ss__lmdst {
+        uint32_t *dev;
+        unsigned col, cols;
+        uint32_t *host;
+};
+
+/* Landmark runs that overflow report this in *bad (no node has this id). */
+#define SS__LM_OVERFLOW 0xfffffff0u
+
+/* ss_gpu_run_batch() on the forward or the reverse graph; with lm, the
+ * one-to-all distances go to landmark tables (32 bits, and *bad as
+ * ss__launch_batch_transpose()) instead of q->dist. */
+int ss__batch_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch *q,
+                  struct ss_gpu_batch_result *r, bool reverse, const struct ss__lmdst *lm,
+                  uint32_t *bad, struct ss_err *err);
+
 /* Waits for ev on w's stream while polling cancel (raising the device's
  * cancel flag when it fires). Returns SS_OK or SS_EGPU. */
 int ss__wait(struct ss__ws *w, cudaEvent_t ev, const struct ss_cancel *cancel, struct ss_err *err);

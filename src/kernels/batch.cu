@@ -591,18 +591,20 @@ __global__ void ss__batch_gather_kernel(const unsigned long long *dist, uint32_t
 }
 
 __global__ void ss__batch_transpose_kernel(const unsigned long long *dist, uint32_t n, unsigned k,
-                                           uint32_t *out, uint32_t *bad)
+                                           uint32_t *out, unsigned col, unsigned cols,
+                                           uint32_t *bad)
 {
         const uint64_t work = (uint64_t)k * n;
         for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
              i += (uint64_t)gridDim.x * blockDim.x) {
                 const uint64_t v = i / k, s = i - v * k;
                 const unsigned long long d = dist[s * n + v];
+                uint32_t *o = out + v * cols + col + s;
                 if (d >= 0xffffffffull) {
                         *bad = (uint32_t)v + 1;
-                        out[i] = 0xffffffffu;
+                        *o = 0xffffffffu;
                 } else {
-                        out[i] = (uint32_t)d;
+                        *o = (uint32_t)d;
                 }
         }
 }
@@ -646,11 +648,11 @@ extern "C" int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, 
 }
 
 extern "C" int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t n,
-                                          unsigned k, uint32_t *out, uint32_t *bad,
-                                          struct ss_err *err)
+                                          unsigned k, uint32_t *out, unsigned col, unsigned cols,
+                                          uint32_t *bad, struct ss_err *err)
 {
-        ss__batch_transpose_kernel<<<ss__grid((uint64_t)k * n, 256), 256, 0, stream>>>(ws->dist, n,
-                                                                                       k, out, bad);
+        ss__batch_transpose_kernel<<<ss__grid((uint64_t)k * n, 256), 256, 0, stream>>>(
+            ws->dist, n, k, out, col, cols, bad);
         SS__LAUNCHED("ss__batch_transpose_kernel");
         return SS_OK;
 }

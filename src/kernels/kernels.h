@@ -187,10 +187,12 @@ int ss__launch_batch_compact(struct ss__bws *ws, cudaStream_t stream, unsigned k
 int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
                             int kind, const uint32_t *targets, uint32_t nt, unsigned long long *out,
                             struct ss_err *err);
-/* Landmark tables: out[v * k + s] = dist(s, v) as 32 bits; *bad (device)
- * gets 1 + v of some v with a distance of 2^32 or more, or unreachable. */
+/* Landmark tables: out[v * cols + col + s] = dist(s, v) as 32 bits for the
+ * k sources s; *bad (device) gets 1 + v of some v with a distance of 2^32 or
+ * more, or unreachable. */
 int ss__launch_batch_transpose(struct ss__bws *ws, cudaStream_t stream, uint32_t n, unsigned k,
-                               uint32_t *out, uint32_t *bad, struct ss_err *err);
+                               uint32_t *out, unsigned col, unsigned cols, uint32_t *bad,
+                               struct ss_err *err);
 
 /* The layouts of the other rows of the family (bf-ell, bf-edgelist,
  * gpu-dijkstra), on the device, read-only. Each is built from the host graph

@@ -210,12 +210,11 @@ static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
         ss_gpu_describe(x->gpu, buf, len);
 }
 
-static int ss__gpu_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
-                             unsigned col, unsigned cols, uint32_t *from, uint32_t *to,
-                             uint32_t *bad_node, struct ss_err *err)
+static int ss__gpu_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k,
+                             uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
         struct ss__gpu *x = b->impl;
-        return ss_gpu_landmarks(x->gpu, lane, nodes, k, col, cols, from, to, bad_node, err);
+        return ss_gpu_landmarks(x->gpu, nodes, k, from, to, bad_node, err);
 }
 
 void ss_solve_init(void)

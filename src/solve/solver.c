@@ -257,16 +257,13 @@ void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len)
                          b->lanes == 1 ? "" : "s");
 }
 
-int ss_backend_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
-                         unsigned col, unsigned cols, uint32_t *from, uint32_t *to,
-                         uint32_t *bad_node, struct ss_err *err)
+int ss_backend_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k, uint32_t *from,
+                         uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
         if (!b->ops->landmarks)
                 return ss_err_set(err, SS_ENOGPU, "the %s cannot build landmark tables",
                                   ss_device_name(b->device));
-        if (lane >= b->lanes)
-                return ss_err_set(err, SS_EINVAL, "lane %u does not exist", lane);
-        return b->ops->landmarks(b, lane, nodes, k, col, cols, from, to, bad_node, err);
+        return b->ops->landmarks(b, nodes, k, from, to, bad_node, err);
 }
 
 #if !SS_HAVE_CUDA

@@ -179,13 +179,12 @@ unsigned ss_backend_faults(const struct ss_backend *b);
 uint64_t ss_backend_device_bytes(const struct ss_backend *b);
 /* One line: "NVIDIA H100 (device 0), 4 streams, batches of 256, 812 MiB, delta 3200". */
 void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len);
-/* Landmark tables (cpu/landmarks.h layout) for k nodes computed on lane
- * `lane`, for backends that can (a GPU with batches), as columns col..col+k
- * of tables cols wide (lanes can fill one table side by side); SS_ENOGPU
- * when b cannot, SS_EINVAL with *bad_node as ss_landmark_tables_fn. */
-int ss_backend_landmarks(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
-                         unsigned col, unsigned cols, uint32_t *from, uint32_t *to,
-                         uint32_t *bad_node, struct ss_err *err);
+/* Landmark tables (cpu/landmarks.h layout) for k nodes, computed on all of
+ * b's lanes (which must be idle), for backends that can (a GPU with
+ * batches); SS_ENOGPU when b cannot, SS_EINVAL with *bad_node as
+ * ss_landmark_tables_fn. */
+int ss_backend_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k, uint32_t *from,
+                         uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
 /* The GPU backend's device handle (struct ss_gpu *), for tools that need
  * more than tasks; NULL on the CPU. */
@@ -206,9 +205,8 @@ struct ss_backend_ops {
         unsigned (*faults)(const struct ss_backend *b);
         uint64_t (*device_bytes)(const struct ss_backend *b);
         void (*describe)(const struct ss_backend *b, char *buf, size_t len);
-        int (*landmarks)(struct ss_backend *b, unsigned lane, const uint32_t *nodes, unsigned k,
-                         unsigned col, unsigned cols, uint32_t *from, uint32_t *to,
-                         uint32_t *bad_node, struct ss_err *err);
+        int (*landmarks)(struct ss_backend *b, const uint32_t *nodes, unsigned k, uint32_t *from,
+                         uint32_t *to, uint32_t *bad_node, struct ss_err *err);
         /* ss_backend_rebind()'s work; b->g is still the old graph and is set
          * to g by the caller on SS_OK. */
         int (*rebind)(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,

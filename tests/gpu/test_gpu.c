@@ -1054,28 +1054,11 @@ START_TEST(test_batch_overflow_halves)
 }
 END_TEST
 
-/* Some columns of landmark tables, filled on one stream. */
-struct lmpart {
-        struct ss_gpu *gpu;
-        unsigned stream;
-        const uint32_t *nodes;
-        unsigned k, col;
-        uint32_t *from, *to;
-        int rc;
-};
-
-static void *lmpart_work(void *p)
-{
-        struct lmpart *x = p;
-        uint32_t bad = 0;
-        struct ss_err err;
-        x->rc = ss_gpu_landmarks(x->gpu, x->stream, x->nodes, x->k, x->col, 12, x->from, x->to,
-                                 &bad, &err);
-        return NULL;
-}
-
 /* Landmark tables from batched searches on the forward and the reverse
- * graph equal the CPU builder's, landmark by landmark. */
+ * graph equal the CPU builder's, landmark by landmark: on 1 to 4 streams
+ * (units of one direction and a range of columns each, several per stream
+ * when there are more units than streams), through the device tables and
+ * through the host merge, with batches smaller than the landmarks (turns). */
 START_TEST(test_batch_landmarks)
 {
         announce("test_batch_landmarks");
@@ -1083,56 +1066,53 @@ START_TEST(test_batch_landmarks)
         struct ss_err err;
         ck_assert_msg(ss_landmarks_build(g, 12, 2, &err) == SS_OK, "%s", err.msg);
         const struct ss_landmarks *lm = ss_astar_of(g)->lm;
-        uint32_t *from = malloc((size_t)g->n * 12 * 4), *to = malloc((size_t)g->n * 12 * 4);
+        const size_t words = (size_t)g->n * 12;
+        uint32_t *from = malloc(words * 4), *to = malloc(words * 4);
         uint32_t bad = 0;
         struct ss_gpu *gpu;
-        /* The reverse graph built on the device, then reversed on the host
-         * and uploaded (SS_GPU_HOST_SORT): the "to" tables search it. */
-        for (int host = 0; host < 2; host++) {
-                if (host)
+        for (int way = 0; way < 3; way++) {
+                /* 0: device tables; 1: host merge; 2: the reverse graph
+                 * built on the host (SS_GPU_HOST_SORT), whose searches fill
+                 * the "to" tables. */
+                if (way == 1)
+                        ck_assert_int_eq(setenv("SS_GPU_LANDMARK_HOST_MERGE", "1", 1), 0);
+                if (way == 2) {
+                        ck_assert_int_eq(unsetenv("SS_GPU_LANDMARK_HOST_MERGE"), 0);
                         ck_assert_int_eq(setenv("SS_GPU_HOST_SORT", "1", 1), 0);
-                gpu = open_batch(g, 1, 8); /* 12 landmarks: two turns */
-                memset(to, 0, (size_t)g->n * 12 * 4);
-                ck_assert_msg(ss_gpu_landmarks(gpu, 0, lm->node, 12, 0, 12, from, to, &bad, &err) ==
-                                  SS_OK,
-                              "%s", err.msg);
-                ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
-                ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
-                ss_gpu_close(gpu);
+                }
+                for (unsigned streams = 1; streams <= 4; streams++) {
+                        if (way == 2 && streams > 1)
+                                break;
+                        gpu = open_batch(g, streams, streams == 3 ? 5 : 8); /* 5 or 8 per turn */
+                        memset(from, 0xab, words * 4);
+                        memset(to, 0xab, words * 4);
+                        ck_assert_msg(ss_gpu_landmarks(gpu, lm->node, 12, from, to, &bad, &err) ==
+                                          SS_OK,
+                                      "way %d, %u streams: %s", way, streams, err.msg);
+                        ck_assert_msg(memcmp(from, lm->from, words * 4) == 0, "from: way %d, %u",
+                                      way, streams);
+                        ck_assert_msg(memcmp(to, lm->to, words * 4) == 0, "to: way %d, %u", way,
+                                      streams);
+                        ss_gpu_close(gpu);
+                }
         }
         ck_assert_int_eq(unsetenv("SS_GPU_HOST_SORT"), 0);
-
-        /* Two streams fill columns 0..5 and 5..12 of the same tables at
-         * once, as the engine does at load: the same tables. */
-        gpu = open_batch(g, 2, 8);
-        memset(from, 0, (size_t)g->n * 12 * 4);
-        memset(to, 0, (size_t)g->n * 12 * 4);
-        struct lmpart parts[2] = {{gpu, 0, lm->node, 5, 0, from, to, SS_OK},
-                                  {gpu, 1, lm->node + 5, 7, 5, from, to, SS_OK}};
-        pthread_t th[2];
-        for (int i = 0; i < 2; i++)
-                ck_assert_int_eq(pthread_create(&th[i], NULL, lmpart_work, &parts[i]), 0);
-        for (int i = 0; i < 2; i++) {
-                pthread_join(th[i], NULL);
-                ck_assert_int_eq(parts[i].rc, SS_OK);
-        }
-        ck_assert(memcmp(from, lm->from, (size_t)g->n * 12 * 4) == 0);
-        ck_assert(memcmp(to, lm->to, (size_t)g->n * 12 * 4) == 0);
-        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, lm->node, 5, 8, 12, from, to, &bad, &err),
-                         SS_EINTERNAL); /* columns 8..13 of 12 */
         free(from);
         free(to);
-
-        ss_gpu_close(gpu);
         ss_graph_unref(g);
-        /* A node no landmark reaches: refused with the node named. */
+
+        /* A node no landmark reaches: refused with the node named, on one
+         * stream and on two (the direction that fails on the second). */
         const uint32_t arcs[][3] = {{0, 1, 1}, {1, 0, 1}, {1, 2, 1}};
         struct ss_graph *c = build(3, arcs, 3);
-        gpu = open_batch(c, 1, 2);
-        uint32_t f3[6], t3[6], nodes[2] = {0, 1};
-        ck_assert_int_eq(ss_gpu_landmarks(gpu, 0, nodes, 2, 0, 2, f3, t3, &bad, &err), SS_EINVAL);
-        ck_assert_uint_eq(bad, 2);
-        ss_gpu_close(gpu);
+        for (unsigned streams = 1; streams <= 2; streams++) {
+                gpu = open_batch(c, streams, 2);
+                uint32_t f3[6], t3[6], nodes[2] = {0, 1};
+                bad = 0;
+                ck_assert_int_eq(ss_gpu_landmarks(gpu, nodes, 2, f3, t3, &bad, &err), SS_EINVAL);
+                ck_assert_uint_eq(bad, 2);
+                ss_gpu_close(gpu);
+        }
         ss_graph_unref(c);
 }
 END_TEST
