@@ -13,6 +13,8 @@
 
 #include "geo/geo.h"
 
+#include "core/team.h"
+
 #define LEAF 8u
 /* Chords are compared with this slack for the single-precision storage:
  * each stored component is within 2^-24 of the true one, so a chord is off
@@ -139,8 +141,92 @@ static void ss__select(struct ss__pt *p, uint32_t lo, uint32_t hi, uint32_t k, i
         }
 }
 
+/* The selection of the top levels, on several threads: rounds of a pivot
+ * (median of three), a count of the points below, at and above it over each
+ * member's share, and a stable partition of the range through tmp, narrowed
+ * to the side that holds k; small ranges end in ss__select. A quickselect
+ * on one thread over the whole range would keep the others waiting. */
+#define SS__PSELECT_MIN (1u << 16)
+/* With two or three threads the extra passes of the partition through tmp
+ * cost more than the threads save (measured on two cores). */
+#define SS__PSELECT_THREADS 4
+
+struct ss__psel {
+        struct ss__pt *p, *tmp;
+        uint32_t lo, hi;
+        float pivot;
+        int d;
+        unsigned used;       /* members of the round */
+        uint32_t cnt[64][3]; /* per member: below, at, above */
+        struct ss_barrier barrier;
+};
+
+static int ss__side(const struct ss__psel *ps, const struct ss__pt *q)
+{
+        const float v = q->v[ps->d];
+        return v < ps->pivot ? 0 : v == ps->pivot ? 1 : 2;
+}
+
+/* One round on member i of k: count, then scatter after the others have
+ * counted, then copy back after they have scattered. */
+static void ss__psel_round(void *arg, unsigned i, unsigned k)
+{
+        struct ss__psel *ps = arg;
+        uint64_t a, b;
+        ss_team_share(ps->hi - ps->lo, i, k, &a, &b);
+        const uint32_t from = ps->lo + (uint32_t)a, to = ps->lo + (uint32_t)b;
+        uint32_t c[3] = {0, 0, 0};
+        for (uint32_t x = from; x < to; x++)
+                c[ss__side(ps, &ps->p[x])]++;
+        memcpy(ps->cnt[i], c, sizeof(c));
+        if (i == 0)
+                ps->used = k;
+        ss_barrier_wait(&ps->barrier);
+        uint32_t at[3] = {0, 0, 0}, tot[3] = {0, 0, 0};
+        for (unsigned j = 0; j < k; j++)
+                for (int s = 0; s < 3; s++) {
+                        if (j < i)
+                                at[s] += ps->cnt[j][s];
+                        tot[s] += ps->cnt[j][s];
+                }
+        at[0] += ps->lo;
+        at[1] += ps->lo + tot[0];
+        at[2] += ps->lo + tot[0] + tot[1];
+        for (uint32_t x = from; x < to; x++)
+                ps->tmp[at[ss__side(ps, &ps->p[x])]++] = ps->p[x];
+        ss_barrier_wait(&ps->barrier);
+        memcpy(ps->p + from, ps->tmp + from, (size_t)(to - from) * sizeof(*ps->p));
+}
+
+static void ss__pselect(struct ss__pt *p, struct ss__pt *tmp, uint32_t lo, uint32_t hi, uint32_t k,
+                        int d, unsigned threads)
+{
+        struct ss__psel ps = {.p = p, .tmp = tmp, .d = d};
+        threads = threads > 64 ? 64 : threads;
+        while (hi - lo > SS__PSELECT_MIN) {
+                const float a = p[lo].v[d], b = p[lo + (hi - lo) / 2].v[d], c = p[hi - 1].v[d];
+                ps.pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+                ps.lo = lo;
+                ps.hi = hi;
+                ss_team_run(threads, &ps.barrier, ss__psel_round, &ps);
+                uint32_t below = 0, at = 0;
+                for (unsigned j = 0; j < ps.used; j++) {
+                        below += ps.cnt[j][0];
+                        at += ps.cnt[j][1];
+                }
+                if (k < lo + below)
+                        hi = lo + below;
+                else if (k < lo + below + at)
+                        return; /* k holds the pivot's value, as do its neighbours */
+                else
+                        lo = lo + below + at;
+        }
+        ss__select(p, lo, hi, k, d);
+}
+
 struct ss__build {
         struct ss_geo_index *ix;
+        struct ss__pt *tmp; /* n points of scratch for ss__pselect, or NULL */
         uint32_t lo, hi;
         unsigned threads;
 };
@@ -164,25 +250,75 @@ static void *ss__build(void *arg)
                         if (mx[d] - mn[d] > mx[axis] - mn[axis])
                                 axis = d;
                 const uint32_t mid = lo + (hi - lo) / 2;
-                ss__select(ix->pt, lo, hi, mid, axis);
+                if (threads >= SS__PSELECT_THREADS && b->tmp && hi - lo > SS__PSELECT_MIN)
+                        ss__pselect(ix->pt, b->tmp, lo, hi, mid, axis, threads);
+                else
+                        ss__select(ix->pt, lo, hi, mid, axis);
                 ix->axis[mid] = (uint8_t)axis;
                 /* The upper half on a thread of its own while threads last. */
                 if (threads > 1) {
-                        struct ss__build up = {ix, mid + 1, hi, threads / 2};
+                        struct ss__build up = {ix, b->tmp, mid + 1, hi, threads / 2};
                         pthread_t t;
                         if (pthread_create(&t, NULL, ss__build, &up) == 0) {
-                                struct ss__build down = {ix, lo, mid, threads - threads / 2};
+                                struct ss__build down = {ix, b->tmp, lo, mid,
+                                                         threads - threads / 2};
                                 ss__build(&down);
                                 pthread_join(t, NULL);
                                 return NULL;
                         }
                         threads = 1;
                 }
-                struct ss__build up = {ix, mid + 1, hi, 1};
+                struct ss__build up = {ix, NULL, mid + 1, hi, 1};
                 ss__build(&up);
                 hi = mid;
         }
         return NULL;
+}
+
+/* The points' unit vectors, in chunks of SS__CHUNK. */
+#define SS__CHUNK 65536u
+
+struct ss__prologue {
+        struct ss_geo_index *ix;
+        uint32_t chunks;
+        double (*sum)[3];           /* per chunk */
+        float lo[64][3], hi[64][3]; /* per member */
+};
+
+static void ss__sum_part(void *arg, unsigned i, unsigned k)
+{
+        struct ss__prologue *pr = arg;
+        const struct ss_geo_index *ix = pr->ix;
+        for (uint32_t c = i; c < pr->chunks; c += k) {
+                const uint32_t end =
+                    c * SS__CHUNK + SS__CHUNK < ix->n ? c * SS__CHUNK + SS__CHUNK : ix->n;
+                for (uint32_t p = c * SS__CHUNK; p < end; p++) {
+                        double v[3];
+                        ss__unit(ix->x[p] / 1e6, ix->y[p] / 1e6, v);
+                        for (int d = 0; d < 3; d++)
+                                pr->sum[c][d] += v[d];
+                }
+        }
+}
+
+static void ss__place_part(void *arg, unsigned i, unsigned k)
+{
+        struct ss__prologue *pr = arg;
+        struct ss_geo_index *ix = pr->ix;
+        uint64_t lo, hi;
+        ss_team_share(ix->n, i, k, &lo, &hi);
+        for (uint32_t p = (uint32_t)lo; p < hi; p++) {
+                double v[3], f[3];
+                ss__unit(ix->x[p] / 1e6, ix->y[p] / 1e6, v);
+                ss__in_frame(ix, v, f);
+                for (int d = 0; d < 3; d++) {
+                        const float c = (float)f[d];
+                        ix->pt[p].v[d] = c;
+                        pr->lo[i][d] = c < pr->lo[i][d] ? c : pr->lo[i][d];
+                        pr->hi[i][d] = c > pr->hi[i][d] ? c : pr->hi[i][d];
+                }
+                ix->pt[p].id = p;
+        }
 }
 
 int ss_geo_index_build(const int32_t *x, const int32_t *y, uint32_t n, unsigned threads,
@@ -205,33 +341,44 @@ int ss_geo_index_build(const int32_t *x, const int32_t *y, uint32_t n, unsigned 
         ix->n = n;
         ix->x = x;
         ix->y = y;
+        /* Two passes of trigonometry over every point, on every thread (a
+         * USA-size graph: over a second on one core). The mean direction is
+         * summed per fixed chunk and the chunks in order, so the frame does
+         * not depend on the number of threads. */
+        struct ss__prologue pr = {.ix = ix, .chunks = (n + SS__CHUNK - 1) / SS__CHUNK};
+        threads = threads ? (threads > 64 ? 64 : threads) : 1;
+        if (!(pr.sum = calloc(pr.chunks, sizeof(*pr.sum)))) {
+                ss_geo_index_free(ix);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the index of %u points", n);
+        }
+        ss_team_run(threads, NULL, ss__sum_part, &pr);
         double sum[3] = {0, 0, 0};
-        for (uint32_t i = 0; i < n; i++) {
-                double v[3];
-                ss__unit(x[i] / 1e6, y[i] / 1e6, v);
+        for (uint32_t c = 0; c < pr.chunks; c++)
                 for (int d = 0; d < 3; d++)
-                        sum[d] += v[d];
-        }
+                        sum[d] += pr.sum[c][d];
+        free(pr.sum);
         ss__frame(ix, sum);
-        for (uint32_t i = 0; i < n; i++) {
-                double v[3], f[3];
-                ss__unit(x[i] / 1e6, y[i] / 1e6, v);
-                ss__in_frame(ix, v, f);
-                for (int d = 0; d < 3; d++)
-                        ix->pt[i].v[d] = (float)f[d];
-                ix->pt[i].id = i;
-        }
+        for (unsigned t = 0; t < 64; t++)
+                for (int d = 0; d < 3; d++) {
+                        pr.lo[t][d] = 2;
+                        pr.hi[t][d] = -2;
+                }
+        ss_team_run(threads, NULL, ss__place_part, &pr);
         for (int d = 0; d < 3; d++) {
                 ix->lo[d] = 2;
                 ix->hi[d] = -2;
-        }
-        for (uint32_t i = 0; i < n; i++)
-                for (int d = 0; d < 3; d++) {
-                        ix->lo[d] = ix->pt[i].v[d] < ix->lo[d] ? ix->pt[i].v[d] : ix->lo[d];
-                        ix->hi[d] = ix->pt[i].v[d] > ix->hi[d] ? ix->pt[i].v[d] : ix->hi[d];
+                for (unsigned t = 0; t < 64; t++) {
+                        ix->lo[d] = pr.lo[t][d] < ix->lo[d] ? pr.lo[t][d] : ix->lo[d];
+                        ix->hi[d] = pr.hi[t][d] > ix->hi[d] ? pr.hi[t][d] : ix->hi[d];
                 }
-        struct ss__build b = {ix, 0, n, threads ? (threads > 64 ? 64 : threads) : 1};
+        }
+        /* Without scratch the top levels select on one thread: slower only. */
+        struct ss__pt *tmp = threads >= SS__PSELECT_THREADS && n > SS__PSELECT_MIN
+                                 ? malloc((size_t)n * sizeof(*tmp))
+                                 : NULL;
+        struct ss__build b = {ix, tmp, 0, n, threads};
         ss__build(&b);
+        free(tmp);
         *out = ix;
         return SS_OK;
 }

@@ -106,6 +106,10 @@ START_TEST(nearest_matches_scan)
         check_area(5000, 0, 89, 360, 2, 6, 1);          /* the north pole */
         check_area(5000, 180, -17, 2, 2, 7, 1);         /* the antimeridian (Fiji) */
         check_area(3000, 10, 50, 0.0001, 0.0001, 8, 1); /* metres apart, many ties */
+        /* Large enough for the top levels' selection on several threads
+         * (kdtree.c, ss__pselect), with spread points and with ties. */
+        check_area(70000, -96, 38, 60, 25, 9, 8);
+        check_area(70000, 10, 50, 0.0001, 0.0001, 10, 8);
 }
 END_TEST
 
