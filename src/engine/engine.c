@@ -229,6 +229,8 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
         if (rc != SS_OK)
                 return rc;
         ss_log_debug("graph", "coordinate bounds in %.0f ms", (ss_now_ns() - t_astar) / 1e6);
+        if ((rc = ss__pool_wait(e, err)) != SS_OK)
+                return rc;
         if (e->cfg.cch != SS_ENGINE_CCH_OFF &&
             (ss_cch_of(g) || e->cfg.cch == SS_ENGINE_CCH_ON || g->n <= SS_ENGINE_CCH_AUTO_NODES)) {
                 struct ss_err cerr = {0};
@@ -403,7 +405,10 @@ unsigned ss_engine_devices(struct ss_engine *e, struct ss_engine_device *out, un
         n++;
         struct ss_graph *cur = e->graph;
         pthread_mutex_unlock(&e->lock);
-        for (unsigned i = 0; i < e->nslots && n < cap; i++, n++) {
+        /* While the probe runs, no GPU is known yet. */
+        const unsigned nslots =
+            atomic_load_explicit(&e->slots_ready, memory_order_acquire) ? e->nslots : 0;
+        for (unsigned i = 0; i < nslots && n < cap; i++, n++) {
                 struct ss__slot *s = &e->slots[i];
                 struct ss_engine_device *d = &out[n];
                 pthread_rwlock_rdlock(&s->lock);

@@ -4,6 +4,8 @@
 #define SS_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include "engine/engine.h"
 
@@ -64,6 +66,15 @@ struct ss_engine {
         int gpu_ids[16];
         struct ss__slot *slots;
         unsigned nslots;
+        /* The device probe (pool.c) runs beside the first load: the CUDA
+         * driver takes most of a second to start. The slots exist once
+         * slots_ready is set; ss__pool_wait() joins the probe. */
+        pthread_t probe;
+        bool probing;
+        atomic_bool slots_ready;
+        int probe_ids[16];
+        unsigned probe_n;
+        char probe_why[SS_ERRMSG_MAX];
         struct ss_engine_stats st; /* counters, under lock */
 
         /* Live weights (weights.c): the customizer under update_lock, the
@@ -86,6 +97,10 @@ void ss__recount_ready(struct ss_engine *e);
 
 /* pool.c */
 int ss__pool_init(struct ss_engine *e, struct ss_err *err);
+/* Waits for the device probe that ss__pool_init() may have left running
+ * and makes the slots (pool_lock not held). Anything that uses the slots
+ * before a graph is loaded calls it first. */
+int ss__pool_wait(struct ss_engine *e, struct ss_err *err);
 void ss__pool_free(struct ss_engine *e);
 /* Replaces every slot's backend with one for g (lock not held). */
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g);

@@ -37,34 +37,77 @@ static void ss__slot_lock_init(pthread_rwlock_t *l)
         pthread_rwlockattr_destroy(&a);
 }
 
-int ss__pool_init(struct ss_engine *e, struct ss_err *err)
+/* The slots of devices ids[0..n), published under the engine's lock for
+ * the scheduler and with slots_ready for the readers that take no lock. */
+static int ss__pool_slots(struct ss_engine *e, const int *ids, unsigned n, struct ss_err *err)
 {
-        if (!e->cfg.gpu)
+        if (n == 0) {
+                atomic_store_explicit(&e->slots_ready, true, memory_order_release);
                 return SS_OK;
-        int ids[16];
-        unsigned n = e->cfg.ngpus;
-        if (n > 0) {
-                memcpy(ids, e->cfg.gpu_devices, n * sizeof(int));
-        } else if (!e->cfg.gpu_open) {
-                char why[SS_ERRMSG_MAX];
-                n = ss_solve_gpus(ids, 16, why, sizeof(why));
-                if (n == 0)
-                        ss_log_warn("gpu", "the CPU serves every query: %s", why);
-        } else {
-                ids[0] = 0;
-                n = 1;
         }
-        if (n == 0)
-                return SS_OK;
-        if (!(e->slots = calloc(n, sizeof(*e->slots))))
+        struct ss__slot *slots = calloc(n, sizeof(*slots));
+        if (!slots)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the device pool");
         for (unsigned i = 0; i < n; i++) {
-                e->slots[i].id = ids[i];
-                ss__slot_lock_init(&e->slots[i].lock);
-                snprintf(e->slots[i].why, sizeof(e->slots[i].why), "no graph loaded yet");
+                slots[i].id = ids[i];
+                ss__slot_lock_init(&slots[i].lock);
+                snprintf(slots[i].why, sizeof(slots[i].why), "no graph loaded yet");
         }
+        pthread_mutex_lock(&e->lock);
+        e->slots = slots;
         e->nslots = n;
+        pthread_mutex_unlock(&e->lock);
+        atomic_store_explicit(&e->slots_ready, true, memory_order_release);
         return SS_OK;
+}
+
+static void *ss__probe_main(void *arg)
+{
+        struct ss_engine *e = arg;
+        e->probe_n = ss_solve_gpus(e->probe_ids, 16, e->probe_why, sizeof(e->probe_why));
+        /* The contexts too: another 0.1-0.2 s that the first upload pays. */
+        for (unsigned i = 0; i < e->probe_n; i++)
+                ss_solve_gpu_warm(e->probe_ids[i]);
+        return NULL;
+}
+
+int ss__pool_init(struct ss_engine *e, struct ss_err *err)
+{
+        atomic_init(&e->slots_ready, false);
+        if (!e->cfg.gpu)
+                return ss__pool_slots(e, NULL, 0, err);
+        if (e->cfg.ngpus > 0)
+                return ss__pool_slots(e, e->cfg.gpu_devices, e->cfg.ngpus, err);
+        if (e->cfg.gpu_open) {
+                const int zero = 0;
+                return ss__pool_slots(e, &zero, 1, err);
+        }
+        /* Every usable device: found beside the first load (ss__pool_wait),
+         * or here when no thread can start. */
+        if (pthread_create(&e->probe, NULL, ss__probe_main, e) == 0)
+                e->probing = true;
+        else
+                ss__probe_main(e);
+        return e->probing ? SS_OK : ss__pool_wait(e, err);
+}
+
+int ss__pool_wait(struct ss_engine *e, struct ss_err *err)
+{
+        if (atomic_load_explicit(&e->slots_ready, memory_order_acquire))
+                return SS_OK;
+        int rc = SS_OK;
+        pthread_mutex_lock(&e->pool_lock);
+        if (!atomic_load_explicit(&e->slots_ready, memory_order_relaxed)) {
+                if (e->probing) {
+                        pthread_join(e->probe, NULL);
+                        e->probing = false;
+                }
+                if (e->probe_n == 0)
+                        ss_log_warn("gpu", "the CPU serves every query: %s", e->probe_why);
+                rc = ss__pool_slots(e, e->probe_ids, e->probe_n, err);
+        }
+        pthread_mutex_unlock(&e->pool_lock);
+        return rc;
 }
 
 static void ss__slot_close(struct ss_engine *e, struct ss__slot *s)
@@ -85,6 +128,10 @@ static void ss__slot_close(struct ss_engine *e, struct ss__slot *s)
 
 void ss__pool_free(struct ss_engine *e)
 {
+        if (e->probing) { /* never loaded: the probe's answer is not needed */
+                pthread_join(e->probe, NULL);
+                e->probing = false;
+        }
         for (unsigned i = 0; i < e->nslots; i++) {
                 ss__slot_close(e, &e->slots[i]);
                 pthread_rwlock_destroy(&e->slots[i].lock);

@@ -279,6 +279,13 @@ static uint64_t ss__choose_delta(const struct ss_graph *g, const struct ss_gpu_c
         return d ? d : 1;
 }
 
+void ss_gpu_warm(int id)
+{
+        if (cudaSetDevice(id) == cudaSuccess)
+                cudaFree(NULL);
+        cudaGetLastError(); /* a failure here is the first use's to report */
+}
+
 static int ss__cmp_arc(const void *a, const void *b)
 {
         const uint2 *x = a, *y = b;

@@ -65,6 +65,9 @@ struct ss_gpu_info {
  * the runtime, no device). out is filled as far as known in both cases. */
 int ss_gpu_probe(struct ss_gpu_info *out, struct ss_err *err);
 
+/* Creates device id's primary context (errors are left to its first use). */
+void ss_gpu_warm(int id);
+
 /* Sets process-wide CUDA defaults before the CUDA context exists: 32 hardware
  * queues for the streams (CUDA_DEVICE_MAX_CONNECTIONS, unless the operator
  * set it; child processes inherit it). It uses setenv, which races with

@@ -261,6 +261,11 @@ unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)
         return n;
 }
 
+void ss_solve_gpu_warm(int id)
+{
+        ss_gpu_warm(id);
+}
+
 void *ss_backend_gpu(struct ss_backend *b)
 {
         if (b->ops != &ss__gpu_backend)

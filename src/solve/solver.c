@@ -294,6 +294,11 @@ unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len)
         snprintf(why, len, "built without CUDA");
         return 0;
 }
+
+void ss_solve_gpu_warm(int id)
+{
+        (void)id;
+}
 #endif
 
 /* ------------------------------------------------------------------ */

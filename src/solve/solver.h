@@ -140,6 +140,10 @@ void ss_solve_host_free(void *p);
 /* The CUDA devices a GPU backend can use, into ids (at most cap); 0 with
  * the reason in why when there is none (or the build has no CUDA). */
 unsigned ss_solve_gpus(int *ids, unsigned cap, char *why, size_t len);
+/* Creates device id's CUDA context now, so that the first use of the device
+ * does not pay for it (a no-op without CUDA or when it fails: the use then
+ * reports the failure). */
+void ss_solve_gpu_warm(int id);
 
 int ss_backend_open(enum ss_device device, const struct ss_graph *g,
                     const struct ss_backend_config *cfg, struct ss_backend **out,
