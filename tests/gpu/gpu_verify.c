@@ -27,7 +27,9 @@
 #include <stdatomic.h>
 
 #include "cpu/dijkstra.h"
+#include "cch/cch.h"
 #include "gpu/gpu.h"
+#include "gpu/phast.h"
 #include "io/load.h"
 #include "solve/solver.h"
 
@@ -35,12 +37,14 @@ static void usage(FILE *f)
 {
         fprintf(f,
                 "usage: gpu-verify GRAPH [options]\n"
-                "  --co FILE            coordinates (unused by the check, accepted for symmetry)\n"
+                "  --co FILE            coordinates (the CCH of --cch orders by them)\n"
                 "  --sources K          random sources (default 8)\n"
                 "  --source ID          also this 1-based source (repeatable)\n"
                 "  --algorithms LIST    comma list of GPU rows of the solver table (default: all)\n"
                 "  --batch K            also run K sources per search (rows that batch)\n"
                 "  --batch-verify V     check V of the batch's sources on the CPU (default: all)\n"
+                "  --cch K              also build the CCH and sweep K trees at once on the GPU\n"
+                "                       (batched PHAST), V of them checked\n"
                 "  --delta RULE         tuned|median|mean|maxw-over-maxdeg|N|mN (N x the mean\n"
                 "                       weight; default tuned)\n"
                 "  --delta-sweep LIST   also time Delta-stepping at each Delta in LIST (numbers,\n"
@@ -328,6 +332,62 @@ static int check_batch(const struct ss_graph *g, struct ss_backend *b, const str
         return bad ? 1 : 0;
 }
 
+/* --cch K: the CCH built and customized on the host, then K trees per
+ * sweep on the device (gpu/phast.h); the median of three sweeps after one
+ * untimed, the first nverify trees checked against Dijkstra. */
+static int check_cch(struct ss_graph *g, unsigned k, unsigned nverify, const char *label)
+{
+        struct ss_err err = {0};
+        uint64_t t0 = ss_now_ns();
+        if (ss_cch_prepare(g, 0, &err) != SS_OK) {
+                printf("cch-batch: no CCH: %s\n", err.msg);
+                return 0;
+        }
+        const double build_s = (ss_now_ns() - t0) / 1e9;
+        struct ss_gpu_phast *p = NULL;
+        if (ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) != SS_OK) {
+                fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                return 1;
+        }
+        uint32_t *src = malloc(k * sizeof(uint32_t));
+        ss_dist *dist = ss_solve_host_alloc((size_t)k * g->n * sizeof(ss_dist));
+        if (!src || !dist) {
+                fprintf(stderr, "gpu-verify: out of memory for %u trees\n", k);
+                return 1;
+        }
+        for (unsigned i = 0; i < k; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        uint64_t wall[3], sweep[3], up[3];
+        struct ss_gpu_phast_stats st = {0};
+        for (int r = -1; r < 3; r++) {
+                if (ss_gpu_phast_trees(p, src, k, dist, &st, &err) != SS_OK) {
+                        fprintf(stderr, "gpu-verify: %s\n", err.msg);
+                        return 1;
+                }
+                if (r >= 0) {
+                        wall[r] = st.total_ns;
+                        sweep[r] = st.sweep_ns;
+                        up[r] = st.up_ns;
+                }
+        }
+        const unsigned nv = nverify && nverify < k ? nverify : k;
+        struct bcheck c = {.g = g, .src = src, .k = nv, .kind = 0, .got = dist};
+        const uint64_t bad = bcheck_run(&c);
+        const double ws = median_ms(wall, 3), ss = median_ms(sweep, 3), us = median_ms(up, 3);
+        printf("cch-batch: CCH built in %.2f s (%u edges, height %u); %u trees per sweep: %.3f ms "
+               "(sweep %.3f ms on the device, upward searches %.3f ms), %.4f ms per tree (sweep "
+               "%.4f); %u checked, %" PRIu64 " mismatches\n",
+               build_s, ss_cch_of(g)->arcs, ss_cch_of(g)->height, k, ws, ss, us, ws / k, ss / k, nv,
+               bad);
+        printf("CCHBATCH graph=%s n=%u k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
+               "sweep_ms=%.3f up_ms=%.3f per_tree_ms=%.4f per_tree_sweep_ms=%.4f levels=%u\n",
+               label, g->n, k, nv, bad, ws, ss, us, ws / k, ss / k, st.levels);
+        ss_solve_host_free(dist);
+        free(src);
+        ss_gpu_phast_close(p);
+        return bad ? 1 : 0;
+}
+
 struct algo_stats {
         uint64_t mismatches, p2p_mismatches, path_errors, cpu_paths, matrix_mismatches;
         uint64_t *kernel_ns, *total_ns, *p2p_ns;
@@ -339,7 +399,7 @@ int main(int argc, char **argv)
 {
         const char *graph_path = NULL, *co = NULL, *label = NULL, *sweep = NULL;
         const char *algos = NULL, *delta = "tuned", *bfv = "auto";
-        unsigned nrand = 8, repeat = 3, np2p = 32, blocks = 0, batch = 0, bverify = 0;
+        unsigned nrand = 8, repeat = 3, np2p = 32, blocks = 0, batch = 0, bverify = 0, cchk = 0;
         uint64_t memory_limit = 0;
         uint64_t extra[64];
         size_t nextra = 0;
@@ -377,6 +437,8 @@ int main(int argc, char **argv)
                         blocks = (unsigned)strtoul(v, NULL, 10);
                 else if (strcmp(a, "--batch") == 0)
                         batch = (unsigned)strtoul(v, NULL, 10);
+                else if (strcmp(a, "--cch") == 0)
+                        cchk = (unsigned)strtoul(v, NULL, 10);
                 else if (strcmp(a, "--batch-verify") == 0)
                         bverify = (unsigned)strtoul(v, NULL, 10);
                 else if (strcmp(a, "--repeat") == 0)
@@ -405,7 +467,6 @@ int main(int argc, char **argv)
                 label = strrchr(graph_path, '/');
                 label = label ? label + 1 : graph_path;
         }
-        (void)co;
 
         if (access(graph_path, R_OK) != 0) {
                 printf("SKIP: %s is not readable\n", graph_path);
@@ -414,7 +475,7 @@ int main(int argc, char **argv)
         struct ss_err err;
         ss_err_clear(&err);
         uint64_t t0 = ss_now_ns();
-        struct ss_graph *g = ss_graph_load(graph_path, NULL, NULL, &err);
+        struct ss_graph *g = ss_graph_load(graph_path, co, NULL, &err);
         if (!g) {
                 fprintf(stderr, "gpu-verify: %s\n", err.msg);
                 return 2;
@@ -749,6 +810,9 @@ int main(int argc, char **argv)
                 }
                 free(kn);
         }
+
+        if (cchk > 0 && check_cch(g, cchk, bverify, label) != 0)
+                fail = true;
 
         ss_backend_close(be);
         cudaFreeHost(all);

@@ -18,7 +18,9 @@
 #include "cpu/dijkstra.h"
 #include "cpu/landmarks.h"
 #include "gen/gen.h"
+#include "cch/cch.h"
 #include "gpu/gpu.h"
+#include "gpu/phast.h"
 #include "io/load.h"
 #include "../check_run.h"
 #include "../data.h"
@@ -1117,6 +1119,67 @@ START_TEST(test_batch_landmarks)
 }
 END_TEST
 
+/* Batched trees from the CCH on the device: every distance of every tree
+ * equal to Dijkstra's, for k = 1, 7 (a partial warp), 64 and 100 (past a
+ * gather chunk), on a random graph (zero weights, parallel arcs), a
+ * generated road graph (coordinates) and a graph some nodes cannot reach. */
+static void check_phast(struct ss_graph *g, unsigned kmax)
+{
+        struct ss_err err;
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        struct ss_gpu_phast *p = NULL;
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        ss_dist *dist = malloc((size_t)kmax * g->n * sizeof(ss_dist));
+        uint32_t *src = malloc(kmax * sizeof(uint32_t));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        const unsigned ks[] = {1, 7, 64, 100};
+        for (size_t t = 0; t < 4; t++) {
+                const unsigned k = ks[t] < kmax ? ks[t] : kmax;
+                for (unsigned i = 0; i < k; i++)
+                        src[i] = (uint32_t)(rnd() % g->n);
+                src[k - 1] = src[0]; /* the same source twice */
+                struct ss_gpu_phast_stats st;
+                ck_assert_msg(ss_gpu_phast_trees(p, src, k, dist, &st, &err) == SS_OK, "%s",
+                              err.msg);
+                for (unsigned i = 0; i < k; i++) {
+                        ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                        for (uint32_t v = 0; v < g->n; v++)
+                                ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
+                                              "k=%u tree %u (source %u) node %u: %llu, want %llu",
+                                              k, i, src[i], v,
+                                              (unsigned long long)dist[(size_t)i * g->n + v],
+                                              (unsigned long long)ss_dijkstra_dist(ws, v));
+                }
+        }
+        src[0] = g->n;
+        ck_assert_int_eq(ss_gpu_phast_trees(p, src, 1, dist, NULL, &err), SS_EINVAL);
+        ss_dijkstra_ws_free(ws);
+        free(src);
+        free(dist);
+        ss_gpu_phast_close(p);
+}
+
+START_TEST(test_phast_trees)
+{
+        announce("test_phast_trees");
+        struct ss_graph *g = random_graph(3000, 500, 0);
+        check_phast(g, 100);
+        ss_graph_unref(g);
+        struct ss_gen_road r = {.nodes = 20000, .seed = 5};
+        struct ss_err err;
+        g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        check_phast(g, 100);
+        ss_graph_unref(g);
+        /* Nodes 3 and 4 reach 0..2 but nothing reaches them. */
+        const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
+        g = build(5, arcs, 5);
+        check_phast(g, 5);
+        ss_graph_unref(g);
+}
+END_TEST
+
 struct bstream {
         const struct ss_graph *g;
         struct ss_gpu *gpu;
@@ -1218,6 +1281,7 @@ int main(void)
         tcase_add_test(tc, test_batches);
         tcase_add_test(tc, test_batch_overflow_halves);
         tcase_add_test(tc, test_batch_landmarks);
+        tcase_add_test(tc, test_phast_trees);
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);

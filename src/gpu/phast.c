@@ -1,0 +1,320 @@
+/* Batched one-to-all trees on the GPU from a customized CCH (phast.h).
+ *
+ * The CPU's CCH one-to-all (cch/query.c) is an upward search along the
+ * source's ancestors, then a sweep over every rank from the top that takes
+ * each rank's distance from its upward neighbours. The sweep does the same
+ * work for every source and reads the same edges: here it runs once for k
+ * sources, distances rank-major so that a warp reads one edge and the
+ * distances of 32 sources at its upper end. A rank's upward neighbours are
+ * its ancestors in the elimination tree, so the ranks of one depth are
+ * independent given the depths above: the schedule is the ranks grouped by
+ * depth, one launch per depth. The upward searches touch only the source's
+ * ancestors (at most the tree's height of them) and stay on the host.
+ */
+#include "gpu/phast.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cancel.h"
+#include "gpu/gpu_internal.h"
+
+/* Trees are gathered and copied out this many sources at a time. */
+#define SS__PH_CHUNK 32u
+
+struct ss_gpu_phast {
+        int device;
+        const struct ss_cch *c;
+        struct ss_cch_metric *m; /* a reference */
+        uint32_t n, arcs;
+        cudaStream_t stream;
+        cudaEvent_t ev0, ev1;
+        uint32_t *d_up_first, *d_up_head, *d_rank, *d_levels;
+        unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
+        uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
+        uint32_t nlevels;
+        ss_dist *hd;             /* host: the upward searches' distances, infinite between calls */
+        unsigned long long *d_d; /* k * n distances, grown as needed */
+        unsigned long long *d_out;
+        uint64_t cap_k; /* sources d_d holds */
+        uint32_t *d_seed_idx;
+        unsigned long long *d_seed_dist;
+        uint64_t seed_cap;
+};
+
+static inline ss_dist ss__ph_w(const struct ss_cch_metric *m, uint64_t i)
+{
+        if (m->wide)
+                return m->w64[i];
+        return m->w32[i] == UINT32_MAX ? SS_DIST_INF : m->w32[i];
+}
+
+void ss_gpu_phast_close(struct ss_gpu_phast *p)
+{
+        if (!p)
+                return;
+        cudaSetDevice(p->device);
+        cudaFree(p->d_up_first);
+        cudaFree(p->d_up_head);
+        cudaFree(p->d_rank);
+        cudaFree(p->d_levels);
+        cudaFree(p->d_w);
+        cudaFree(p->d_d);
+        cudaFree(p->d_out);
+        cudaFree(p->d_seed_idx);
+        cudaFree(p->d_seed_dist);
+        if (p->ev0)
+                cudaEventDestroy(p->ev0);
+        if (p->ev1)
+                cudaEventDestroy(p->ev1);
+        if (p->stream)
+                cudaStreamDestroy(p->stream);
+        if (p->m)
+                ss_cch_metric_unref(p->m);
+        free(p->level_first);
+        free(p->hd);
+        free(p);
+}
+
+/* The ranks grouped by depth in the elimination tree (roots first), each
+ * group ascending. */
+static int ss__ph_schedule(struct ss_gpu_phast *p, uint32_t **levels, struct ss_err *err)
+{
+        const struct ss_cch *c = p->c;
+        const uint32_t n = c->n;
+        uint32_t *depth = malloc((size_t)(n ? n : 1) * 4);
+        *levels = malloc((size_t)(n ? n : 1) * 4);
+        if (!depth || !*levels) {
+                free(depth);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
+        }
+        uint32_t height = 0;
+        /* A parent has a higher rank: from the top down, it is known first. */
+        for (uint32_t z = n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
+                height = depth[z] + 1 > height ? depth[z] + 1 : height;
+        }
+        p->nlevels = height;
+        if (!(p->level_first = calloc((size_t)height + 1, 4))) {
+                free(depth);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
+        }
+        for (uint32_t z = 0; z < n; z++)
+                p->level_first[depth[z] + 1]++;
+        for (uint32_t l = 0; l < height; l++)
+                p->level_first[l + 1] += p->level_first[l];
+        uint32_t *at = malloc((size_t)(height ? height : 1) * 4);
+        if (!at) {
+                free(depth);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
+        }
+        memcpy(at, p->level_first, (size_t)height * 4);
+        for (uint32_t z = 0; z < n; z++)
+                (*levels)[at[depth[z]]++] = z;
+        free(at);
+        free(depth);
+        return SS_OK;
+}
+
+int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
+                      struct ss_gpu_phast **out, struct ss_err *err)
+{
+        *out = NULL;
+        if (!c || !m || m->cch != c)
+                return ss_err_set(err, SS_EINVAL, "the sweep needs a CCH and its metric");
+        struct ss_gpu_phast *p = calloc(1, sizeof(*p));
+        if (!p)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+        p->device = device;
+        p->c = c;
+        p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
+        p->n = c->n;
+        p->arcs = c->arcs;
+        uint32_t *levels = NULL;
+        unsigned long long *w = NULL;
+        int rc;
+        if ((rc = ss__ph_schedule(p, &levels, err)) != SS_OK)
+                goto fail;
+        if (!(p->hd = malloc((size_t)(p->n ? p->n : 1) * sizeof(ss_dist))) ||
+            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8))) {
+                rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+                goto fail;
+        }
+        for (uint32_t z = 0; z < p->n; z++)
+                p->hd[z] = SS_DIST_INF;
+        for (uint32_t a = 0; a < p->arcs; a++)
+                w[a] = ss__ph_w(m, 2 * (uint64_t)a + 1);
+        cudaError_t e;
+#define SS__TRY(call)                                                                              \
+        do {                                                                                       \
+                if ((e = (call)) != cudaSuccess) {                                                 \
+                        rc = ss__cuda_fail(err, #call, e, __FILE__, __LINE__);                     \
+                        if (e == cudaErrorMemoryAllocation)                                        \
+                                rc = SS_ENOGPU;                                                    \
+                        goto fail;                                                                 \
+                }                                                                                  \
+        } while (0)
+        const size_t n4 = (size_t)(p->n ? p->n : 1) * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
+        SS__TRY(cudaSetDevice(device));
+        SS__TRY(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
+        SS__TRY(cudaEventCreate(&p->ev0));
+        SS__TRY(cudaEventCreate(&p->ev1));
+        SS__TRY(cudaMalloc((void **)&p->d_up_first, ((size_t)p->n + 1) * 4));
+        SS__TRY(cudaMalloc((void **)&p->d_up_head, a4));
+        SS__TRY(cudaMalloc((void **)&p->d_rank, n4));
+        SS__TRY(cudaMalloc((void **)&p->d_levels, n4));
+        SS__TRY(cudaMalloc((void **)&p->d_w, a4 * 2));
+        SS__TRY(
+            cudaMemcpy(p->d_up_first, c->up_first, ((size_t)p->n + 1) * 4, cudaMemcpyHostToDevice));
+        if (p->arcs) {
+                SS__TRY(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice));
+                SS__TRY(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice));
+        }
+        if (p->n) {
+                SS__TRY(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice));
+                SS__TRY(cudaMemcpy(p->d_levels, levels, n4, cudaMemcpyHostToDevice));
+        }
+#undef SS__TRY
+        free(levels);
+        free(w);
+        *out = p;
+        return SS_OK;
+fail:
+        cudaGetLastError();
+        free(levels);
+        free(w);
+        ss_gpu_phast_close(p);
+        return rc;
+}
+
+/* Room for k sources' distances and seeds (at most one a rank of the
+ * source's ancestors: the tree's height). */
+static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
+{
+        if (k <= p->cap_k)
+                return SS_OK;
+        cudaFree(p->d_d);
+        cudaFree(p->d_out);
+        cudaFree(p->d_seed_idx);
+        cudaFree(p->d_seed_dist);
+        p->d_d = p->d_out = p->d_seed_dist = NULL;
+        p->d_seed_idx = NULL;
+        p->cap_k = 0;
+        const uint64_t n = p->n ? p->n : 1;
+        const uint64_t chunk = k < SS__PH_CHUNK ? k : SS__PH_CHUNK;
+        const uint64_t seeds = (uint64_t)k * (p->nlevels + 1);
+        if (cudaMalloc((void **)&p->d_d, n * k * 8) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_out, n * chunk * 8) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_seed_idx, seeds * 8) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_seed_dist, seeds * 8) != cudaSuccess) {
+                cudaGetLastError();
+                cudaFree(p->d_d);
+                cudaFree(p->d_out);
+                cudaFree(p->d_seed_idx);
+                p->d_d = p->d_out = NULL;
+                p->d_seed_idx = NULL;
+                return ss_err_set(err, SS_ENOGPU,
+                                  "no device memory for %u trees of %u nodes (%.1f MiB)", k, p->n,
+                                  (double)(n * (k + chunk) * 8 + seeds * 16) / SS__MIB);
+        }
+        p->cap_k = k;
+        p->seed_cap = seeds;
+        return SS_OK;
+}
+
+int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
+                       struct ss_gpu_phast_stats *st, struct ss_err *err)
+{
+        const uint64_t t0 = ss_now_ns();
+        struct ss_gpu_phast_stats none;
+        if (!st)
+                st = &none;
+        memset(st, 0, sizeof(*st));
+        if (k == 0 || p->n == 0)
+                return SS_OK;
+        for (unsigned i = 0; i < k; i++)
+                if (sources[i] >= p->n)
+                        return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
+                                          sources[i], i, p->n - 1);
+        SS__CUDA(cudaSetDevice(p->device));
+        int rc = ss__ph_reserve(p, k, err);
+        if (rc != SS_OK)
+                return rc;
+        const struct ss_cch *c = p->c;
+        const struct ss_cch_metric *m = p->m;
+        /* The upward searches: seeds (rank * k + source, distance). */
+        uint32_t *sidx = malloc(p->seed_cap * 4 * 2);
+        unsigned long long *sd = malloc(p->seed_cap * 8);
+        if (!sidx || !sd) {
+                free(sidx);
+                free(sd);
+                return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
+        }
+        uint32_t *srank = sidx, *ssrc = sidx + p->seed_cap;
+        uint32_t ns = 0;
+        ss_dist *hd = p->hd;
+        for (unsigned i = 0; i < k; i++) {
+                const uint32_t x = c->rank[sources[i]];
+                hd[x] = 0;
+                for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r)) {
+                        if (hd[r] == SS_DIST_INF)
+                                continue;
+                        for (uint32_t a = c->up_first[r]; a < c->up_first[r + 1]; a++) {
+                                const ss_dist w = ss__ph_w(m, 2 * (uint64_t)a);
+                                const uint32_t y = c->up_head[a];
+                                if (w != SS_DIST_INF && hd[r] + w < hd[y])
+                                        hd[y] = hd[r] + w;
+                        }
+                        srank[ns] = r;
+                        ssrc[ns] = i;
+                        sd[ns++] = hd[r];
+                        hd[r] = SS_DIST_INF;
+                }
+        }
+        st->up_ns = ss_now_ns() - t0;
+        cudaError_t e = cudaSuccess;
+        if (ns) {
+                if ((e = cudaMemcpyAsync(p->d_seed_idx, srank, (size_t)ns * 4,
+                                         cudaMemcpyHostToDevice, p->stream)) == cudaSuccess &&
+                    (e = cudaMemcpyAsync((uint32_t *)p->d_seed_idx + ns, ssrc, (size_t)ns * 4,
+                                         cudaMemcpyHostToDevice, p->stream)) == cudaSuccess)
+                        e = cudaMemcpyAsync(p->d_seed_dist, sd, (size_t)ns * 8,
+                                            cudaMemcpyHostToDevice, p->stream);
+        }
+        /* The copies read the host buffers until the stream gets there. */
+        if (e == cudaSuccess)
+                e = cudaStreamSynchronize(p->stream);
+        free(sidx);
+        free(sd);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
+                                     __LINE__);
+        SS__CUDA(cudaEventRecord(p->ev0, p->stream));
+        if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
+            (rc = ss__ph_seed(p->d_d, k, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist, ns,
+                              p->stream, err)))
+                return rc;
+        for (uint32_t l = 0; l < p->nlevels; l++) {
+                const uint32_t from = p->level_first[l], count = p->level_first[l + 1] - from;
+                if ((rc = ss__ph_level(p->d_d, k, p->d_levels + from, count, p->d_up_first,
+                                       p->d_up_head, p->d_w, p->stream, err)))
+                        return rc;
+        }
+        SS__CUDA(cudaEventRecord(p->ev1, p->stream));
+        st->levels = p->nlevels;
+        for (unsigned s0 = 0; s0 < k; s0 += SS__PH_CHUNK) {
+                const unsigned ks = k - s0 < SS__PH_CHUNK ? k - s0 : SS__PH_CHUNK;
+                if ((rc = ss__ph_gather(p->d_d, k, p->n, p->d_rank, s0, ks, p->d_out, p->stream,
+                                        err)))
+                        return rc;
+                SS__CUDA(cudaMemcpyAsync(dist + (size_t)s0 * p->n, p->d_out, (size_t)ks * p->n * 8,
+                                         cudaMemcpyDeviceToHost, p->stream));
+        }
+        SS__CUDA(cudaStreamSynchronize(p->stream));
+        float ms = 0;
+        SS__CUDA(cudaEventElapsedTime(&ms, p->ev0, p->ev1));
+        st->sweep_ns = (uint64_t)(ms * 1e6);
+        st->total_ns = ss_now_ns() - t0;
+        return SS_OK;
+}

@@ -1,0 +1,51 @@
+/* Batched one-to-all trees on the GPU from a customized CCH (PHAST-style):
+ * for k sources, an upward search each on the host, then one downward sweep
+ * over every CCH edge on the device that serves all k at once, a depth of
+ * the elimination tree per launch (kernels/phast.cu). Exact: the same
+ * distances as the CPU's CCH one-to-all and as Dijkstra.
+ *
+ * The device copy holds the CCH's upward lists, the metric's downward
+ * weights and the depth schedule (about 16 bytes per edge and 12 per node);
+ * each call takes 16 bytes per node and source of device memory for the
+ * distances and the trees it copies out. */
+#ifndef SS_GPU_PHAST_H
+#define SS_GPU_PHAST_H
+
+#include <stdint.h>
+
+#include "cch/cch.h"
+#include "core/error.h"
+#include "core/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ss_gpu_phast;
+
+/* What one call took. */
+struct ss_gpu_phast_stats {
+        uint64_t up_ns;    /* the upward searches on the host */
+        uint64_t sweep_ns; /* the device's sweep (events) */
+        uint64_t total_ns; /* the whole call, copies to the host included */
+        uint32_t levels;   /* launches of the sweep */
+};
+
+/* Copies c and the metric m (customized for c) to CUDA device `device`.
+ * Returns SS_OK, SS_ENOGPU (no room, no device), SS_EGPU or SS_ENOMEM. */
+int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
+                      struct ss_gpu_phast **out, struct ss_err *err);
+void ss_gpu_phast_close(struct ss_gpu_phast *p);
+
+/* dist[i * n + v] = the distance from sources[i] to v (SS_DIST_INF when
+ * unreachable) for i < k, nodes by their ids. One call at a time per p.
+ * Returns SS_OK, SS_EINVAL (a source outside the graph), SS_ENOGPU (no room
+ * for k sources), SS_EGPU or SS_ENOMEM. */
+int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
+                       struct ss_gpu_phast_stats *st, struct ss_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
