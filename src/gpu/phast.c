@@ -8,8 +8,9 @@
  * distances of 32 sources at its upper end. A rank's upward neighbours are
  * its ancestors in the elimination tree, so the ranks of one depth are
  * independent given the depths above: the schedule is the ranks grouped by
- * depth, one launch per depth. The upward searches touch only the source's
- * ancestors (at most the tree's height of them) and stay on the host.
+ * depth, one launch per depth, captured once as a CUDA graph. The upward
+ * searches touch only the source's ancestors (at most the tree's height of
+ * them) and stay on the host, sources spread over threads.
  */
 #include "gpu/phast.h"
 
@@ -17,10 +18,15 @@
 #include <string.h>
 
 #include "core/cancel.h"
+#include "core/team.h"
 #include "gpu/gpu_internal.h"
 
 /* Trees are gathered and copied out this many sources at a time. */
 #define SS__PH_CHUNK 32u
+/* Depths of at most this many ranks run in one block, as a chain. */
+#define SS__PH_CHAIN_MAX 16u
+/* Threads of the upward searches, at most. */
+#define SS__PH_THREADS 16u
 
 struct ss_gpu_phast {
         int device;
@@ -29,17 +35,24 @@ struct ss_gpu_phast {
         uint32_t n, arcs;
         cudaStream_t stream;
         cudaEvent_t ev0, ev1;
-        uint32_t *d_up_first, *d_up_head, *d_rank, *d_levels;
+        uint32_t *d_up_first, *d_up_head, *d_rank, *d_levels, *d_level_first;
         unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
         uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
         uint32_t nlevels;
-        ss_dist *hd;             /* host: the upward searches' distances, infinite between calls */
+        ss_dist *hd; /* host: per thread, the upward searches' distances, infinite between */
+        unsigned threads;
         unsigned long long *d_d; /* k * n distances, grown as needed */
         unsigned long long *d_out;
         uint64_t cap_k; /* sources d_d holds */
         uint32_t *d_seed_idx;
         unsigned long long *d_seed_dist;
         uint64_t seed_cap;
+        /* The sweep's launches, captured once for cap_k sources. */
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        unsigned graph_k;
+        uint32_t launches;  /* of the captured sweep */
+        uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
 };
 
 static inline ss_dist ss__ph_w(const struct ss_cch_metric *m, uint64_t i)
@@ -58,11 +71,16 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_up_head);
         cudaFree(p->d_rank);
         cudaFree(p->d_levels);
+        cudaFree(p->d_level_first);
         cudaFree(p->d_w);
         cudaFree(p->d_d);
         cudaFree(p->d_out);
         cudaFree(p->d_seed_idx);
         cudaFree(p->d_seed_dist);
+        if (p->exec)
+                cudaGraphExecDestroy(p->exec);
+        if (p->graph)
+                cudaGraphDestroy(p->graph);
         if (p->ev0)
                 cudaEventDestroy(p->ev0);
         if (p->ev1)
@@ -131,17 +149,22 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
         p->n = c->n;
         p->arcs = c->arcs;
+        const char *cm = getenv("SS_GPU_PHAST_CHAIN");
+        p->chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : SS__PH_CHAIN_MAX;
         uint32_t *levels = NULL;
         unsigned long long *w = NULL;
         int rc;
         if ((rc = ss__ph_schedule(p, &levels, err)) != SS_OK)
                 goto fail;
-        if (!(p->hd = malloc((size_t)(p->n ? p->n : 1) * sizeof(ss_dist))) ||
+        /* Threads for the upward searches: each keeps n distances. */
+        p->threads = ss_team_threads(0);
+        p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
+        if (!(p->hd = malloc((size_t)p->threads * (p->n ? p->n : 1) * sizeof(ss_dist))) ||
             !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
-        for (uint32_t z = 0; z < p->n; z++)
+        for (uint64_t z = 0; z < (uint64_t)p->threads * p->n; z++)
                 p->hd[z] = SS_DIST_INF;
         for (uint32_t a = 0; a < p->arcs; a++)
                 w[a] = ss__ph_w(m, 2 * (uint64_t)a + 1);
@@ -165,6 +188,9 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         SS__TRY(cudaMalloc((void **)&p->d_rank, n4));
         SS__TRY(cudaMalloc((void **)&p->d_levels, n4));
         SS__TRY(cudaMalloc((void **)&p->d_w, a4 * 2));
+        SS__TRY(cudaMalloc((void **)&p->d_level_first, ((size_t)p->nlevels + 1) * 4));
+        SS__TRY(cudaMemcpy(p->d_level_first, p->level_first, ((size_t)p->nlevels + 1) * 4,
+                           cudaMemcpyHostToDevice));
         SS__TRY(
             cudaMemcpy(p->d_up_first, c->up_first, ((size_t)p->n + 1) * 4, cudaMemcpyHostToDevice));
         if (p->arcs) {
@@ -220,6 +246,99 @@ static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err
         }
         p->cap_k = k;
         p->seed_cap = seeds;
+        p->graph_k = 0; /* the captured launches name the old buffers */
+        return SS_OK;
+}
+
+/* The upward searches of k sources on a team: source i's seeds fill slots
+ * i * per .. (i + 1) * per of rank/src/dist, the rest keeping rank n. */
+struct ss__ph_up {
+        struct ss_gpu_phast *p;
+        const uint32_t *sources;
+        unsigned k;
+        uint64_t per;
+        uint32_t *rank, *src;
+        unsigned long long *dist;
+};
+
+static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
+{
+        struct ss__ph_up *u = arg;
+        const struct ss_cch *c = u->p->c;
+        const struct ss_cch_metric *m = u->p->m;
+        ss_dist *hd = u->p->hd + (size_t)t * u->p->n;
+        for (unsigned i = t; i < u->k; i += nt) {
+                uint64_t at = (uint64_t)i * u->per;
+                const uint64_t end = at + u->per;
+                const uint32_t x = c->rank[u->sources[i]];
+                hd[x] = 0;
+                for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r)) {
+                        if (hd[r] == SS_DIST_INF)
+                                continue;
+                        for (uint32_t a = c->up_first[r]; a < c->up_first[r + 1]; a++) {
+                                const ss_dist w = ss__ph_w(m, 2 * (uint64_t)a);
+                                const uint32_t y = c->up_head[a];
+                                if (w != SS_DIST_INF && hd[r] + w < hd[y])
+                                        hd[y] = hd[r] + w;
+                        }
+                        u->rank[at] = r;
+                        u->src[at] = i;
+                        u->dist[at++] = hd[r];
+                        hd[r] = SS_DIST_INF;
+                }
+                for (; at < end; at++)
+                        u->rank[at] = c->n;
+        }
+}
+
+/* One launch per depth, from the roots down, except that runs of narrow
+ * depths (the chains of separator vertices: most of NY's 279 depths) go to
+ * one block each, since a dependent launch costs more than their work.
+ * Captured into a CUDA graph for the current k and replayed. */
+static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
+{
+        int rc = SS_OK;
+        if (p->graph_k != k) {
+                if (p->exec)
+                        cudaGraphExecDestroy(p->exec);
+                if (p->graph)
+                        cudaGraphDestroy(p->graph);
+                p->exec = NULL;
+                p->graph = NULL;
+                SS__CUDA(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
+                p->launches = 0;
+                for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
+                        const uint32_t from = p->level_first[l];
+                        const uint32_t count = p->level_first[l + 1] - from;
+                        if (count > p->chain_max) {
+                                rc = ss__ph_level(p->d_d, k, p->d_levels + from, count,
+                                                  p->d_up_first, p->d_up_head, p->d_w, p->stream,
+                                                  err);
+                                p->launches++;
+                                l++;
+                                continue;
+                        }
+                        uint32_t l1 = l + 1;
+                        while (l1 < p->nlevels &&
+                               p->level_first[l1 + 1] - p->level_first[l1] <= p->chain_max)
+                                l1++;
+                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_level_first, l, l1,
+                                          p->d_up_first, p->d_up_head, p->d_w, p->stream, err);
+                        p->launches++;
+                        l = l1;
+                }
+                if (rc != SS_OK) {
+                        cudaGraph_t g = NULL;
+                        cudaStreamEndCapture(p->stream, &g);
+                        if (g)
+                                cudaGraphDestroy(g);
+                        return rc;
+                }
+                SS__CUDA(cudaStreamEndCapture(p->stream, &p->graph));
+                SS__CUDA(cudaGraphInstantiate(&p->exec, p->graph, 0));
+                p->graph_k = k;
+        }
+        SS__CUDA(cudaGraphLaunch(p->exec, p->stream));
         return SS_OK;
 }
 
@@ -241,68 +360,47 @@ int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned
         int rc = ss__ph_reserve(p, k, err);
         if (rc != SS_OK)
                 return rc;
-        const struct ss_cch *c = p->c;
-        const struct ss_cch_metric *m = p->m;
-        /* The upward searches: seeds (rank * k + source, distance). */
-        uint32_t *sidx = malloc(p->seed_cap * 4 * 2);
-        unsigned long long *sd = malloc(p->seed_cap * 8);
-        if (!sidx || !sd) {
-                free(sidx);
-                free(sd);
+        /* The upward searches, source i's seeds (rank, distance) in slots
+         * i * per .. of which the unused keep the rank n. */
+        const uint64_t per = p->nlevels + 1;
+        struct ss__ph_up up = {.p = p, .sources = sources, .k = k, .per = per};
+        up.rank = malloc((size_t)k * per * 4);
+        up.src = malloc((size_t)k * per * 4);
+        up.dist = malloc((size_t)k * per * 8);
+        if (!up.rank || !up.src || !up.dist) {
+                free(up.rank);
+                free(up.src);
+                free(up.dist);
                 return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
         }
-        uint32_t *srank = sidx, *ssrc = sidx + p->seed_cap;
-        uint32_t ns = 0;
-        ss_dist *hd = p->hd;
-        for (unsigned i = 0; i < k; i++) {
-                const uint32_t x = c->rank[sources[i]];
-                hd[x] = 0;
-                for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r)) {
-                        if (hd[r] == SS_DIST_INF)
-                                continue;
-                        for (uint32_t a = c->up_first[r]; a < c->up_first[r + 1]; a++) {
-                                const ss_dist w = ss__ph_w(m, 2 * (uint64_t)a);
-                                const uint32_t y = c->up_head[a];
-                                if (w != SS_DIST_INF && hd[r] + w < hd[y])
-                                        hd[y] = hd[r] + w;
-                        }
-                        srank[ns] = r;
-                        ssrc[ns] = i;
-                        sd[ns++] = hd[r];
-                        hd[r] = SS_DIST_INF;
-                }
-        }
+        ss_team_run(k < p->threads ? k : p->threads, NULL, ss__ph_up_part, &up);
         st->up_ns = ss_now_ns() - t0;
-        cudaError_t e = cudaSuccess;
-        if (ns) {
-                if ((e = cudaMemcpyAsync(p->d_seed_idx, srank, (size_t)ns * 4,
-                                         cudaMemcpyHostToDevice, p->stream)) == cudaSuccess &&
-                    (e = cudaMemcpyAsync((uint32_t *)p->d_seed_idx + ns, ssrc, (size_t)ns * 4,
-                                         cudaMemcpyHostToDevice, p->stream)) == cudaSuccess)
-                        e = cudaMemcpyAsync(p->d_seed_dist, sd, (size_t)ns * 8,
-                                            cudaMemcpyHostToDevice, p->stream);
-        }
-        /* The copies read the host buffers until the stream gets there. */
-        if (e == cudaSuccess)
+        const uint32_t ns = (uint32_t)(k * per);
+        cudaError_t e;
+        if ((e = cudaMemcpyAsync(p->d_seed_idx, up.rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
+                                 p->stream)) == cudaSuccess &&
+            (e = cudaMemcpyAsync(p->d_seed_idx + ns, up.src, (size_t)ns * 4, cudaMemcpyHostToDevice,
+                                 p->stream)) == cudaSuccess &&
+            (e = cudaMemcpyAsync(p->d_seed_dist, up.dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
+                                 p->stream)) == cudaSuccess)
+                /* The copies read the host buffers until the stream gets there. */
                 e = cudaStreamSynchronize(p->stream);
-        free(sidx);
-        free(sd);
+        free(up.rank);
+        free(up.src);
+        free(up.dist);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
                                      __LINE__);
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
         if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
-            (rc = ss__ph_seed(p->d_d, k, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist, ns,
-                              p->stream, err)))
+            (rc = ss__ph_seed(p->d_d, k, p->n, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist,
+                              ns, p->stream, err)))
                 return rc;
-        for (uint32_t l = 0; l < p->nlevels; l++) {
-                const uint32_t from = p->level_first[l], count = p->level_first[l + 1] - from;
-                if ((rc = ss__ph_level(p->d_d, k, p->d_levels + from, count, p->d_up_first,
-                                       p->d_up_head, p->d_w, p->stream, err)))
-                        return rc;
-        }
+        if ((rc = ss__ph_sweep(p, k, err)))
+                return rc;
         SS__CUDA(cudaEventRecord(p->ev1, p->stream));
         st->levels = p->nlevels;
+        st->launches = p->launches;
         for (unsigned s0 = 0; s0 < k; s0 += SS__PH_CHUNK) {
                 const unsigned ks = k - s0 < SS__PH_CHUNK ? k - s0 : SS__PH_CHUNK;
                 if ((rc = ss__ph_gather(p->d_d, k, p->n, p->d_rank, s0, ks, p->d_out, p->stream,

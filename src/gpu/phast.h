@@ -5,9 +5,10 @@
  * distances as the CPU's CCH one-to-all and as Dijkstra.
  *
  * The device copy holds the CCH's upward lists, the metric's downward
- * weights and the depth schedule (about 16 bytes per edge and 12 per node);
- * each call takes 16 bytes per node and source of device memory for the
- * distances and the trees it copies out. */
+ * weights and the depth schedule (about 12 bytes per edge and 12 per node);
+ * a call for k sources takes 8 bytes per node and source for the distances,
+ * and 256 bytes per node for the trees on their way out. The host keeps 8
+ * bytes per node for each of up to 16 threads of upward searches. */
 #ifndef SS_GPU_PHAST_H
 #define SS_GPU_PHAST_H
 
@@ -28,7 +29,8 @@ struct ss_gpu_phast_stats {
         uint64_t up_ns;    /* the upward searches on the host */
         uint64_t sweep_ns; /* the device's sweep (events) */
         uint64_t total_ns; /* the whole call, copies to the host included */
-        uint32_t levels;   /* launches of the sweep */
+        uint32_t levels;   /* depths of the elimination tree */
+        uint32_t launches; /* kernels of the sweep */
 };
 
 /* Copies c and the metric m (customized for c) to CUDA device `device`.

@@ -25,14 +25,52 @@ __global__ void ss__ph_fill_kernel(unsigned long long *d, uint64_t count)
                 d[i] = SS__PH_INF;
 }
 
-/* The upward searches' results: d[rank * k + source] = dist. */
-__global__ void ss__ph_seed_kernel(unsigned long long *d, unsigned k, const uint32_t *rank,
-                                   const uint32_t *source, const unsigned long long *dist,
-                                   uint32_t count)
+/* The upward searches' results: d[rank * k + source] = dist; slots with a
+ * rank of n or more are unused. */
+__global__ void ss__ph_seed_kernel(unsigned long long *d, unsigned k, uint32_t n,
+                                   const uint32_t *rank, const uint32_t *source,
+                                   const unsigned long long *dist, uint32_t count)
 {
         const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < count)
+        if (i < count && rank[i] < n)
                 d[(uint64_t)rank[i] * k + source[i]] = dist[i];
+}
+
+/* d[z][s] from z's upward neighbours. The loads of four edges go out
+ * before any is used: a rank's edges are a chain of dependent loads
+ * (the head, then its distance) otherwise, and the top separators' ranks
+ * have hundreds of edges. */
+__device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, uint32_t z,
+                                             unsigned s, const uint32_t *__restrict__ up_first,
+                                             const uint32_t *__restrict__ up_head,
+                                             const unsigned long long *__restrict__ w_down)
+{
+        unsigned long long best = d[(uint64_t)z * k + s];
+        uint32_t a = __ldg(&up_first[z]);
+        const uint32_t e = __ldg(&up_first[z + 1]);
+        for (; a + 4 <= e; a += 4) {
+                uint32_t y[4];
+                unsigned long long w[4], dy[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                        y[j] = __ldg(&up_head[a + j]);
+                        w[j] = __ldg(&w_down[a + j]);
+                }
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                        dy[j] = d[(uint64_t)y[j] * k + s];
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                        if (dy[j] != SS__PH_INF && w[j] != SS__PH_INF && dy[j] + w[j] < best)
+                                best = dy[j] + w[j];
+        }
+        for (; a < e; a++) {
+                const unsigned long long w = __ldg(&w_down[a]);
+                const unsigned long long dy = d[(uint64_t)__ldg(&up_head[a]) * k + s];
+                if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
+                        best = dy + w;
+        }
+        d[(uint64_t)z * k + s] = best;
 }
 
 /* One depth: ranks nodes[0..count), each for every source. */
@@ -42,17 +80,25 @@ __global__ void ss__ph_level_kernel(unsigned long long *d, unsigned k, const uin
 {
         const uint64_t work = (uint64_t)count * k;
         for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
-             i += (uint64_t)gridDim.x * blockDim.x) {
-                const uint32_t z = nodes[i / k];
-                const unsigned s = (unsigned)(i % k);
-                unsigned long long best = d[(uint64_t)z * k + s];
-                for (uint32_t a = up_first[z]; a < up_first[z + 1]; a++) {
-                        const unsigned long long w = w_down[a];
-                        const unsigned long long dy = d[(uint64_t)up_head[a] * k + s];
-                        if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
-                                best = dy + w;
-                }
-                d[(uint64_t)z * k + s] = best;
+             i += (uint64_t)gridDim.x * blockDim.x)
+                ss__ph_relax(d, k, nodes[i / k], (unsigned)(i % k), up_first, up_head, w_down);
+}
+
+/* Depths l0..l1 of few ranks each, in one block: the launches of a chain
+ * of separator vertices (each a depth of its own) cost more than their
+ * work, so one block walks them with a barrier between depths. */
+__global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                                    const uint32_t *level_first, uint32_t l0, uint32_t l1,
+                                    const uint32_t *up_first, const uint32_t *up_head,
+                                    const unsigned long long *w_down)
+{
+        for (uint32_t l = l0; l < l1; l++) {
+                const uint32_t from = level_first[l];
+                const uint64_t work = (uint64_t)(level_first[l + 1] - from) * k;
+                for (uint64_t i = threadIdx.x; i < work; i += blockDim.x)
+                        ss__ph_relax(d, k, nodes[from + i / k], (unsigned)(i % k), up_first,
+                                     up_head, w_down);
+                __syncthreads();
         }
 }
 
@@ -77,13 +123,13 @@ extern "C" int ss__ph_fill(unsigned long long *d, uint64_t count, cudaStream_t s
         return SS_OK;
 }
 
-extern "C" int ss__ph_seed(unsigned long long *d, unsigned k, const uint32_t *rank,
+extern "C" int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const uint32_t *rank,
                            const uint32_t *source, const unsigned long long *dist, uint32_t count,
                            cudaStream_t st, struct ss_err *err)
 {
         if (count == 0)
                 return SS_OK;
-        ss__ph_seed_kernel<<<(count + 255) / 256, 256, 0, st>>>(d, k, rank, source, dist, count);
+        ss__ph_seed_kernel<<<(count + 255) / 256, 256, 0, st>>>(d, k, n, rank, source, dist, count);
         SS__LAUNCHED("ss__ph_seed_kernel");
         return SS_OK;
 }
@@ -95,6 +141,17 @@ extern "C" int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *n
         ss__ph_level_kernel<<<ss__ph_grid((uint64_t)count * k), 256, 0, st>>>(
             d, k, nodes, count, up_first, up_head, w_down);
         SS__LAUNCHED("ss__ph_level_kernel");
+        return SS_OK;
+}
+
+extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                            const uint32_t *level_first, uint32_t l0, uint32_t l1,
+                            const uint32_t *up_first, const uint32_t *up_head,
+                            const unsigned long long *w_down, cudaStream_t st, struct ss_err *err)
+{
+        ss__ph_chain_kernel<<<1, 1024, 0, st>>>(d, k, nodes, level_first, l0, l1, up_first, up_head,
+                                                w_down);
+        SS__LAUNCHED("ss__ph_chain_kernel");
         return SS_OK;
 }
 

@@ -380,8 +380,9 @@ static int check_cch(struct ss_graph *g, unsigned k, unsigned nverify, const cha
                build_s, ss_cch_of(g)->arcs, ss_cch_of(g)->height, k, ws, ss, us, ws / k, ss / k, nv,
                bad);
         printf("CCHBATCH graph=%s n=%u k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
-               "sweep_ms=%.3f up_ms=%.3f per_tree_ms=%.4f per_tree_sweep_ms=%.4f levels=%u\n",
-               label, g->n, k, nv, bad, ws, ss, us, ws / k, ss / k, st.levels);
+               "sweep_ms=%.3f up_ms=%.3f per_tree_ms=%.4f per_tree_sweep_ms=%.4f levels=%u "
+               "launches=%u\n",
+               label, g->n, k, nv, bad, ws, ss, us, ws / k, ss / k, st.levels, st.launches);
         ss_solve_host_free(dist);
         free(src);
         ss_gpu_phast_close(p);

@@ -1120,8 +1120,8 @@ START_TEST(test_batch_landmarks)
 END_TEST
 
 /* Batched trees from the CCH on the device: every distance of every tree
- * equal to Dijkstra's, for k = 1, 7 (a partial warp), 64 and 100 (past a
- * gather chunk), on a random graph (zero weights, parallel arcs), a
+ * equal to Dijkstra's, for k = 1, 7 (a partial warp), 64 (twice) and 100
+ * (past a gather chunk), on a random graph (zero weights, parallel arcs), a
  * generated road graph (coordinates) and a graph some nodes cannot reach. */
 static void check_phast(struct ss_graph *g, unsigned kmax)
 {
@@ -1133,8 +1133,9 @@ static void check_phast(struct ss_graph *g, unsigned kmax)
         ss_dist *dist = malloc((size_t)kmax * g->n * sizeof(ss_dist));
         uint32_t *src = malloc(kmax * sizeof(uint32_t));
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
-        const unsigned ks[] = {1, 7, 64, 100};
-        for (size_t t = 0; t < 4; t++) {
+        /* 64 twice: the second replays the sweep captured by the first. */
+        const unsigned ks[] = {1, 7, 64, 64, 100};
+        for (size_t t = 0; t < 5; t++) {
                 const unsigned k = ks[t] < kmax ? ks[t] : kmax;
                 for (unsigned i = 0; i < k; i++)
                         src[i] = (uint32_t)(rnd() % g->n);
