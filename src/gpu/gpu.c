@@ -783,8 +783,9 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
             cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
         unsigned kcap = 0;
         if (cfg.batch) {
-                const unsigned want =
-                    cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
+                unsigned want = cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
+                if (cfg.batch == SS_GPU_BATCH_AUTO && want > SS__BATCH_PAIRS / g->n)
+                        want = SS__BATCH_PAIRS / g->n > 0 ? (unsigned)(SS__BATCH_PAIRS / g->n) : 1;
                 /* Three fifths of what is left: room stays for the
                  * landmark tables, the copies of answers and other users
                  * of the device. */

@@ -22,8 +22,12 @@
 /* Default size up to which one block relaxes a frontier alone: 512 beat 256,
  * 1,024 and 2,048 on NY-d and matched 256 on the 24M-node graph. */
 #define SS__LOCAL_MAX 512
-/* Batches take at most this many sources by default. */
+/* Batches take at most this many sources by default, */
 #define SS__BATCH_DEFAULT 256
+/* and at most this many (source, node) pairs: on a USA-size graph (24M
+ * nodes) a tree cost 31 ms at 16 sources and 30 ms at 32 (H100,
+ * docs/benchmarks.md), so larger batches only took memory (49 GB at 40). */
+#define SS__BATCH_PAIRS (384ull << 20)
 /* Δ of batched searches, in mean weights (SS_GPU_BATCH_DELTA overrides). */
 #define SS__BATCH_MEAN_FACTOR 32
 /* Device and pinned entries for gathering a batch's target distances. */
