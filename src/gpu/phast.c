@@ -23,6 +23,13 @@
 
 /* Trees are gathered and copied out this many sources at a time. */
 #define SS__PH_CHUNK 32u
+/* Edges a thread walks for one rank, about, at the depths that have wider
+ * ranks (SS_GPU_PHAST_SPLIT overrides it; 0: never split), in at most
+ * this many slices. */
+#define SS__PH_SPLIT     16u
+#define SS__PH_PARTS_MAX 32u
+/* Threads that fill the device, about (an H100: 132 SMs of 2,048). */
+#define SS__PH_FILL (1u << 18)
 /* Depths of at most this many ranks run in one block, as a chain. */
 #define SS__PH_CHAIN_MAX 16u
 /* Threads of the upward searches, at most. */
@@ -38,6 +45,7 @@ struct ss_gpu_phast {
         uint32_t *d_up_first, *d_up_head, *d_rank, *d_levels, *d_level_first;
         unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
         uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
+        uint32_t *level_parts;   /* host: slices of each rank's edges at depth L */
         uint32_t nlevels;
         ss_dist *hd; /* host: per thread, the upward searches' distances, infinite between */
         unsigned threads;
@@ -90,6 +98,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         if (p->m)
                 ss_cch_metric_unref(p->m);
         free(p->level_first);
+        free(p->level_parts);
         free(p->hd);
         free(p);
 }
@@ -156,6 +165,24 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         int rc;
         if ((rc = ss__ph_schedule(p, &levels, err)) != SS_OK)
                 goto fail;
+        /* A depth whose widest rank has more than `split` upward edges cuts
+         * every rank's edges into slices of about that many. */
+        const char *sp = getenv("SS_GPU_PHAST_SPLIT");
+        const uint32_t split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
+        if (!(p->level_parts = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4))) {
+                rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+                goto fail;
+        }
+        for (uint32_t l = 0; l < p->nlevels; l++) {
+                uint32_t widest = 0;
+                for (uint32_t i = p->level_first[l]; i < p->level_first[l + 1]; i++) {
+                        const uint32_t z = levels[i];
+                        const uint32_t deg = c->up_first[z + 1] - c->up_first[z];
+                        widest = deg > widest ? deg : widest;
+                }
+                uint32_t parts = split && widest > split ? (widest + split - 1) / split : 1;
+                p->level_parts[l] = parts > SS__PH_PARTS_MAX ? SS__PH_PARTS_MAX : parts;
+        }
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
@@ -311,7 +338,14 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                         const uint32_t from = p->level_first[l];
                         const uint32_t count = p->level_first[l + 1] - from;
                         if (count > p->chain_max) {
-                                rc = ss__ph_level(p->d_d, k, p->d_levels + from, count,
+                                /* Slices only while the depth's threads do not fill
+                                 * the device: with many sources (NY, k = 1024) the
+                                 * extra threads and atomics cost more than the
+                                 * shorter walks save. */
+                                const uint64_t fill = SS__PH_FILL / ((uint64_t)count * k) + 1;
+                                const unsigned parts =
+                                    p->level_parts[l] < fill ? p->level_parts[l] : (unsigned)fill;
+                                rc = ss__ph_level(p->d_d, k, p->d_levels + from, count, parts,
                                                   p->d_up_first, p->d_up_head, p->d_w, p->stream,
                                                   err);
                                 p->launches++;

@@ -291,7 +291,7 @@ int ss__reverse_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint2 
 /* The CCH sweep for batched trees (phast.cu, gpu/phast.c): d is rank-major,
  * k distances per rank. fill sets count entries to infinity; seed writes the
  * upward searches' (rank, source, dist) triples, skipping ranks of n or
- * more; level relaxes the ranks
+ * more; level relaxes (each rank's edges in `parts` slices when above 1) the ranks
  * nodes[0..count) of one depth from their upward neighbours; gather writes
  * the trees of sources s0..s0+ks by node id into out. */
 int ss__ph_fill(unsigned long long *d, uint64_t count, cudaStream_t st, struct ss_err *err);
@@ -299,7 +299,7 @@ int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const uint32_t *r
                 const uint32_t *source, const unsigned long long *dist, uint32_t count,
                 cudaStream_t st, struct ss_err *err);
 int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes, uint32_t count,
-                 const uint32_t *up_first, const uint32_t *up_head,
+                 unsigned parts, const uint32_t *up_first, const uint32_t *up_head,
                  const unsigned long long *w_down, cudaStream_t st, struct ss_err *err);
 /* Depths l0..l1 (level_first on the device) in one block. */
 int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,

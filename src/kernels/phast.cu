@@ -84,6 +84,40 @@ __global__ void ss__ph_level_kernel(unsigned long long *d, unsigned k, const uin
                 ss__ph_relax(d, k, nodes[i / k], (unsigned)(i % k), up_first, up_head, w_down);
 }
 
+/* One depth whose ranks have many upward edges: each rank's edges cut into
+ * `parts` slices, a thread per (rank, slice, source), the slices' minima
+ * folded in with atomicMin (the order does not matter to a minimum). One
+ * thread walking a separator rank's hundreds of edges would set the
+ * depth's time. */
+__global__ void ss__ph_split_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                                    uint32_t count, unsigned parts,
+                                    const uint32_t *__restrict__ up_first,
+                                    const uint32_t *__restrict__ up_head,
+                                    const unsigned long long *__restrict__ w_down)
+{
+        const uint64_t work = (uint64_t)count * parts * k;
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
+             i += (uint64_t)gridDim.x * blockDim.x) {
+                const unsigned s = (unsigned)(i % k);
+                const uint64_t rest = i / k;
+                const unsigned part = (unsigned)(rest % parts);
+                const uint32_t z = nodes[rest / parts];
+                const uint32_t a0 = __ldg(&up_first[z]), a1 = __ldg(&up_first[z + 1]);
+                const uint32_t per = (a1 - a0 + parts - 1) / parts;
+                const uint32_t from = a0 + part * per;
+                const uint32_t to = from + per < a1 ? from + per : a1;
+                unsigned long long best = SS__PH_INF;
+                for (uint32_t a = from; a < to; a++) {
+                        const unsigned long long w = __ldg(&w_down[a]);
+                        const unsigned long long dy = d[(uint64_t)__ldg(&up_head[a]) * k + s];
+                        if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
+                                best = dy + w;
+                }
+                if (best != SS__PH_INF)
+                        atomicMin(&d[(uint64_t)z * k + s], best);
+        }
+}
+
 /* Depths l0..l1 of few ranks each, in one block: the launches of a chain
  * of separator vertices (each a depth of its own) cost more than their
  * work, so one block walks them with a barrier between depths. */
@@ -135,9 +169,16 @@ extern "C" int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const 
 }
 
 extern "C" int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                            uint32_t count, const uint32_t *up_first, const uint32_t *up_head,
-                            const unsigned long long *w_down, cudaStream_t st, struct ss_err *err)
+                            uint32_t count, unsigned parts, const uint32_t *up_first,
+                            const uint32_t *up_head, const unsigned long long *w_down,
+                            cudaStream_t st, struct ss_err *err)
 {
+        if (parts > 1) {
+                ss__ph_split_kernel<<<ss__ph_grid((uint64_t)count * parts * k), 256, 0, st>>>(
+                    d, k, nodes, count, parts, up_first, up_head, w_down);
+                SS__LAUNCHED("ss__ph_split_kernel");
+                return SS_OK;
+        }
         ss__ph_level_kernel<<<ss__ph_grid((uint64_t)count * k), 256, 0, st>>>(
             d, k, nodes, count, up_first, up_head, w_down);
         SS__LAUNCHED("ss__ph_level_kernel");
