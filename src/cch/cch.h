@@ -157,6 +157,15 @@ struct ss_cch_metric {
         ss_atomic_uint refs;
 };
 
+/* The weight at index i of m's arrays (2a up, 2a + 1 down), SS_DIST_INF for
+ * "no path", whichever width m has. */
+static inline uint64_t ss_cch_metric_weight(const struct ss_cch_metric *m, uint64_t i)
+{
+        if (m->wide)
+                return m->w64[i];
+        return m->w32[i] == UINT32_MAX ? SS_DIST_INF : m->w32[i];
+}
+
 /* A customization's scratch and schedule for one thread count, reused
  * across customizations (4 bytes per node and thread). One customization at
  * a time per customizer. */

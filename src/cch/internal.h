@@ -98,9 +98,8 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
 
 /* ---- weights ------------------------------------------------------------- */
 
-/* The weight at index i of a metric's array: 32-bit with UINT32_MAX for
- * "none", or 64-bit. Callers pass a constant wide so that each use compiles
- * to one plain load. */
+/* ss_cch_metric_weight() for hot loops: callers pass a constant wide so that
+ * each use compiles to one plain load. */
 static inline __attribute__((always_inline)) uint64_t ss__cch_w(const struct ss_cch_metric *m,
                                                                 uint64_t i, bool wide)
 {

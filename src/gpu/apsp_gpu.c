@@ -150,15 +150,6 @@ struct ss__run {
         bool pinned_d, pinned_s;
 };
 
-#define SS__TRY(call)                                                                              \
-        do {                                                                                       \
-                cudaError_t ss__e = (call);                                                        \
-                if (ss__e != cudaSuccess) {                                                        \
-                        rc = ss__cuda_fail(err, #call, ss__e, __FILE__, __LINE__);                 \
-                        goto out;                                                                  \
-                }                                                                                  \
-        } while (0)
-
 #define SS__RC(expr)                                                                               \
         do {                                                                                       \
                 rc = (expr);                                                                       \
@@ -245,36 +236,37 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         uint32_t *pstart = NULL, *plen = NULL;
         unsigned inner = 0; /* inner rounds issued, for the throttle */
 
-        SS__TRY(cudaSetDevice(job->device));
+        SS__CUDA_GOTO(cudaSetDevice(job->device), out);
         SS__RC(ss__fw_prepare(&cfg, err));
-        SS__TRY(cudaStreamCreateWithFlags(&r.s0, cudaStreamNonBlocking));
+        SS__CUDA_GOTO(cudaStreamCreateWithFlags(&r.s0, cudaStreamNonBlocking), out);
         for (unsigned i = 0; i < ns; i++) {
-                SS__TRY(cudaStreamCreateWithFlags(&r.ts[i], cudaStreamNonBlocking));
-                SS__TRY(cudaEventCreateWithFlags(&r.ev_tile[i], cudaEventDisableTiming));
+                SS__CUDA_GOTO(cudaStreamCreateWithFlags(&r.ts[i], cudaStreamNonBlocking), out);
+                SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_tile[i], cudaEventDisableTiming), out);
         }
-        SS__TRY(cudaEventCreate(&r.ev_start));
-        SS__TRY(cudaEventCreate(&r.ev_up));
-        SS__TRY(cudaEventCreate(&r.ev_comp));
-        SS__TRY(cudaEventCreate(&r.ev_end));
-        SS__TRY(cudaEventCreateWithFlags(&r.ev_cross, cudaEventDisableTiming));
-        SS__TRY(cudaEventCreateWithFlags(&r.ev_round[0], cudaEventDisableTiming));
-        SS__TRY(cudaEventCreateWithFlags(&r.ev_round[1], cudaEventDisableTiming));
+        SS__CUDA_GOTO(cudaEventCreate(&r.ev_start), out);
+        SS__CUDA_GOTO(cudaEventCreate(&r.ev_up), out);
+        SS__CUDA_GOTO(cudaEventCreate(&r.ev_comp), out);
+        SS__CUDA_GOTO(cudaEventCreate(&r.ev_end), out);
+        SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_cross, cudaEventDisableTiming), out);
+        SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[0], cudaEventDisableTiming), out);
+        SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[1], cudaEventDisableTiming), out);
 
-        SS__TRY(cudaMalloc((void **)&r.R, (uint64_t)X * P * W));
+        SS__CUDA_GOTO(cudaMalloc((void **)&r.R, (uint64_t)X * P * W), out);
         if (paths)
-                SS__TRY(cudaMalloc((void **)&r.Rs, (uint64_t)X * P * 4));
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Rs, (uint64_t)X * P * 4), out);
         if (ooc) {
-                SS__TRY(cudaMalloc((void **)&r.Cp, P * X * W));
-                SS__TRY(cudaMalloc((void **)&r.Srow, (uint64_t)X * P * W));
-                SS__TRY(cudaMalloc((void **)&r.Scol, P * X * W));
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Cp, P * X * W), out);
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Srow, (uint64_t)X * P * W), out);
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Scol, P * X * W), out);
                 if (paths) {
-                        SS__TRY(cudaMalloc((void **)&r.Cps, P * X * 4));
-                        SS__TRY(cudaMalloc((void **)&r.Scols, P * X * 4));
+                        SS__CUDA_GOTO(cudaMalloc((void **)&r.Cps, P * X * 4), out);
+                        SS__CUDA_GOTO(cudaMalloc((void **)&r.Scols, P * X * 4), out);
                 }
                 for (unsigned i = 0; i < ns; i++) {
-                        SS__TRY(cudaMalloc((void **)&r.T[i], (uint64_t)X * X * W));
+                        SS__CUDA_GOTO(cudaMalloc((void **)&r.T[i], (uint64_t)X * X * W), out);
                         if (paths)
-                                SS__TRY(cudaMalloc((void **)&r.Ts[i], (uint64_t)X * X * 4));
+                                SS__CUDA_GOTO(cudaMalloc((void **)&r.Ts[i], (uint64_t)X * X * 4),
+                                              out);
                 }
                 const uint32_t most = (uint32_t)(P / X) + 3; /* pieces in any round */
                 pstart = malloc(2 * most * sizeof(uint32_t));
@@ -292,27 +284,33 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                     cudaHostRegister(hs, P * P * 4, cudaHostRegisterDefault) == cudaSuccess;
         cudaGetLastError();
 
-        SS__TRY(cudaEventRecord(r.ev_start, r.s0));
+        SS__CUDA_GOTO(cudaEventRecord(r.ev_start, r.s0), out);
         for (uint32_t k0 = 0; k0 < P; k0 += X) {
                 const uint32_t kn = (uint32_t)(P - k0 < X ? P - k0 : X);
                 const uint32_t kb0 = (uint32_t)(k0 / B), m = (uint32_t)(kn / B);
                 if (k0 > 0)
                         for (unsigned i = 0; i < ns; i++)
-                                SS__TRY(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0));
+                                SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
                 /* 1. The cross. */
-                SS__TRY(cudaMemcpyAsync(r.R, hd + (uint64_t)k0 * P * W, (uint64_t)kn * P * W,
-                                        cudaMemcpyHostToDevice, r.s0));
+                SS__CUDA_GOTO(cudaMemcpyAsync(r.R, hd + (uint64_t)k0 * P * W, (uint64_t)kn * P * W,
+                                              cudaMemcpyHostToDevice, r.s0),
+                              out);
                 if (paths)
-                        SS__TRY(cudaMemcpyAsync(r.Rs, hs + (uint64_t)k0 * P, (uint64_t)kn * P * 4,
-                                                cudaMemcpyHostToDevice, r.s0));
+                        SS__CUDA_GOTO(cudaMemcpyAsync(r.Rs, hs + (uint64_t)k0 * P,
+                                                      (uint64_t)kn * P * 4, cudaMemcpyHostToDevice,
+                                                      r.s0),
+                                      out);
                 if (ooc) {
-                        SS__TRY(cudaMemcpy2DAsync(r.Cp, X * W, hd + k0 * W, P * W, kn * W, P,
-                                                  cudaMemcpyHostToDevice, r.s0));
+                        SS__CUDA_GOTO(cudaMemcpy2DAsync(r.Cp, X * W, hd + k0 * W, P * W, kn * W, P,
+                                                        cudaMemcpyHostToDevice, r.s0),
+                                      out);
                         if (paths)
-                                SS__TRY(cudaMemcpy2DAsync(r.Cps, X * 4, hs + k0, P * 4, kn * 4, P,
-                                                          cudaMemcpyHostToDevice, r.s0));
+                                SS__CUDA_GOTO(cudaMemcpy2DAsync(r.Cps, X * 4, hs + k0, P * 4,
+                                                                kn * 4, P, cudaMemcpyHostToDevice,
+                                                                r.s0),
+                                              out);
                 } else {
-                        SS__TRY(cudaEventRecord(r.ev_up, r.s0));
+                        SS__CUDA_GOTO(cudaEventRecord(r.ev_up, r.s0), out);
                 }
                 const struct ss__fw_view v = {.r = r.R,
                                               .c = r.Cp,
@@ -325,7 +323,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 for (uint32_t kb = kb0; kb < kb0 + m; kb++, inner++) {
                         /* Keep one round queued ahead of the device, so that
                          * progress and cancellation follow it. */
-                        SS__TRY(cudaEventSynchronize(r.ev_round[inner % 2]));
+                        SS__CUDA_GOTO(cudaEventSynchronize(r.ev_round[inner % 2]), out);
                         if (ss_cancelled(job->cancel)) {
                                 rc = ss_err_set(err, SS_ETIMEDOUT,
                                                 "the all-pairs computation was cancelled");
@@ -337,15 +335,19 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                         SS__RC(ss__fw_panels(&cfg, &v, kb, nt, r.s0, err));
                         if (ooc) {
                                 const uint64_t off = kb * B - k0;
-                                SS__TRY(cudaMemcpy2DAsync(r.Scol + off * W, X * W, r.Cp + off * W,
-                                                          X * W, B * W, P, cudaMemcpyDeviceToDevice,
-                                                          r.s0));
+                                SS__CUDA_GOTO(cudaMemcpy2DAsync(r.Scol + off * W, X * W,
+                                                                r.Cp + off * W, X * W, B * W, P,
+                                                                cudaMemcpyDeviceToDevice, r.s0),
+                                              out);
                                 if (paths)
-                                        SS__TRY(cudaMemcpy2DAsync(r.Scols + off, X * 4, r.Cps + off,
-                                                                  X * 4, B * 4, P,
-                                                                  cudaMemcpyDeviceToDevice, r.s0));
-                                SS__TRY(cudaMemcpyAsync(r.Srow + off * P * W, r.R + off * P * W,
-                                                        B * P * W, cudaMemcpyDeviceToDevice, r.s0));
+                                        SS__CUDA_GOTO(cudaMemcpy2DAsync(
+                                                          r.Scols + off, X * 4, r.Cps + off, X * 4,
+                                                          B * 4, P, cudaMemcpyDeviceToDevice, r.s0),
+                                                      out);
+                                SS__CUDA_GOTO(cudaMemcpyAsync(r.Srow + off * P * W,
+                                                              r.R + off * P * W, B * P * W,
+                                                              cudaMemcpyDeviceToDevice, r.s0),
+                                              out);
                         }
                         /* Phase 3 on the cross: rows of KO (every column), then
                          * the other rows (columns of KO). */
@@ -358,16 +360,19 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                 SS__RC(ss__fw_minplus(&cfg, &v, &v, &v, out_ko, in_ko,
                                                       kb * (uint32_t)B, (uint32_t)B, r.s0, err));
                         }
-                        SS__TRY(cudaEventRecord(r.ev_round[inner % 2], r.s0));
+                        SS__CUDA_GOTO(cudaEventRecord(r.ev_round[inner % 2], r.s0), out);
                 }
                 /* The snapshots are complete: the tiles may start while the
                  * cross goes back (they touch other host rows and columns). */
-                SS__TRY(cudaEventRecord(ooc ? r.ev_cross : r.ev_comp, r.s0));
-                SS__TRY(cudaMemcpyAsync(hd + (uint64_t)k0 * P * W, r.R, (uint64_t)kn * P * W,
-                                        cudaMemcpyDeviceToHost, r.s0));
+                SS__CUDA_GOTO(cudaEventRecord(ooc ? r.ev_cross : r.ev_comp, r.s0), out);
+                SS__CUDA_GOTO(cudaMemcpyAsync(hd + (uint64_t)k0 * P * W, r.R, (uint64_t)kn * P * W,
+                                              cudaMemcpyDeviceToHost, r.s0),
+                              out);
                 if (paths)
-                        SS__TRY(cudaMemcpyAsync(hs + (uint64_t)k0 * P, r.Rs, (uint64_t)kn * P * 4,
-                                                cudaMemcpyDeviceToHost, r.s0));
+                        SS__CUDA_GOTO(cudaMemcpyAsync(hs + (uint64_t)k0 * P, r.Rs,
+                                                      (uint64_t)kn * P * 4, cudaMemcpyDeviceToHost,
+                                                      r.s0),
+                                      out);
                 if (!ooc)
                         continue;
                 /* Column band rows outside KO go back; rows of KO came with R. */
@@ -377,13 +382,15 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                         if (!h)
                                 continue;
                         const uint64_t row = band_from[part];
-                        SS__TRY(cudaMemcpy2DAsync(hd + (row * P + k0) * W, P * W,
-                                                  r.Cp + row * X * W, X * W, kn * W, h,
-                                                  cudaMemcpyDeviceToHost, r.s0));
+                        SS__CUDA_GOTO(cudaMemcpy2DAsync(hd + (row * P + k0) * W, P * W,
+                                                        r.Cp + row * X * W, X * W, kn * W, h,
+                                                        cudaMemcpyDeviceToHost, r.s0),
+                                      out);
                         if (paths)
-                                SS__TRY(cudaMemcpy2DAsync(hs + row * P + k0, P * 4, r.Cps + row * X,
-                                                          X * 4, kn * 4, h, cudaMemcpyDeviceToHost,
-                                                          r.s0));
+                                SS__CUDA_GOTO(cudaMemcpy2DAsync(hs + row * P + k0, P * 4,
+                                                                r.Cps + row * X, X * 4, kn * 4, h,
+                                                                cudaMemcpyDeviceToHost, r.s0),
+                                              out);
                 }
 
                 /* 2. The tiles outside the cross. */
@@ -394,7 +401,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 const struct ss__fw_range none = {0, 0, UINT32_MAX, 0};
                 unsigned t = 0;
                 for (unsigned i = 0; i < ns; i++)
-                        SS__TRY(cudaStreamWaitEvent(r.ts[i], r.ev_cross, 0));
+                        SS__CUDA_GOTO(cudaStreamWaitEvent(r.ts[i], r.ev_cross, 0), out);
                 for (uint32_t a = 0; a < np; a++) {
                         for (uint32_t b = 0; b < np; b++, t++) {
                                 if (ss_cancelled(job->cancel)) {
@@ -406,13 +413,15 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                 cudaStream_t s = r.ts[q];
                                 const uint64_t i0 = pstart[a], h = plen[a];
                                 const uint64_t j0 = pstart[b], w = plen[b];
-                                SS__TRY(cudaMemcpy2DAsync(r.T[q], w * W, hd + (i0 * P + j0) * W,
-                                                          P * W, w * W, h, cudaMemcpyHostToDevice,
-                                                          s));
+                                SS__CUDA_GOTO(
+                                    cudaMemcpy2DAsync(r.T[q], w * W, hd + (i0 * P + j0) * W, P * W,
+                                                      w * W, h, cudaMemcpyHostToDevice, s),
+                                    out);
                                 if (paths)
-                                        SS__TRY(cudaMemcpy2DAsync(r.Ts[q], w * 4, hs + i0 * P + j0,
-                                                                  P * 4, w * 4, h,
-                                                                  cudaMemcpyHostToDevice, s));
+                                        SS__CUDA_GOTO(cudaMemcpy2DAsync(
+                                                          r.Ts[q], w * 4, hs + i0 * P + j0, P * 4,
+                                                          w * 4, h, cudaMemcpyHostToDevice, s),
+                                                      out);
                                 const struct ss__fw_view tv = {.r = r.T[q],
                                                                .rs = r.Ts[q],
                                                                .rp = w,
@@ -426,25 +435,27 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                 cols.count = (uint32_t)(w / B);
                                 SS__RC(ss__fw_minplus(&cfg, &tv, &scol, &srow, rows, cols, k0, kn,
                                                       s, err));
-                                SS__TRY(cudaMemcpy2DAsync(hd + (i0 * P + j0) * W, P * W, r.T[q],
-                                                          w * W, w * W, h, cudaMemcpyDeviceToHost,
-                                                          s));
+                                SS__CUDA_GOTO(cudaMemcpy2DAsync(hd + (i0 * P + j0) * W, P * W,
+                                                                r.T[q], w * W, w * W, h,
+                                                                cudaMemcpyDeviceToHost, s),
+                                              out);
                                 if (paths)
-                                        SS__TRY(cudaMemcpy2DAsync(hs + i0 * P + j0, P * 4, r.Ts[q],
-                                                                  w * 4, w * 4, h,
-                                                                  cudaMemcpyDeviceToHost, s));
+                                        SS__CUDA_GOTO(cudaMemcpy2DAsync(hs + i0 * P + j0, P * 4,
+                                                                        r.Ts[q], w * 4, w * 4, h,
+                                                                        cudaMemcpyDeviceToHost, s),
+                                                      out);
                         }
                 }
                 for (unsigned i = 0; i < ns; i++)
-                        SS__TRY(cudaEventRecord(r.ev_tile[i], r.ts[i]));
+                        SS__CUDA_GOTO(cudaEventRecord(r.ev_tile[i], r.ts[i]), out);
         }
         for (unsigned i = 0; i < ns; i++)
-                SS__TRY(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0));
-        SS__TRY(cudaEventRecord(r.ev_end, r.s0));
-        SS__TRY(cudaEventSynchronize(r.ev_end));
-        SS__TRY(cudaGetLastError());
+                SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
+        SS__CUDA_GOTO(cudaEventRecord(r.ev_end, r.s0), out);
+        SS__CUDA_GOTO(cudaEventSynchronize(r.ev_end), out);
+        SS__CUDA_GOTO(cudaGetLastError(), out);
         float ms = 0;
-        SS__TRY(cudaEventElapsedTime(&ms, r.ev_start, r.ev_end));
+        SS__CUDA_GOTO(cudaEventElapsedTime(&ms, r.ev_start, r.ev_end), out);
         *gpu_ms = ms;
         /* What crossed the bus, from the plan: up, the cross of every outer
          * round (the column band with all its rows) and every tile outside
@@ -458,7 +469,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 plan->d2h_bytes += cells * (W + (paths ? 4 : 0));
         }
         if (!ooc) {
-                SS__TRY(cudaEventElapsedTime(&ms, r.ev_up, r.ev_comp));
+                SS__CUDA_GOTO(cudaEventElapsedTime(&ms, r.ev_up, r.ev_comp), out);
                 *kernel_ms = ms;
         }
 out:

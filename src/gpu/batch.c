@@ -80,40 +80,35 @@ int ss__bws_alloc(struct ss__bhost **out, uint32_t n, unsigned kcap, unsigned bl
         ss__caps(n, kcap, &w->qcap, &w->fcap, &w->scap);
         const uint64_t pairs = (uint64_t)kcap * n;
         w->bwords = (pairs + 31) / 32;
-        cudaError_t e;
-#define SS__TRY(call)                                                                              \
-        do {                                                                                       \
-                if ((e = (call)) != cudaSuccess) {                                                 \
-                        rc = ss__cuda_fail(err, #call, e, __FILE__, __LINE__);                     \
-                        goto fail;                                                                 \
-                }                                                                                  \
-        } while (0)
-        SS__TRY(cudaMalloc((void **)&w->dist, pairs * 8));
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->dist, pairs * 8), fail);
         /* One allocation per pair of queues: a path walk uses both near
          * queues as one region and the compact copy both far piles. */
-        SS__TRY(cudaMalloc((void **)&w->q[0], 2 * w->qcap * 4));
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->q[0], 2 * w->qcap * 4), fail);
         w->q[1] = w->q[0] + w->qcap;
-        SS__TRY(cudaMalloc((void **)&w->far[0], 2 * w->fcap * 4));
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->far[0], 2 * w->fcap * 4), fail);
         w->far[1] = w->far[0] + w->fcap;
-        SS__TRY(cudaMalloc((void **)&w->set, w->scap * 4));
-        SS__TRY(cudaMalloc((void **)&w->bits, 5 * w->bwords * 4));
-        SS__TRY(cudaMalloc((void **)&w->src, (size_t)kcap * 6 * 4));
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->set, w->scap * 4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->bits, 5 * w->bwords * 4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->src, (size_t)kcap * 6 * 4), fail);
         w->tgt = w->src + kcap;
         w->done = w->src + 2 * (size_t)kcap;
         w->open = w->src + 3 * (size_t)kcap;
         w->plen = w->src + 4 * (size_t)kcap;
         w->poff = w->src + 5 * (size_t)kcap;
-        SS__TRY(cudaMalloc((void **)&w->ctl, sizeof(struct ss__bctl)));
-        SS__TRY(cudaMemset(w->ctl, 0, sizeof(struct ss__bctl)));
-        SS__TRY(cudaMalloc((void **)&b->dgather, (size_t)SS__GATHER * 8));
-        SS__TRY(cudaMalloc((void **)&b->dbad, 4));
-        SS__TRY(cudaHostAlloc((void **)&w->hctl, sizeof(struct ss__bctl), cudaHostAllocDefault));
-        SS__TRY(cudaHostAlloc((void **)&b->hsrc, (size_t)kcap * 4 * 4, cudaHostAllocDefault));
+        SS__CUDA_GOTO(cudaMalloc((void **)&w->ctl, sizeof(struct ss__bctl)), fail);
+        SS__CUDA_GOTO(cudaMemset(w->ctl, 0, sizeof(struct ss__bctl)), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&b->dgather, (size_t)SS__GATHER * 8), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&b->dbad, 4), fail);
+        SS__CUDA_GOTO(
+            cudaHostAlloc((void **)&w->hctl, sizeof(struct ss__bctl), cudaHostAllocDefault), fail);
+        SS__CUDA_GOTO(cudaHostAlloc((void **)&b->hsrc, (size_t)kcap * 4 * 4, cudaHostAllocDefault),
+                      fail);
         b->htgt = b->hsrc + kcap;
         b->hplen = b->hsrc + 2 * (size_t)kcap;
         b->hpoff = b->hsrc + 3 * (size_t)kcap;
-        SS__TRY(cudaHostAlloc((void **)&b->hgather, (size_t)SS__GATHER * 8, cudaHostAllocDefault));
-#undef SS__TRY
+        SS__CUDA_GOTO(
+            cudaHostAlloc((void **)&b->hgather, (size_t)SS__GATHER * 8, cudaHostAllocDefault),
+            fail);
         *out = b;
         return SS_OK;
 fail:

@@ -422,6 +422,13 @@ void ss_gpu_close(struct ss_gpu *gpu)
         free(gpu);
 }
 
+/* SS_GPU_HOST_SORT set (and not "0"): sort and reverse on the host. */
+static bool ss__host_sort_forced(void)
+{
+        const char *hs = getenv("SS_GPU_HOST_SORT");
+        return hs && *hs && strcmp(hs, "0") != 0;
+}
+
 /* Uploads the graph: 32-bit row offsets, and the arcs ordered by weight within
  * each vertex, sorted on the device (sort.cu) or, when the sort's temporary
  * buffers pass sort_budget or do not fit, or SS_GPU_HOST_SORT is set, on the
@@ -448,8 +455,7 @@ static int ss__upload(const struct ss_graph *g, uint32_t **d_row, uint2 **d_arcs
                 rc = ss__cuda_fail(err, "cudaMemcpy (row offsets)", e, __FILE__, __LINE__);
                 goto out;
         }
-        const char *hs = getenv("SS_GPU_HOST_SORT");
-        if (!(hs && *hs && strcmp(hs, "0") != 0)) {
+        if (!ss__host_sort_forced()) {
                 struct ss_err serr = {0};
                 rc = ss__sort_arcs(g->n, g->m, *d_row, g->col, g->w, *d_arcs, sort_budget, &serr);
                 if (rc != SS_ENOMEM) {
@@ -494,8 +500,7 @@ static int ss__upload_reverse_host(struct ss_gpu *gpu, const struct ss_graph *g,
 static int ss__upload_reverse(struct ss_gpu *gpu, const struct ss_graph *g, uint64_t sort_budget,
                               struct ss_err *err)
 {
-        const char *hs = getenv("SS_GPU_HOST_SORT");
-        if (hs && *hs && strcmp(hs, "0") != 0)
+        if (ss__host_sort_forced())
                 return ss__upload_reverse_host(gpu, g, sort_budget, err);
         cudaError_t e;
         if ((e = cudaMalloc((void **)&gpu->d_rrow, ((size_t)g->n + 1) * 4)) != cudaSuccess ||

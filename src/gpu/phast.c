@@ -63,13 +63,6 @@ struct ss_gpu_phast {
         uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
 };
 
-static inline ss_dist ss__ph_w(const struct ss_cch_metric *m, uint64_t i)
-{
-        if (m->wide)
-                return m->w64[i];
-        return m->w32[i] == UINT32_MAX ? SS_DIST_INF : m->w32[i];
-}
-
 void ss_gpu_phast_close(struct ss_gpu_phast *p)
 {
         if (!p)
@@ -194,46 +187,41 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         for (uint64_t z = 0; z < (uint64_t)p->threads * p->n; z++)
                 p->hd[z] = SS_DIST_INF;
         for (uint32_t a = 0; a < p->arcs; a++)
-                w[a] = ss__ph_w(m, 2 * (uint64_t)a + 1);
-        cudaError_t e;
-#define SS__TRY(call)                                                                              \
-        do {                                                                                       \
-                if ((e = (call)) != cudaSuccess) {                                                 \
-                        rc = ss__cuda_fail(err, #call, e, __FILE__, __LINE__);                     \
-                        if (e == cudaErrorMemoryAllocation)                                        \
-                                rc = SS_ENOGPU;                                                    \
-                        goto fail;                                                                 \
-                }                                                                                  \
-        } while (0)
+                w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
         const size_t n4 = (size_t)(p->n ? p->n : 1) * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
-        SS__TRY(cudaSetDevice(device));
-        SS__TRY(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
-        SS__TRY(cudaEventCreate(&p->ev0));
-        SS__TRY(cudaEventCreate(&p->ev1));
-        SS__TRY(cudaMalloc((void **)&p->d_up_first, ((size_t)p->n + 1) * 4));
-        SS__TRY(cudaMalloc((void **)&p->d_up_head, a4));
-        SS__TRY(cudaMalloc((void **)&p->d_rank, n4));
-        SS__TRY(cudaMalloc((void **)&p->d_levels, n4));
-        SS__TRY(cudaMalloc((void **)&p->d_w, a4 * 2));
-        SS__TRY(cudaMalloc((void **)&p->d_level_first, ((size_t)p->nlevels + 1) * 4));
-        SS__TRY(cudaMemcpy(p->d_level_first, p->level_first, ((size_t)p->nlevels + 1) * 4,
-                           cudaMemcpyHostToDevice));
-        SS__TRY(
-            cudaMemcpy(p->d_up_first, c->up_first, ((size_t)p->n + 1) * 4, cudaMemcpyHostToDevice));
+        SS__CUDA_GOTO(cudaSetDevice(device), fail);
+        SS__CUDA_GOTO(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), fail);
+        SS__CUDA_GOTO(cudaEventCreate(&p->ev0), fail);
+        SS__CUDA_GOTO(cudaEventCreate(&p->ev1), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_up_first, ((size_t)p->n + 1) * 4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_up_head, a4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_levels, n4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_w, a4 * 2), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_level_first, ((size_t)p->nlevels + 1) * 4), fail);
+        SS__CUDA_GOTO(cudaMemcpy(p->d_level_first, p->level_first, ((size_t)p->nlevels + 1) * 4,
+                                 cudaMemcpyHostToDevice),
+                      fail);
+        SS__CUDA_GOTO(
+            cudaMemcpy(p->d_up_first, c->up_first, ((size_t)p->n + 1) * 4, cudaMemcpyHostToDevice),
+            fail);
         if (p->arcs) {
-                SS__TRY(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice));
-                SS__TRY(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice));
+                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice),
+                              fail);
+                SS__CUDA_GOTO(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice), fail);
         }
         if (p->n) {
-                SS__TRY(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice));
-                SS__TRY(cudaMemcpy(p->d_levels, levels, n4, cudaMemcpyHostToDevice));
+                SS__CUDA_GOTO(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice), fail);
+                SS__CUDA_GOTO(cudaMemcpy(p->d_levels, levels, n4, cudaMemcpyHostToDevice), fail);
         }
-#undef SS__TRY
         free(levels);
         free(w);
         *out = p;
         return SS_OK;
 fail:
+        /* A device without room is a refusal (SS_ENOGPU), not a fault. */
+        if (rc == SS_EGPU && ss__last_cuda_error() == cudaErrorMemoryAllocation)
+                rc = SS_ENOGPU;
         cudaGetLastError();
         free(levels);
         free(w);
@@ -303,7 +291,7 @@ static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
                         if (hd[r] == SS_DIST_INF)
                                 continue;
                         for (uint32_t a = c->up_first[r]; a < c->up_first[r + 1]; a++) {
-                                const ss_dist w = ss__ph_w(m, 2 * (uint64_t)a);
+                                const ss_dist w = ss_cch_metric_weight(m, 2 * (uint64_t)a);
                                 const uint32_t y = c->up_head[a];
                                 if (w != SS_DIST_INF && hd[r] + w < hd[y])
                                         hd[y] = hd[r] + w;

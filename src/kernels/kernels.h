@@ -341,6 +341,17 @@ cudaError_t ss__last_cuda_error(void);
         } while (0)
 
 /* After a launch: reports a launch error with the kernel's name. */
+/* A CUDA call whose failure sets rc (and err) and jumps to label, for
+ * functions that release what they made before returning. */
+#define SS__CUDA_GOTO(call, label)                                                                 \
+        do {                                                                                       \
+                cudaError_t ss__e = (call);                                                        \
+                if (ss__e != cudaSuccess) {                                                        \
+                        rc = ss__cuda_fail(err, #call, ss__e, __FILE__, __LINE__);                 \
+                        goto label;                                                                \
+                }                                                                                  \
+        } while (0)
+
 #define SS__LAUNCHED(name)                                                                         \
         do {                                                                                       \
                 cudaError_t ss__e = cudaGetLastError();                                            \
