@@ -108,10 +108,42 @@ static bool ss__apsp_serves(const struct ss_job *j)
         return j->algo == SS_ALGO_AUTO && j->engine != SS_ENGINE_GPU && ss_apsp_of(j->graph);
 }
 
+/* engine=gpu asks for the GPU: with a customized CCH its sweep answers
+ * matrices and whole trees, many sources at once, far sooner than a search
+ * per source (routes stay the Δ-stepping's: the sweep has no paths). */
+static bool ss__gpu_cch_serves(const struct ss_job *j)
+{
+        return j->algo == SS_ALGO_AUTO && j->engine == SS_ENGINE_GPU && j->kind != SS_JOB_ROUTE &&
+               !(j->kind == SS_JOB_ONE_TO_ALL && j->bounded) && ss_cch_metric_of(j->graph);
+}
+
+/* What a row answers, as SS_CAN_* of a job's kind. */
+static unsigned ss__need(const struct ss_job *j)
+{
+        return j->kind == SS_JOB_ROUTE    ? SS_CAN_ROUTE
+               : j->kind == SS_JOB_MATRIX ? SS_CAN_TARGETS
+                                          : SS_CAN_ONE_TO_ALL;
+}
+
+static const struct ss_solver *ss__row_named(const struct ss_job *j, enum ss_device dev)
+{
+        const char *name = ss_algo_name(j->algo);
+        const struct ss_solver *r = ss_solver_find(name, dev);
+        /* gpu-cch takes no routes (the CPU's CCH does), and on the CPU
+         * (a fallback) it is the CCH. */
+        if (r && dev == SS_DEVICE_GPU && !(r->caps & ss__need(j)))
+                return NULL;
+        if (!r && dev == SS_DEVICE_CPU && !strcmp(name, "gpu-cch"))
+                return ss_solver_find("cch", SS_DEVICE_CPU);
+        return r;
+}
+
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
 {
         if (j->algo != SS_ALGO_AUTO)
-                return ss_solver_find(ss_algo_name(j->algo), dev);
+                return ss__row_named(j, dev);
+        if (ss__gpu_cch_serves(j))
+                return ss_solver_find(dev == SS_DEVICE_GPU ? "gpu-cch" : "cch", dev);
         /* A matrix row is a copy, cheaper than any search; otherwise a
          * bounded search settles only what lies within its bound. */
         if (ss__apsp_serves(j))

@@ -49,9 +49,13 @@ struct ss_gpu_phast {
         uint32_t nlevels;
         ss_dist *hd; /* host: per thread, the upward searches' distances, infinite between */
         unsigned threads;
-        unsigned long long *d_d; /* k * n distances, grown as needed */
-        unsigned long long *d_out;
-        uint64_t cap_k; /* sources d_d holds */
+        unsigned long long *d_d;   /* k * n distances, grown as needed */
+        unsigned long long *d_out; /* what leaves the device, grown as needed */
+        uint64_t cap_k;            /* sources d_d holds */
+        uint64_t out_cap;          /* entries d_out holds */
+        uint32_t *d_targets;       /* a matrix's targets, grown as needed */
+        uint64_t targets_cap;
+        uint64_t fixed_bytes; /* the structure's device memory */
         uint32_t *d_seed_idx;
         unsigned long long *d_seed_dist;
         uint64_t seed_cap;
@@ -76,6 +80,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_w);
         cudaFree(p->d_d);
         cudaFree(p->d_out);
+        cudaFree(p->d_targets);
         cudaFree(p->d_seed_idx);
         cudaFree(p->d_seed_dist);
         if (p->exec)
@@ -216,6 +221,8 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         }
         free(levels);
         free(w);
+        p->fixed_bytes =
+            ((uint64_t)p->n + 1) * 4 * 3 + (uint64_t)a4 * 3 + ((uint64_t)p->nlevels + 1) * 4;
         *out = p;
         return SS_OK;
 fail:
@@ -236,32 +243,58 @@ static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err
         if (k <= p->cap_k)
                 return SS_OK;
         cudaFree(p->d_d);
-        cudaFree(p->d_out);
         cudaFree(p->d_seed_idx);
         cudaFree(p->d_seed_dist);
-        p->d_d = p->d_out = p->d_seed_dist = NULL;
+        p->d_d = p->d_seed_dist = NULL;
         p->d_seed_idx = NULL;
         p->cap_k = 0;
         const uint64_t n = p->n ? p->n : 1;
-        const uint64_t chunk = k < SS__PH_CHUNK ? k : SS__PH_CHUNK;
         const uint64_t seeds = (uint64_t)k * (p->nlevels + 1);
         if (cudaMalloc((void **)&p->d_d, n * k * 8) != cudaSuccess ||
-            cudaMalloc((void **)&p->d_out, n * chunk * 8) != cudaSuccess ||
             cudaMalloc((void **)&p->d_seed_idx, seeds * 8) != cudaSuccess ||
             cudaMalloc((void **)&p->d_seed_dist, seeds * 8) != cudaSuccess) {
                 cudaGetLastError();
                 cudaFree(p->d_d);
-                cudaFree(p->d_out);
                 cudaFree(p->d_seed_idx);
-                p->d_d = p->d_out = NULL;
+                p->d_d = NULL;
                 p->d_seed_idx = NULL;
                 return ss_err_set(err, SS_ENOGPU,
                                   "no device memory for %u trees of %u nodes (%.1f MiB)", k, p->n,
-                                  (double)(n * (k + chunk) * 8 + seeds * 16) / SS__MIB);
+                                  (double)(n * k * 8 + seeds * 16) / SS__MIB);
         }
         p->cap_k = k;
         p->seed_cap = seeds;
         p->graph_k = 0; /* the captured launches name the old buffers */
+        return SS_OK;
+}
+
+/* Room for `entries` distances on their way out, and for nt targets. */
+static int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
+                              struct ss_err *err)
+{
+        if (entries > p->out_cap) {
+                cudaFree(p->d_out);
+                p->out_cap = 0;
+                if (cudaMalloc((void **)&p->d_out, entries * 8) != cudaSuccess) {
+                        cudaGetLastError();
+                        p->d_out = NULL;
+                        return ss_err_set(err, SS_ENOGPU,
+                                          "no device memory for %.1f MiB of distances to copy out",
+                                          (double)entries * 8 / SS__MIB);
+                }
+                p->out_cap = entries;
+        }
+        if (nt > p->targets_cap) {
+                cudaFree(p->d_targets);
+                p->targets_cap = 0;
+                if (cudaMalloc((void **)&p->d_targets, nt * 4) != cudaSuccess) {
+                        cudaGetLastError();
+                        p->d_targets = NULL;
+                        return ss_err_set(err, SS_ENOGPU, "no device memory for %llu targets",
+                                          (unsigned long long)nt);
+                }
+                p->targets_cap = nt;
+        }
         return SS_OK;
 }
 
@@ -364,24 +397,38 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
         return SS_OK;
 }
 
-int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
-                       struct ss_gpu_phast_stats *st, struct ss_err *err)
+/* The trees of k sources into the device's d_d, then out: every node
+ * (targets NULL: dist is k x n) or the nt targets (dist is k x nt). */
+static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                      const uint32_t *targets, uint32_t nt, ss_dist *dist,
+                      struct ss_gpu_phast_stats *st, struct ss_err *err)
 {
         const uint64_t t0 = ss_now_ns();
         struct ss_gpu_phast_stats none;
         if (!st)
                 st = &none;
         memset(st, 0, sizeof(*st));
-        if (k == 0 || p->n == 0)
+        if (k == 0 || p->n == 0 || (targets && nt == 0))
                 return SS_OK;
         for (unsigned i = 0; i < k; i++)
                 if (sources[i] >= p->n)
                         return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
                                           sources[i], i, p->n - 1);
+        for (uint32_t j = 0; targets && j < nt; j++)
+                if (targets[j] >= p->n)
+                        return ss_err_set(err, SS_EINVAL, "target %u (index %u) is outside 0..%u",
+                                          targets[j], j, p->n - 1);
         SS__CUDA(cudaSetDevice(p->device));
         int rc = ss__ph_reserve(p, k, err);
+        const uint64_t chunk = k < SS__PH_CHUNK ? k : SS__PH_CHUNK;
+        if (rc == SS_OK)
+                rc = targets ? ss__ph_reserve_out(p, (uint64_t)k * nt, nt, err)
+                             : ss__ph_reserve_out(p, chunk * p->n, 0, err);
         if (rc != SS_OK)
                 return rc;
+        if (targets)
+                SS__CUDA(cudaMemcpyAsync(p->d_targets, targets, (size_t)nt * 4,
+                                         cudaMemcpyHostToDevice, p->stream));
         /* The upward searches, source i's seeds (rank, distance) in slots
          * i * per .. of which the unused keep the rank n. */
         const uint64_t per = p->nlevels + 1;
@@ -423,10 +470,18 @@ int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned
         SS__CUDA(cudaEventRecord(p->ev1, p->stream));
         st->levels = p->nlevels;
         st->launches = p->launches;
-        for (unsigned s0 = 0; s0 < k; s0 += SS__PH_CHUNK) {
+        if (targets) {
+                /* Only the targets' columns leave the device, in one copy. */
+                if ((rc = ss__ph_gather(p->d_d, k, nt, p->d_rank, p->d_targets, 0, k, p->d_out,
+                                        p->stream, err)))
+                        return rc;
+                SS__CUDA(cudaMemcpyAsync(dist, p->d_out, (size_t)k * nt * 8, cudaMemcpyDeviceToHost,
+                                         p->stream));
+        }
+        for (unsigned s0 = 0; !targets && s0 < k; s0 += SS__PH_CHUNK) {
                 const unsigned ks = k - s0 < SS__PH_CHUNK ? k - s0 : SS__PH_CHUNK;
-                if ((rc = ss__ph_gather(p->d_d, k, p->n, p->d_rank, s0, ks, p->d_out, p->stream,
-                                        err)))
+                if ((rc = ss__ph_gather(p->d_d, k, p->n, p->d_rank, NULL, s0, ks, p->d_out,
+                                        p->stream, err)))
                         return rc;
                 SS__CUDA(cudaMemcpyAsync(dist + (size_t)s0 * p->n, p->d_out, (size_t)ks * p->n * 8,
                                          cudaMemcpyDeviceToHost, p->stream));
@@ -437,4 +492,38 @@ int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned
         st->sweep_ns = (uint64_t)(ms * 1e6);
         st->total_ns = ss_now_ns() - t0;
         return SS_OK;
+}
+
+int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
+                       struct ss_gpu_phast_stats *st, struct ss_err *err)
+{
+        return ss__ph_run(p, sources, k, NULL, 0, dist, st, err);
+}
+
+int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                        const uint32_t *targets, uint32_t nt, ss_dist *dist,
+                        struct ss_gpu_phast_stats *st, struct ss_err *err)
+{
+        if (!targets && nt)
+                return ss_err_set(err, SS_EINVAL, "%u targets without a list", nt);
+        if (!targets || nt == 0) {
+                if (st)
+                        memset(st, 0, sizeof(*st));
+                return SS_OK;
+        }
+        return ss__ph_run(p, sources, k, targets, nt, dist, st, err);
+}
+
+const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p)
+{
+        return p ? p->m : NULL;
+}
+
+uint64_t ss_gpu_phast_bytes(const struct ss_gpu_phast *p)
+{
+        if (!p)
+                return 0;
+        const uint64_t n = p->n ? p->n : 1;
+        return p->fixed_bytes + p->cap_k * n * 8 + p->seed_cap * 16 + p->out_cap * 8 +
+               p->targets_cap * 4;
 }

@@ -46,6 +46,19 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p);
 int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
                        struct ss_gpu_phast_stats *st, struct ss_err *err);
 
+/* dist[i * nt + j] = the distance from sources[i] to targets[j]: the same
+ * sweep, of which only the targets' columns leave the device (a matrix).
+ * Returns as ss_gpu_phast_trees(), SS_EINVAL also for a target outside the
+ * graph. */
+int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                        const uint32_t *targets, uint32_t nt, ss_dist *dist,
+                        struct ss_gpu_phast_stats *st, struct ss_err *err);
+
+/* The metric p answers with (its weights are p's copy of them). */
+const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p);
+/* Device memory p holds now. */
+uint64_t ss_gpu_phast_bytes(const struct ss_gpu_phast *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -293,7 +293,8 @@ int ss__reverse_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint2 
  * upward searches' (rank, source, dist) triples, skipping ranks of n or
  * more; level relaxes (each rank's edges in `parts` slices when above 1) the ranks
  * nodes[0..count) of one depth from their upward neighbours; gather writes
- * the trees of sources s0..s0+ks by node id into out. */
+ * the distances of sources s0..s0+ks to the m nodes of `nodes` (to every
+ * node, by id, when nodes is NULL and m = n) into out, source-major. */
 int ss__ph_fill(unsigned long long *d, uint64_t count, cudaStream_t st, struct ss_err *err);
 int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const uint32_t *rank,
                 const uint32_t *source, const unsigned long long *dist, uint32_t count,
@@ -306,9 +307,9 @@ int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
                  const uint32_t *level_first, uint32_t l0, uint32_t l1, const uint32_t *up_first,
                  const uint32_t *up_head, const unsigned long long *w_down, cudaStream_t st,
                  struct ss_err *err);
-int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t n, const uint32_t *rank,
-                  unsigned s0, unsigned ks, unsigned long long *out, cudaStream_t st,
-                  struct ss_err *err);
+int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
+                  const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
+                  cudaStream_t st, struct ss_err *err);
 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);

@@ -136,15 +136,18 @@ __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uin
         }
 }
 
-/* Trees by node for sources [s0, s0 + ks): out[j * n + v] = d[rank[v] * k + s0 + j]. */
-__global__ void ss__ph_gather_kernel(const unsigned long long *d, unsigned k, uint32_t n,
-                                     const uint32_t *rank, unsigned s0, unsigned ks,
-                                     unsigned long long *out)
+/* Trees by node for sources [s0, s0 + ks): out[j * m + i] = d[rank[v] * k + s0 + j]
+ * for the i-th of the m nodes wanted, v = nodes[i] (or i when nodes is NULL:
+ * every node, m = n). */
+__global__ void ss__ph_gather_kernel(const unsigned long long *d, unsigned k, uint32_t m,
+                                     const uint32_t *rank, const uint32_t *nodes, unsigned s0,
+                                     unsigned ks, unsigned long long *out)
 {
-        const uint64_t work = (uint64_t)ks * n;
+        const uint64_t work = (uint64_t)ks * m;
         for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
              i += (uint64_t)gridDim.x * blockDim.x) {
-                const uint64_t v = i % n, j = i / n;
+                const uint64_t x = i % m, j = i / m;
+                const uint32_t v = nodes ? nodes[x] : (uint32_t)x;
                 out[i] = d[(uint64_t)rank[v] * k + s0 + j];
         }
 }
@@ -196,12 +199,14 @@ extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *n
         return SS_OK;
 }
 
-extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t n,
-                             const uint32_t *rank, unsigned s0, unsigned ks,
+extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m,
+                             const uint32_t *rank, const uint32_t *nodes, unsigned s0, unsigned ks,
                              unsigned long long *out, cudaStream_t st, struct ss_err *err)
 {
-        ss__ph_gather_kernel<<<ss__ph_grid((uint64_t)ks * n), 256, 0, st>>>(d, k, n, rank, s0, ks,
-                                                                            out);
+        if ((uint64_t)ks * m == 0)
+                return SS_OK;
+        ss__ph_gather_kernel<<<ss__ph_grid((uint64_t)ks * m), 256, 0, st>>>(d, k, m, rank, nodes,
+                                                                            s0, ks, out);
         SS__LAUNCHED("ss__ph_gather_kernel");
         return SS_OK;
 }

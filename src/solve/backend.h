@@ -14,6 +14,10 @@ struct ss_backend {
         void *impl;
 };
 
+/* The impl of the gpu-cch row: not a kernel of enum ss_gpu_algo but the
+ * CCH sweep (solve/gpu_cch.c). */
+#define SS__GPU_ROW_CCH 64
+
 extern const struct ss_backend_ops ss__cpu_backend;
 #if SS_HAVE_CUDA
 extern const struct ss_backend_ops ss__gpu_backend;

@@ -75,8 +75,7 @@ void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g)
         x->failed = 0;
 }
 
-/* The metric to answer from, or NULL: answer with Dijkstra. */
-static const struct ss_cch_metric *ss__metric(struct ss__cpu_cch *x, const struct ss_graph *g)
+const struct ss_cch_metric *ss__cpu_cch_metric(struct ss__cpu_cch *x, const struct ss_graph *g)
 {
         const struct ss_cch_metric *m = ss_cch_metric_of(g);
         if (m) {
@@ -124,7 +123,7 @@ static int ss__stop(const struct ss_task *t, struct ss_err *err)
 int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, struct ss_err *err)
 {
-        const struct ss_cch_metric *m = ss__metric(x, g);
+        const struct ss_cch_metric *m = ss__cpu_cch_metric(x, g);
         if (!m)
                 return SS__CCH_NOT_READY;
         if (!x->q[lane] && !(x->q[lane] = ss_cch_query_new(x->cch)))

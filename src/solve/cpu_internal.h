@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "cch/cch.h"
 #include "solve/solver.h"
 
 /* The CCH row's state in one CPU backend: query workspaces per lane and,
@@ -14,6 +15,10 @@ void ss__cpu_cch_free(struct ss__cpu_cch *x);
 /* Forgets what belongs to the old weights (a metric built here) before
  * the backend serves g, a graph of the same topology. */
 void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g);
+/* The metric to answer from: g's own, or one built here (build set; the
+ * first call builds it), or NULL: answer with another row. The GPU's CCH
+ * row (solve/gpu_cch.c) takes its metric from here too. */
+const struct ss_cch_metric *ss__cpu_cch_metric(struct ss__cpu_cch *x, const struct ss_graph *g);
 
 /* The answer of ss__cpu_cch_task() and ss__cpu_apsp_task() when what they
  * read is not there (no customized hierarchy, no matrix yet): the caller

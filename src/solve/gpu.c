@@ -12,10 +12,12 @@
 #include "cpu/dijkstra.h"
 #include "gpu/gpu.h"
 #include "solve/backend.h"
+#include "solve/gpu_internal.h"
 
 struct ss__gpu {
         struct ss_gpu *gpu;
         struct ss_dijkstra_ws **cpu; /* per lane, made when first needed */
+        struct ss__gpu_cch *cch;     /* the gpu-cch row's sweeps */
 };
 
 static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cfg,
@@ -43,8 +45,10 @@ static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cf
         }
         /* The device may have opened fewer streams than asked (memory). */
         b->lanes = ss_gpu_streams(x->gpu);
-        if (!(x->cpu = calloc(b->lanes, sizeof(*x->cpu)))) {
+        if (!(x->cpu = calloc(b->lanes, sizeof(*x->cpu))) ||
+            !(x->cch = ss__gpu_cch_new(b->lanes, cfg->gpu_device, cfg->cch_build, cfg->threads))) {
                 ss_gpu_close(x->gpu);
+                free(x->cpu);
                 free(x);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
         }
@@ -57,6 +61,7 @@ static void ss__gpu_close(struct ss_backend *b)
         struct ss__gpu *x = b->impl;
         if (!x)
                 return;
+        ss__gpu_cch_free(x->cch);
         ss_gpu_close(x->gpu);
         for (unsigned i = 0; i < b->lanes; i++)
                 ss_dijkstra_ws_free(x->cpu[i]);
@@ -165,6 +170,13 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                        struct ss_task *t, struct ss_err *err)
 {
         struct ss__gpu *x = b->impl;
+        if (r->impl == SS__GPU_ROW_CCH) {
+                int rc = ss__gpu_cch_task(x->cch, b->g, lane, t, err);
+                if (rc != SS__ROW_NOT_READY)
+                        return rc;
+                /* Routes, or no hierarchy: the Δ-stepping answers. */
+                t->ran = r = ss_solver_find("delta", SS_DEVICE_GPU);
+        }
         /* A batch needs the row's support, a batch workspace on this lane,
          * more than one source, and for paths the reverse graph. */
         if ((r->caps & SS_CAN_BATCH) && t->nsources > 1 && ss_gpu_stream_batches(x->gpu, lane) &&
@@ -179,9 +191,10 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
 static unsigned ss__gpu_batch(const struct ss_backend *b, const struct ss_solver *r,
                               enum ss_task_kind kind)
 {
-        (void)r;
         (void)kind;
         const struct ss__gpu *x = b->impl;
+        if (r && r->impl == SS__GPU_ROW_CCH)
+                return 256; /* a sweep's sources at most (solve/gpu_cch.c) */
         const unsigned k = ss_gpu_batch_max(x->gpu);
         return k ? k : 1;
 }
@@ -201,7 +214,7 @@ static unsigned ss__gpu_faults(const struct ss_backend *b)
 static uint64_t ss__gpu_bytes(const struct ss_backend *b)
 {
         const struct ss__gpu *x = b->impl;
-        return ss_gpu_mem_used(x->gpu);
+        return ss_gpu_mem_used(x->gpu) + ss__gpu_cch_bytes(x->cch);
 }
 
 static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
@@ -282,7 +295,10 @@ static int ss__gpu_rebind(struct ss_backend *b, const struct ss_graph *g, const 
         struct ss__gpu *x = b->impl;
         if (!changed)
                 return ss_err_set(err, SS_EINVAL, "the GPU patches only named arcs");
-        return ss_gpu_reweight(x->gpu, b->g, g, changed, k, err);
+        int rc = ss_gpu_reweight(x->gpu, b->g, g, changed, k, err);
+        if (rc == SS_OK)
+                ss__gpu_cch_rebind(x->cch, g);
+        return rc;
 }
 
 const struct ss_backend_ops ss__gpu_backend = {

@@ -106,15 +106,26 @@ static struct ss_graph *load(const struct cli *c, const char *path)
         return g;
 }
 
-/* Opens the row the options name on its device. With --engine auto a GPU
- * row that cannot open (no GPU) gives way to the CPU row of the name. */
-static int open_row(const struct cli *c, const struct ss_graph *g, const struct ss_solver **row,
-                    struct ss_backend **b, struct ss_err *err)
+/* Opens the row the options name on its device, for work that needs the
+ * SS_CAN_* bit `need`. With --engine auto a GPU row that cannot open (no
+ * GPU) gives way to the CPU row of the name. */
+static int open_row(const struct cli *c, const struct ss_graph *g, unsigned need,
+                    const struct ss_solver **row, struct ss_backend **b, struct ss_err *err)
 {
         const struct ss_solver *gpu = ss_solver_find(c->algorithm, SS_DEVICE_GPU);
         const struct ss_solver *cpu = ss_solver_find(c->algorithm, SS_DEVICE_CPU);
-        struct ss_backend_config cfg = {.lanes = 1, .batch = c->batch > 1 ? c->batch : 0};
+        struct ss_backend_config cfg = {.lanes = 1,
+                                        .batch = c->batch > 1 ? c->batch : 0,
+                                        .threads = c->threads,
+                                        .cch_build = true};
         int rc = SS_EINVAL;
+        if (gpu && !(gpu->caps & need)) {
+                if (!cpu)
+                        return ss_err_set(err, SS_EINVAL,
+                                          "'%s' answers one-to-all and matrices, not routes",
+                                          c->algorithm);
+                gpu = NULL;
+        }
         if (c->engine != CLI_ENGINE_CPU && gpu) {
                 rc = ss_backend_open(SS_DEVICE_GPU, g, &cfg, b, err);
                 if (rc == SS_OK) {
@@ -162,7 +173,7 @@ static int cmd_route(struct cli *c, int argc, char **argv)
                 goto out;
         ss_dist d;
         size_t len = 0;
-        if (open_row(c, g, &row, &b, &err) != SS_OK ||
+        if (open_row(c, g, SS_CAN_ROUTE, &row, &b, &err) != SS_OK ||
             ss_solve_route(b, row, s, t, &d, &path, &len, &err) != SS_OK) {
                 rc = fail(&err);
                 goto out;
@@ -202,7 +213,7 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
                 return 1;
         const size_t k = c->batch > 1 ? c->batch : 1;
         if (ss_dimacs_read_ss(argv[1], g->n, &src, &count, &err) != SS_OK ||
-            open_row(c, g, &row, &b, &err) != SS_OK) {
+            open_row(c, g, SS_CAN_ONE_TO_ALL, &row, &b, &err) != SS_OK) {
                 rc = fail(&err);
                 goto out;
         }
@@ -249,7 +260,7 @@ static int cmd_p2p(struct cli *c, int argc, char **argv)
         if (!(g = load(c, argv[0])))
                 return 1;
         if (ss_dimacs_read_p2p(argv[1], g->n, &pairs, &count, &err) != SS_OK ||
-            open_row(c, g, &row, &b, &err) != SS_OK) {
+            open_row(c, g, SS_CAN_ROUTE, &row, &b, &err) != SS_OK) {
                 rc = fail(&err);
                 goto out;
         }

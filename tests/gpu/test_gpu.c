@@ -22,6 +22,7 @@
 #include "gpu/gpu.h"
 #include "gpu/phast.h"
 #include "io/load.h"
+#include "solve/solver.h"
 #include "../check_run.h"
 #include "../data.h"
 
@@ -1181,6 +1182,126 @@ START_TEST(test_phast_trees)
 }
 END_TEST
 
+/* d[i * nt + j] against Dijkstra from src[i] to tg[j] (tg NULL: every node). */
+static void check_rows(const struct ss_graph *g, const uint32_t *src, size_t k, const uint32_t *tg,
+                       size_t nt, const ss_dist *d, const char *what)
+{
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (size_t i = 0; i < k; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (size_t j = 0; j < nt; j++) {
+                        const uint32_t v = tg ? tg[j] : (uint32_t)j;
+                        ck_assert_msg(d[i * nt + j] == ss_dijkstra_dist(ws, v),
+                                      "%s: source %u node %u: %llu, want %llu", what, src[i], v,
+                                      (unsigned long long)d[i * nt + j],
+                                      (unsigned long long)ss_dijkstra_dist(ws, v));
+                }
+        }
+        ss_dijkstra_ws_free(ws);
+}
+
+/* The gpu-cch row through a GPU backend, as the engine runs it: a matrix of
+ * 300 sources (two sweeps of at most 256) on lane 1, trees on lane 0, a
+ * route (answered by the Δ-stepping, which says so), then new weights: the
+ * lanes' sweeps follow the new graph's metric. Without a metric the row is
+ * the Δ-stepping's too. */
+START_TEST(test_gpu_cch_row)
+{
+        announce("test_gpu_cch_row");
+        struct ss_err err;
+        struct ss_gen_road r = {.nodes = 6000, .seed = 9};
+        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
+        const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
+        ck_assert_ptr_nonnull(row);
+        struct ss_backend_config bc = {.lanes = 2};
+        struct ss_backend *b = NULL;
+        /* No metric yet: the Δ-stepping answers. */
+        ck_assert_msg(ss_backend_open(SS_DEVICE_GPU, g, &bc, &b, &err) == SS_OK, "%s", err.msg);
+        uint32_t one = 17;
+        ss_dist *all = malloc((size_t)3 * g->n * sizeof(ss_dist));
+        struct ss_task t = {
+            .kind = SS_TASK_ONE_TO_ALL, .sources = &one, .nsources = 1, .dist = all};
+        ck_assert_int_eq(ss_backend_run(b, 0, row, &t, &err), SS_OK);
+        ck_assert_ptr_eq(t.ran, delta);
+        check_rows(g, &one, 1, NULL, g->n, all, "no metric");
+        ss_backend_close(b);
+
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        ck_assert_msg(ss_backend_open(SS_DEVICE_GPU, g, &bc, &b, &err) == SS_OK, "%s", err.msg);
+        enum { K = 300, NT = 50 };
+        uint32_t src[K], tg[NT];
+        for (unsigned i = 0; i < K; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        for (unsigned j = 0; j < NT; j++)
+                tg[j] = (uint32_t)(rnd() % g->n);
+        tg[NT - 1] = src[0];
+        ss_dist *md = malloc((size_t)K * NT * sizeof(ss_dist));
+        t = (struct ss_task){.kind = SS_TASK_TARGETS,
+                             .sources = src,
+                             .nsources = K,
+                             .targets = tg,
+                             .ntargets = NT,
+                             .dist = md};
+        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, row);
+        ck_assert_uint_eq(t.searches, 2);
+        check_rows(g, src, K, tg, NT, md, "matrix");
+        t = (struct ss_task){
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 3, .dist = all};
+        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, row);
+        check_rows(g, src, 3, NULL, g->n, all, "trees");
+        ck_assert_uint_gt(ss_backend_device_bytes(b), 0);
+        ss_dist rd;
+        t = (struct ss_task){.kind = SS_TASK_ROUTE,
+                             .sources = src,
+                             .nsources = 1,
+                             .targets = tg,
+                             .ntargets = 1,
+                             .dist = &rd};
+        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, delta);
+        check_rows(g, src, 1, tg, 1, &rd, "route");
+
+        /* New weights on every tenth arc, and their metric: both lanes follow. */
+        size_t nch = 0;
+        uint64_t *arcs = malloc((g->m / 10 + 1) * sizeof(uint64_t));
+        uint32_t *w = malloc((g->m / 10 + 1) * sizeof(uint32_t));
+        for (uint64_t a = 0; a < g->m; a += 10) {
+                arcs[nch] = a;
+                w[nch++] = g->w[a] * 3 + 1;
+        }
+        struct ss_graph *g2 = ss_graph_reweighted(g, arcs, w, nch, &err);
+        ck_assert_msg(g2 != NULL, "%s", err.msg);
+        struct ss_cch_metric *m2 = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
+                      err.msg);
+        ss_cch_attach_metric(g2, m2);
+        ck_assert_msg(ss_backend_rebind(b, g2, arcs, nch, &err) == SS_OK, "%s", err.msg);
+        t = (struct ss_task){.kind = SS_TASK_TARGETS,
+                             .sources = src,
+                             .nsources = K,
+                             .targets = tg,
+                             .ntargets = NT,
+                             .dist = md};
+        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
+        check_rows(g2, src, K, tg, NT, md, "matrix, new weights");
+        t = (struct ss_task){
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 3, .dist = all};
+        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
+        check_rows(g2, src, 3, NULL, g2->n, all, "trees, new weights");
+        ss_backend_close(b);
+        free(arcs);
+        free(w);
+        free(md);
+        free(all);
+        ss_graph_unref(g2);
+        ss_graph_unref(g);
+}
+END_TEST
+
 struct bstream {
         const struct ss_graph *g;
         struct ss_gpu *gpu;
@@ -1283,6 +1404,7 @@ int main(void)
         tcase_add_test(tc, test_batch_overflow_halves);
         tcase_add_test(tc, test_batch_landmarks);
         tcase_add_test(tc, test_phast_trees);
+        tcase_add_test(tc, test_gpu_cch_row);
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);

@@ -170,6 +170,7 @@ static struct {
         unsigned batch; /* sources per search it takes */
         atomic_int calls;
         atomic_uint max_k, sources;
+        atomic_int cch_runs; /* runs of the gpu-cch row */
 } fake;
 
 static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver *r,
@@ -191,6 +192,8 @@ static int fake_run(struct ss_backend *b, unsigned lane, const struct ss_solver 
                 usleep(1000);
         unsigned k = (unsigned)t->nsources;
         atomic_fetch_add(&fake.sources, k);
+        if (!strcmp(r->name, "gpu-cch"))
+                atomic_fetch_add(&fake.cch_runs, 1);
         unsigned m = atomic_load(&fake.max_k);
         while (k > m && !atomic_compare_exchange_weak(&fake.max_k, &m, k))
                 ;
@@ -232,8 +235,9 @@ static int fake_open(void *arg, int device, const struct ss_graph *g, unsigned s
 }
 
 /* An engine with cpu CPU workers and one stand-in GPU of `streams` streams. */
-static struct ss_engine *engine_with_gpus(struct ss_graph *g, unsigned cpu, size_t queue,
-                                          unsigned batch, int fail, unsigned streams)
+static struct ss_engine *engine_with_gpus_cch(struct ss_graph *g, unsigned cpu, size_t queue,
+                                              unsigned batch, int fail, unsigned streams,
+                                              enum ss_engine_cch cch)
 {
         struct ss_engine *e;
         struct ss_err err;
@@ -244,15 +248,22 @@ static struct ss_engine *engine_with_gpus(struct ss_graph *g, unsigned cpu, size
         atomic_store(&fake.calls, 0);
         atomic_store(&fake.max_k, 0u);
         atomic_store(&fake.sources, 0u);
-        /* No CCH: with one, auto routes and matrices would stay on the CPU. */
+        atomic_store(&fake.cch_runs, 0);
         struct ss_engine_config cfg = {.cpu_workers = cpu,
                                        .queue_max = queue,
                                        .gpu = true,
                                        .gpu_streams = streams,
                                        .gpu_open = fake_open,
-                                       .cch = SS_ENGINE_CCH_OFF};
+                                       .cch = cch};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
         return e;
+}
+
+/* No CCH: with one, auto routes and matrices would stay on the CPU. */
+static struct ss_engine *engine_with_gpus(struct ss_graph *g, unsigned cpu, size_t queue,
+                                          unsigned batch, int fail, unsigned streams)
+{
+        return engine_with_gpus_cch(g, cpu, queue, batch, fail, streams, SS_ENGINE_CCH_OFF);
 }
 
 static struct ss_engine *engine_with_gpu(struct ss_graph *g, unsigned cpu, size_t queue,
@@ -693,6 +704,74 @@ static ss_dist arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
 /* With its CCH ready (cch auto, a small graph: built at prepare), auto
  * routes and matrices are the CCH's, one-to-all is not, and every answer is
  * Dijkstra's; algorithm=cch on a graph without one answers with Dijkstra. */
+/* With a CCH, engine=gpu matrices and trees go to the gpu-cch row (the
+ * sweep), engine=gpu routes to the GPU Δ-stepping (the sweep has no
+ * paths), auto matrices stay on the CPU's CCH, and algorithm=gpu-cch for a
+ * route is answered by the CPU's CCH. */
+START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
+{
+        struct ss_graph *g = grid(30);
+        atomic_store(&gate, 1);
+        struct ss_engine *e = engine_with_gpus_cch(g, 1, 64, 8, 0, 2, SS_ENGINE_CCH_ON);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        enum { S = 5, T = 7 };
+        uint32_t ms[S], mt[T], rs = 3, rt = 800;
+        for (int i = 0; i < S; i++)
+                ms[i] = (uint32_t)(i * 131 + 2) % g->n;
+        for (int i = 0; i < T; i++)
+                mt[i] = (uint32_t)(i * 97 + 11) % g->n;
+        struct ss_job gm, ga, gr, am, nr;
+        job_init(&gm, e, SS_JOB_MATRIX, ms, mt, T);
+        gm.nsources = S;
+        gm.engine = SS_ENGINE_GPU;
+        job_init(&ga, e, SS_JOB_ONE_TO_ALL, &ms[2], NULL, 0);
+        ga.engine = SS_ENGINE_GPU;
+        job_init(&gr, e, SS_JOB_ROUTE, &rs, &rt, 1);
+        gr.engine = SS_ENGINE_GPU;
+        job_init(&am, e, SS_JOB_MATRIX, ms, mt, T);
+        am.nsources = S;
+        job_init(&nr, e, SS_JOB_ROUTE, &rs, &rt, 1);
+        nr.algo = algo("gpu-cch");
+        w.done = 0;
+        struct ss_job *all[] = {&gm, &ga, &gr, &am, &nr};
+        for (int i = 0; i < 5; i++)
+                ck_assert_int_eq(ss_engine_submit(e, all[i]), SS_OK);
+        wait_done(5);
+        for (int i = 0; i < 5; i++)
+                ck_assert_int_eq(all[i]->status, SS_OK);
+        ck_assert_int_eq(gm.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(gm.ran_algo, algo("gpu-cch"));
+        ck_assert_int_eq(ga.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(ga.ran_algo, algo("gpu-cch"));
+        ck_assert_int_ge(atomic_load(&fake.cch_runs), 2);
+        ck_assert_int_eq(gr.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(gr.ran_algo, algo("delta"));
+        ck_assert_int_eq(am.ran_engine, SS_ENGINE_CPU);
+        ck_assert_int_eq(am.ran_algo, algo("cch"));
+        ck_assert_int_eq(nr.ran_engine, SS_ENGINE_CPU);
+        ck_assert_int_eq(nr.ran_algo, algo("cch"));
+        ck_assert(!nr.fell_back);
+        for (int i = 0; i < S; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, ms[i], SS_NO_NODE, NULL), SS_OK);
+                for (int k = 0; k < T; k++) {
+                        ck_assert_uint_eq(gm.dist[i * T + k], ss_dijkstra_dist(ws, mt[k]));
+                        ck_assert_uint_eq(am.dist[i * T + k], ss_dijkstra_dist(ws, mt[k]));
+                }
+                if (i == 2)
+                        for (uint32_t v = 0; v < g->n; v++)
+                                ck_assert_uint_eq(ga.dist[v], ss_dijkstra_dist(ws, v));
+        }
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, rs, rt, NULL), SS_OK);
+        ck_assert_uint_eq(gr.dist[0], ss_dijkstra_dist(ws, rt));
+        ck_assert_uint_eq(nr.dist[0], ss_dijkstra_dist(ws, rt));
+        for (int i = 0; i < 5; i++)
+                ss_job_release(all[i]);
+        ss_dijkstra_ws_free(ws);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(cch_answers_auto_routes_and_matrices)
 {
         struct ss_graph *g = grid(40);
@@ -982,6 +1061,7 @@ int main(void)
         tcase_add_test(tc, matrix_rows_spread_over_gpu_streams);
         tcase_add_test(tc, matrix_failed_piece_then_handback);
         tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
+        tcase_add_test(tc, gpu_cch_takes_gpu_matrices_and_trees);
         tcase_add_test(tc, apsp_answers_once_complete);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);

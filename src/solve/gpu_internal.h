@@ -1,0 +1,25 @@
+/* The GPU backend's parts (solve/gpu.c, solve/gpu_cch.c). Private to
+ * src/solve/. */
+#ifndef SS_SOLVE_GPU_INTERNAL_H
+#define SS_SOLVE_GPU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "solve/cpu_internal.h"
+
+/* The gpu-cch row's state in one GPU backend: a sweep handle per lane. */
+struct ss__gpu_cch;
+struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsigned threads);
+void ss__gpu_cch_free(struct ss__gpu_cch *x);
+/* Forgets a metric built here before the backend serves g (the handles
+ * follow the graph's metric on their own). */
+void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g);
+/* Device memory the handles hold. */
+uint64_t ss__gpu_cch_bytes(const struct ss__gpu_cch *x);
+/* Runs t on lane: SS_OK, SS__ROW_NOT_READY (a route, or no metric: the
+ * caller answers with another row), or an error with err set. */
+int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
+                     struct ss_task *t, struct ss_err *err);
+
+#endif
