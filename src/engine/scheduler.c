@@ -245,6 +245,12 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                 const unsigned ready = ss__ready_for(e, j->graph);
                 size_t per = (j->nsources + ready - 1) / (ready ? ready : 1);
                 per = per < e->gpu_matrix_rows ? e->gpu_matrix_rows : per;
+                if (p->row->caps & SS_WHOLE_DEVICE) {
+                        /* One sweep fills the device: split only past its batch. */
+                        const size_t k =
+                            ss_backend_batch(e->slots[w->slot].b, p->row, SS_TASK_TARGETS);
+                        per = per < k ? k : per;
+                }
                 take = per < left ? per : left;
         }
         if (!j->dist && !(j->dist = malloc(j->nsources * j->ntargets * sizeof(ss_dist))))

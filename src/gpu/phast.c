@@ -34,6 +34,8 @@
 #define SS__PH_CHAIN_MAX 16u
 /* Threads of the upward searches, at most. */
 #define SS__PH_THREADS 16u
+/* Captured sweeps kept, by source count. */
+#define SS__PH_EXECS 4
 
 struct ss_gpu_phast {
         int device;
@@ -59,13 +61,32 @@ struct ss_gpu_phast {
         uint32_t *d_seed_idx;
         unsigned long long *d_seed_dist;
         uint64_t seed_cap;
-        /* The sweep's launches, captured once for cap_k sources. */
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        unsigned graph_k;
+        /* The sweep's launches, captured once for each of the last few
+         * source counts (a capture costs about as much as a small sweep,
+         * and a matrix's size is the client's). */
+        struct ss__ph_exec {
+                unsigned k; /* 0: unused */
+                uint64_t used;
+                cudaGraph_t graph;
+                cudaGraphExec_t exec;
+        } execs[SS__PH_EXECS];
+        uint64_t uses;
         uint32_t launches;  /* of the captured sweep */
         uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
 };
+
+/* Drops the captured sweeps (they name the buffers of their time). */
+static void ss__ph_forget(struct ss_gpu_phast *p)
+{
+        for (int i = 0; i < SS__PH_EXECS; i++) {
+                struct ss__ph_exec *x = &p->execs[i];
+                if (x->exec)
+                        cudaGraphExecDestroy(x->exec);
+                if (x->graph)
+                        cudaGraphDestroy(x->graph);
+                memset(x, 0, sizeof(*x));
+        }
+}
 
 void ss_gpu_phast_close(struct ss_gpu_phast *p)
 {
@@ -83,10 +104,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_targets);
         cudaFree(p->d_seed_idx);
         cudaFree(p->d_seed_dist);
-        if (p->exec)
-                cudaGraphExecDestroy(p->exec);
-        if (p->graph)
-                cudaGraphDestroy(p->graph);
+        ss__ph_forget(p);
         if (p->ev0)
                 cudaEventDestroy(p->ev0);
         if (p->ev1)
@@ -248,6 +266,12 @@ static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err
         p->d_d = p->d_seed_dist = NULL;
         p->d_seed_idx = NULL;
         p->cap_k = 0;
+        /* Capacity by powers of two: a few sizes, so that the captured
+         * sweeps stay valid while clients' sizes vary. */
+        unsigned want = 32;
+        while (want < k && want < (1u << 30))
+                want *= 2;
+        k = want;
         const uint64_t n = p->n ? p->n : 1;
         const uint64_t seeds = (uint64_t)k * (p->nlevels + 1);
         if (cudaMalloc((void **)&p->d_d, n * k * 8) != cudaSuccess ||
@@ -264,7 +288,7 @@ static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err
         }
         p->cap_k = k;
         p->seed_cap = seeds;
-        p->graph_k = 0; /* the captured launches name the old buffers */
+        ss__ph_forget(p);
         return SS_OK;
 }
 
@@ -342,17 +366,26 @@ static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
 /* One launch per depth, from the roots down, except that runs of narrow
  * depths (the chains of separator vertices: most of NY's 279 depths) go to
  * one block each, since a dependent launch costs more than their work.
- * Captured into a CUDA graph for the current k and replayed. */
+ * Captured into a CUDA graph per source count (the last few kept) and
+ * replayed. */
 static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
-        if (p->graph_k != k) {
-                if (p->exec)
-                        cudaGraphExecDestroy(p->exec);
-                if (p->graph)
-                        cudaGraphDestroy(p->graph);
-                p->exec = NULL;
-                p->graph = NULL;
+        struct ss__ph_exec *x = NULL;
+        for (int i = 0; i < SS__PH_EXECS && !x; i++)
+                if (p->execs[i].k == k)
+                        x = &p->execs[i];
+        if (!x) {
+                /* A free slot, or the one used least recently. */
+                x = &p->execs[0];
+                for (int i = 1; i < SS__PH_EXECS; i++)
+                        if (p->execs[i].used < x->used)
+                                x = &p->execs[i];
+                if (x->exec)
+                        cudaGraphExecDestroy(x->exec);
+                if (x->graph)
+                        cudaGraphDestroy(x->graph);
+                memset(x, 0, sizeof(*x));
                 SS__CUDA(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
                 p->launches = 0;
                 for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
@@ -389,11 +422,12 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                                 cudaGraphDestroy(g);
                         return rc;
                 }
-                SS__CUDA(cudaStreamEndCapture(p->stream, &p->graph));
-                SS__CUDA(cudaGraphInstantiate(&p->exec, p->graph, 0));
-                p->graph_k = k;
+                SS__CUDA(cudaStreamEndCapture(p->stream, &x->graph));
+                SS__CUDA(cudaGraphInstantiate(&x->exec, x->graph, 0));
+                x->k = k;
         }
-        SS__CUDA(cudaGraphLaunch(p->exec, p->stream));
+        x->used = ++p->uses;
+        SS__CUDA(cudaGraphLaunch(x->exec, p->stream));
         return SS_OK;
 }
 

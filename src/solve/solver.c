@@ -51,8 +51,8 @@ static const struct ss_solver ss__rows[] = {
      * tasks of routes go to the GPU Δ-stepping). Named gpu-cch for the
      * reason gpu-dijkstra is: algorithm=cch keeps meaning the CPU's CCH,
      * whose routes take microseconds. */
-    {"gpu-cch", "CCH sweep", SS_DEVICE_GPU, SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH,
-     SS__GPU_ROW_CCH,
+    {"gpu-cch", "CCH sweep", SS_DEVICE_GPU,
+     SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH | SS_WHOLE_DEVICE, SS__GPU_ROW_CCH,
      "the CCH's downward sweep for up to 256 sources at once: matrices and one-to-all trees"},
 };
 

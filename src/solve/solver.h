@@ -38,6 +38,10 @@ enum {
         SS_CAN_TARGETS = 1u << 1,    /* a source and a list of targets (a matrix row) */
         SS_CAN_ONE_TO_ALL = 1u << 2, /* a source and every node */
         SS_CAN_BATCH = 1u << 3,      /* many sources in one search */
+        /* One task of many sources keeps the whole device busy (the CCH
+         * sweep), where a batched search runs on its lane's share of it:
+         * a matrix goes to such a row in pieces as large as its batch. */
+        SS_WHOLE_DEVICE = 1u << 4,
 };
 
 struct ss_solver {
