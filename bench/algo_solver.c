@@ -127,18 +127,20 @@ static int srow_setup(const struct ss__bench_algo *a, void **state, const struct
         if (a->solver->device == SS_DEVICE_GPU) {
                 cfg = gpu_cfg;
                 cfg.batch = s->batch > 1 ? s->batch : 0;
+                cfg.threads = cpu_threads;
+                cfg.cch_build = true; /* for gpu-cch */
         }
+        const bool cch = !strcmp(a->solver->name, "cch") || !strcmp(a->solver->name, "gpu-cch");
         int rc = ss_backend_open(a->solver->device, g, &cfg, &s->b, err);
         if (rc == SS_OK && !(s->dist = ss_solve_host_alloc((size_t)s->batch * g->n * 8)))
                 rc = ss_err_set(err, SS_ENOMEM, "out of memory for %u x %u distances", s->batch,
                                 g->n);
-        if (rc == SS_OK && k > 0 &&
-            (!strcmp(a->solver->name, "cch") || !strcmp(a->solver->name, "apsp"))) {
-                /* These rows read what was built for the graph: the CCH row
-                 * builds and customizes its hierarchy on its first task (done
+        if (rc == SS_OK && k > 0 && (cch || !strcmp(a->solver->name, "apsp"))) {
+                /* These rows read what was built for the graph: the CCH rows
+                 * build and customize their hierarchy on their first task (done
                  * here, untimed; the note gives the time), the apsp row reads
-                 * a matrix only the daemon computes. Either answers with
-                 * Dijkstra when it has nothing to read: skip the row then. */
+                 * a matrix only the daemon computes. Each answers with another
+                 * row when it has nothing to read: skip the row then. */
                 struct ss_task t = {
                     .kind = SS_TASK_ONE_TO_ALL, .sources = sources, .nsources = 1, .dist = s->dist};
                 const uint64_t t0 = ss_now_ns();
@@ -146,8 +148,7 @@ static int srow_setup(const struct ss__bench_algo *a, void **state, const struct
                 s->prep_s = (double)(ss_now_ns() - t0) / 1e9;
                 if (rc == SS_OK && t.ran && t.ran != a->solver)
                         rc = ss_err_set(err, SS_ETOOBIG, "%s",
-                                        !strcmp(a->solver->name, "cch")
-                                            ? "no CCH for this graph (not road-like; see the log)"
+                                        cch ? "no CCH for this graph (not road-like; see the log)"
                                             : "no all-pairs matrix here (the daemon computes it "
                                               "for small graphs)");
         }

@@ -2,7 +2,8 @@
 # ssspd-cli --algorithm with every GPU row (delta, bf, bf-ell, bf-queue,
 # gpu-dijkstra, bf-edgelist) prints exactly what the CPU Dijkstra prints:
 # checksums per source (ss), point-to-point distances (p2p) and routes whose
-# distance matches. Needs a GPU (exits 77, skipped, without one); NY's
+# distance matches. gpu-cch (the CCH sweep: trees, no routes) joins the ss
+# checks, alone and 8 sources per sweep, and refuses routes by name. Needs a GPU (exits 77, skipped, without one); NY's
 # sources join in when the data folder has them.
 set -eu
 cli=$1
@@ -39,6 +40,11 @@ while [ $# -ge 2 ]; do
         # options before the command, and several sources per search
         "$cli" -q --algorithm delta --batch 8 ss "$1" "$2" >"$tmp/got" || fail "batched ss on $1"
         cmp -s "$tmp/want" "$tmp/got" || fail "batched delta checksums differ on $1"
+        for k in 1 8; do
+                "$cli" -q --algorithm gpu-cch --batch $k ss "$1" "$2" >"$tmp/got" ||
+                        fail "gpu-cch ss (batch $k) on $1"
+                cmp -s "$tmp/want" "$tmp/got" || fail "gpu-cch checksums (batch $k) differ on $1"
+        done
         shift 2
 done
 "$cli" p2p -q "$data/samples/sample.gr" "$data/samples/sample.p2p" >"$tmp/want"
@@ -48,4 +54,8 @@ for a in $gpu_rows; do
         out=$("$cli" route -q -a $a "$data/samples/sample.gr" 1 6 | head -1)
         [ "$out" = "distance 6" ] || fail "$a route: $out"
 done
+if "$cli" route -q -a gpu-cch "$data/samples/sample.gr" 1 6 >/dev/null 2>"$tmp/err"; then
+        fail "gpu-cch answered a route"
+fi
+grep -q "not routes" "$tmp/err" || fail "gpu-cch route: $(cat "$tmp/err")"
 echo "gpu cli: all checks passed"
