@@ -783,7 +783,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         t_mark = ss_now_ns();
         /* Batch workspaces: as many sources per batch as the memory left
          * allows (up to the configured number), the same on every batch
-         * stream, each batch kernel with its share of the resident blocks. */
+         * stream; a batch kernel runs alone, on one block per SM. */
         const unsigned bstreams =
             cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
         unsigned kcap = 0;
@@ -807,7 +807,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                                     budget / SS__MIB);
         }
         if (kcap > 0) {
-                unsigned bblocks = resident / bstreams;
+                /* The whole device: batches run one at a time (batch.c). */
+                unsigned bblocks = resident;
                 if (bblocks > (unsigned)di->sm_count)
                         bblocks = (unsigned)di->sm_count;
                 if (bblocks < 1)

@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1337,6 +1338,85 @@ START_TEST(test_batch_streams_concurrent)
 }
 END_TEST
 
+/* Matrices on NY in pieces of 25 sources on 4 streams at once, as the
+ * engine splits an engine=gpu matrix: every distance equal to Dijkstra's.
+ * (The daemon showed batches that ran beside each other returning wrong
+ * pieces; this library-level run did not show it, so
+ * tests/gpu/test_daemon_matrices.sh checks the daemon's matrices too.) */
+struct nystream {
+        const struct ss_graph *g;
+        struct ss_gpu *gpu;
+        unsigned stream;
+        uint64_t seed;
+        atomic_uint *bad, *failed;
+};
+
+static void *nystream_work(void *p)
+{
+        struct nystream *b = p;
+        enum { K = 25, NT = 100, ROUNDS = 4 };
+        uint32_t src[K], tl[NT];
+        ss_dist *md = malloc((size_t)K * NT * sizeof(ss_dist));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(b->g->n);
+        uint64_t x = b->seed;
+        for (int r = 0; r < ROUNDS && md && ws; r++) {
+                for (unsigned i = 0; i < K + NT; i++) {
+                        x = x * 6364136223846793005ull + 1442695040888963407ull;
+                        const uint32_t v = (uint32_t)(x >> 33) % b->g->n;
+                        if (i < K)
+                                src[i] = v;
+                        else
+                                tl[i - K] = v;
+                }
+                struct ss_gpu_batch q = {.kind = SS_GPU_BATCH_TARGETS,
+                                         .sources = src,
+                                         .k = K,
+                                         .targets = tl,
+                                         .ntargets = NT,
+                                         .dist = md};
+                struct ss_gpu_batch_result res = {0};
+                struct ss_err err;
+                if (ss_gpu_run_batch(b->gpu, b->stream, &q, &res, &err) != SS_OK) {
+                        atomic_fetch_add(b->failed, 1);
+                        break;
+                }
+                for (unsigned i = 0; i < K; i++) {
+                        ss_dijkstra_run(b->g, ws, src[i], SS_NO_NODE, NULL);
+                        for (unsigned j = 0; j < NT; j++)
+                                if (md[i * NT + j] != ss_dijkstra_dist(ws, tl[j]))
+                                        atomic_fetch_add(b->bad, 1);
+                }
+        }
+        if (!md || !ws)
+                atomic_fetch_add(b->failed, 1);
+        ss_dijkstra_ws_free(ws);
+        free(md);
+        return NULL;
+}
+
+START_TEST(test_batch_streams_ny)
+{
+        announce("test_batch_streams_ny");
+        struct ss_graph *g = load_data("dimacs/USA-road-d.NY.gr.gz");
+        /* Workspaces of 256 sources, as the daemon's (gpu_batch auto). */
+        struct ss_gpu *gpu = open_batch(g, 4, 256);
+        atomic_uint bad = 0, failed = 0;
+        pthread_t th[4];
+        struct nystream b[4];
+        for (unsigned i = 0; i < 4; i++) {
+                b[i] = (struct nystream){g, gpu, i, 1000 + i, &bad, &failed};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, nystream_work, &b[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++)
+                pthread_join(th[i], NULL);
+        ck_assert_uint_eq(atomic_load(&failed), 0);
+        ck_assert_msg(atomic_load(&bad) == 0, "%u distances of 16 matrix pieces differ",
+                      atomic_load(&bad));
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A batch past its deadline stops on the device and says so. */
 START_TEST(test_batch_deadline)
 {
@@ -1408,6 +1488,11 @@ int main(void)
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);
+        /* Its own case, so that CK_RUN_CASE=ny-streams runs it alone. */
+        TCase *ny = tcase_create("ny-streams");
+        tcase_set_timeout(ny, 600);
+        tcase_add_test(ny, test_batch_streams_ny);
+        suite_add_tcase(s, ny);
         /* CUDA does not survive fork() once initialised (the probe above did),
          * so the tests run in this process. */
         return ss_check_run(s, true);
