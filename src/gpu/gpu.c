@@ -807,9 +807,14 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                                     budget / SS__MIB);
         }
         if (kcap > 0) {
-                /* The whole device: batches run one at a time (batch.c). */
-                unsigned bblocks = resident;
-                if (bblocks > (unsigned)di->sm_count)
+                /* The whole device: batches run one at a time (batch.c), on
+                 * one block per SM (SS_GPU_BATCH_BLOCKS overrides it, up to
+                 * the resident blocks, for tuning). */
+                const char *bb = getenv("SS_GPU_BATCH_BLOCKS");
+                unsigned bblocks = bb && *bb ? (unsigned)strtoul(bb, NULL, 10) : resident;
+                if (bblocks > resident)
+                        bblocks = resident;
+                if (!(bb && *bb) && bblocks > (unsigned)di->sm_count)
                         bblocks = (unsigned)di->sm_count;
                 if (bblocks < 1)
                         bblocks = 1;

@@ -154,20 +154,31 @@ START_TEST(gpu_answers_equal_cpu)
                 o += (size_t)snprintf(body + o, sizeof(body) - o, "%s%llu", i ? "," : "",
                                       (unsigned long long)(rnd(&seed) % 20000 + 1));
         const double searches = h_metric(&dmn, "ssspd_gpu_batch_sources_count");
-        struct resp a, b;
-        snprintf(body + o, sizeof(body) - o, "], \"engine\": \"gpu\"}");
+        struct resp a, b, c;
+        snprintf(body + o, sizeof(body) - o, "], \"engine\": \"gpu\", \"algorithm\": \"delta\"}");
         h_req(&dmn, "POST", "/distances", body, &a);
         const double split = h_metric(&dmn, "ssspd_gpu_batch_sources_count") - searches;
         snprintf(body + o, sizeof(body) - o, "], \"engine\": \"cpu\"}");
         h_req(&dmn, "POST", "/distances", body, &b);
-        ck_assert_msg(a.status == 200 && b.status == 200, "%ld %ld", a.status, b.status);
+        /* engine=gpu alone: the graph has a CCH, so its sweep answers. */
+        snprintf(body + o, sizeof(body) - o, "], \"engine\": \"gpu\"}");
+        h_req(&dmn, "POST", "/distances", body, &c);
+        ck_assert_msg(a.status == 200 && b.status == 200 && c.status == 200, "%ld %ld %ld",
+                      a.status, b.status, c.status);
         json_t *ja = json_loads(a.body, 0, NULL), *jb = json_loads(b.body, 0, NULL);
+        json_t *jc = json_loads(c.body, 0, NULL);
         ck_assert(json_equal(json_object_get(ja, "distances"), json_object_get(jb, "distances")));
+        ck_assert(json_equal(json_object_get(jc, "distances"), json_object_get(jb, "distances")));
         ck_assert_str_eq(json_string_value(json_object_get(ja, "engine")), "gpu");
+        ck_assert_str_eq(json_string_value(json_object_get(ja, "algorithm")), "delta");
+        ck_assert_str_eq(json_string_value(json_object_get(jc, "engine")), "gpu");
+        ck_assert_str_eq(json_string_value(json_object_get(jc, "algorithm")), "gpu-cch");
         json_decref(ja);
         json_decref(jb);
+        json_decref(jc);
         h_resp_free(&a);
         h_resp_free(&b);
+        h_resp_free(&c);
         ck_assert_msg(streams < 2 || split >= 2, "100 rows on %lld streams: %.0f GPU searches",
                       (long long)streams, split);
 
