@@ -110,11 +110,19 @@ static bool ss__apsp_serves(const struct ss_job *j)
 
 /* engine=gpu asks for the GPU: with a customized CCH its sweep answers
  * matrices and whole trees, many sources at once, far sooner than a search
- * per source (routes stay the Δ-stepping's: the sweep has no paths). */
+ * per source (routes stay the Δ-stepping's: the sweep has no paths). An
+ * auto matrix of SS__SWEEP_MATRIX_MIN sources or more goes there too: on NY
+ * a 1000 x 1000 matrix took 45-54 ms from the sweep against 79-96 ms from
+ * the CPU's buckets, while at 100 x 100 the CPU was the faster
+ * (docs/benchmarks.md). */
 static bool ss__gpu_cch_serves(const struct ss_job *j)
 {
-        return j->algo == SS_ALGO_AUTO && j->engine == SS_ENGINE_GPU && j->kind != SS_JOB_ROUTE &&
-               !(j->kind == SS_JOB_ONE_TO_ALL && j->bounded) && ss_cch_metric_of(j->graph);
+        if (j->algo != SS_ALGO_AUTO || j->kind == SS_JOB_ROUTE || !ss_cch_metric_of(j->graph))
+                return false;
+        if (j->engine == SS_ENGINE_GPU)
+                return !(j->kind == SS_JOB_ONE_TO_ALL && j->bounded);
+        return j->engine == SS_ENGINE_AUTO && j->kind == SS_JOB_MATRIX &&
+               j->nsources >= SS__SWEEP_MATRIX_MIN && !ss_apsp_of(j->graph);
 }
 
 /* What a row answers, as SS_CAN_* of a job's kind. */

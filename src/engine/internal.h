@@ -42,6 +42,9 @@ struct ss__worker {
 /* Rows of a matrix a GPU stream takes at least (SS_ENGINE_GPU_MATRIX_ROWS
  * overrides it), so that a small matrix stays one search. */
 #define SS__GPU_MATRIX_ROWS 16
+/* Auto matrices of at least this many sources go to the GPU's CCH sweep
+ * (engine.c, ss__gpu_cch_serves). */
+#define SS__SWEEP_MATRIX_MIN 512
 
 struct ss_engine {
         /* Order: update_lock, then pool_lock, then a slot's lock, then lock;

@@ -706,8 +706,9 @@ static ss_dist arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
  * Dijkstra's; algorithm=cch on a graph without one answers with Dijkstra. */
 /* With a CCH, engine=gpu matrices and trees go to the gpu-cch row (the
  * sweep), engine=gpu routes to the GPU Δ-stepping (the sweep has no
- * paths), auto matrices stay on the CPU's CCH, and algorithm=gpu-cch for a
- * route is answered by the CPU's CCH. */
+ * paths), small auto matrices stay on the CPU's CCH while one of 600
+ * sources goes to the sweep, and algorithm=gpu-cch for a route is answered
+ * by the CPU's CCH. */
 START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
 {
         struct ss_graph *g = grid(30);
@@ -732,13 +733,29 @@ START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
         am.nsources = S;
         job_init(&nr, e, SS_JOB_ROUTE, &rs, &rt, 1);
         nr.algo = algo("gpu-cch");
+        /* An auto matrix of 512 sources or more: the sweep. */
+        enum { B = 600 };
+        uint32_t bs[B];
+        for (int i = 0; i < B; i++)
+                bs[i] = (uint32_t)(i * 7 + 1) % g->n;
+        struct ss_job big;
+        job_init(&big, e, SS_JOB_MATRIX, bs, mt, T);
+        big.nsources = B;
         w.done = 0;
-        struct ss_job *all[] = {&gm, &ga, &gr, &am, &nr};
-        for (int i = 0; i < 5; i++)
+        struct ss_job *all[] = {&gm, &ga, &gr, &am, &nr, &big};
+        for (int i = 0; i < 6; i++)
                 ck_assert_int_eq(ss_engine_submit(e, all[i]), SS_OK);
-        wait_done(5);
-        for (int i = 0; i < 5; i++)
+        wait_done(6);
+        for (int i = 0; i < 6; i++)
                 ck_assert_int_eq(all[i]->status, SS_OK);
+        ck_assert_int_eq(big.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(big.ran_algo, algo("gpu-cch"));
+        ck_assert(!big.fell_back);
+        for (int i = 0; i < B; i += 97) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, bs[i], SS_NO_NODE, NULL), SS_OK);
+                for (int k = 0; k < T; k++)
+                        ck_assert_uint_eq(big.dist[i * T + k], ss_dijkstra_dist(ws, mt[k]));
+        }
         ck_assert_int_eq(gm.ran_engine, SS_ENGINE_GPU);
         ck_assert_int_eq(gm.ran_algo, algo("gpu-cch"));
         ck_assert_int_eq(ga.ran_engine, SS_ENGINE_GPU);
@@ -764,7 +781,7 @@ START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
         ck_assert_int_eq(ss_dijkstra_run(g, ws, rs, rt, NULL), SS_OK);
         ck_assert_uint_eq(gr.dist[0], ss_dijkstra_dist(ws, rt));
         ck_assert_uint_eq(nr.dist[0], ss_dijkstra_dist(ws, rt));
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 6; i++)
                 ss_job_release(all[i]);
         ss_dijkstra_ws_free(ws);
         ss_engine_free(e);
