@@ -217,10 +217,11 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
                 return true;
         }
         /* A matrix: each worker takes its share of the rows, so that they
-         * spread over all CPU workers, or over all GPU streams (whose
-         * batches take turns on the device, while their copies and host
-         * work overlap). A GPU share keeps at least e->gpu_matrix_rows
-         * rows, so that a small matrix stays one search.
+         * spread over all CPU workers, or over all GPU streams: a stream's
+         * batched search runs on its share of the device's blocks, so one
+         * batch of every row leaves the rest of the device idle (NY,
+         * 100 x 100: docs/benchmarks.md). A GPU share keeps at least
+         * e->gpu_matrix_rows rows, so that a small matrix stays one search.
          * Rows a GPU handed back come first (only CPU workers take a job
          * that has them), then the rows not taken yet. */
         /* Room to hand a GPU piece back, taken now so that a failing device

@@ -227,14 +227,7 @@ static int ss__once(struct ss__bjob *j, const unsigned *at, unsigned k, bool *ov
         }
         const struct ss__dgraph *g = j->reverse ? &gpu->rgb : &gpu->gb;
         SS__CUDA(cudaEventRecord(w->ev_start, w->stream));
-        /* A batch runs alone on the device: it takes every resident block
-         * of the budget. Batched searches that ran at once on several
-         * streams, each on its share of the blocks, returned distances too
-         * large for some of their sources (the daemon on NY, matrices of
-         * 100 sources in pieces of 25 on 4 streams: a third of them had
-         * wrong rows; tests/gpu/test_daemon_matrices.sh). Run one at a
-         * time they are exact. The cause is not known (docs/limitations.md). */
-        const unsigned take = gpu->resident;
+        const unsigned take = b->w.blocks;
         ss__blocks_take(gpu, take);
         rc = ss__launch_batch(g, &b->w, w, &l, err);
         if (rc == SS_OK) {

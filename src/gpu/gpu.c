@@ -783,7 +783,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         t_mark = ss_now_ns();
         /* Batch workspaces: as many sources per batch as the memory left
          * allows (up to the configured number), the same on every batch
-         * stream; a batch kernel runs alone, on one block per SM. */
+         * stream, each batch kernel with its share of the resident blocks. */
         const unsigned bstreams =
             cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
         unsigned kcap = 0;
@@ -807,11 +807,12 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                                     budget / SS__MIB);
         }
         if (kcap > 0) {
-                /* The whole device: batches run one at a time (batch.c), on
-                 * one block per SM (SS_GPU_BATCH_BLOCKS overrides it, up to
-                 * the resident blocks, for tuning). */
+                /* Each batch stream's share of the resident blocks, at most
+                 * one per SM (SS_GPU_BATCH_BLOCKS overrides it, up to the
+                 * resident blocks, for tuning). */
                 const char *bb = getenv("SS_GPU_BATCH_BLOCKS");
-                unsigned bblocks = bb && *bb ? (unsigned)strtoul(bb, NULL, 10) : resident;
+                unsigned bblocks =
+                    bb && *bb ? (unsigned)strtoul(bb, NULL, 10) : resident / bstreams;
                 if (bblocks > resident)
                         bblocks = resident;
                 if (!(bb && *bb) && bblocks > (unsigned)di->sm_count)

@@ -2,9 +2,9 @@
  *
  * The work is 2k one-to-all trees: from every landmark on the forward graph
  * and towards it on the reverse one. It is cut into units, one direction and
- * a range of columns each, spread over the batch streams. Their searches take
- * turns on the whole device (batch.c: batches run one at a time), while the
- * streams' copies and transposes overlap them.
+ * a range of columns each, spread over the batch streams, which run at once:
+ * a batch takes its stream's share of the device's blocks, so one batch alone
+ * would leave the rest idle.
  *
  * Each unit's transpose writes its columns straight into two device tables
  * laid out as the host's (from[v * k + c]), which then come to the host in a

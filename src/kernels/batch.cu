@@ -354,6 +354,17 @@ __global__ void __launch_bounds__(SS__BLOCK, 1) ss__batch_kernel(ss__kp p)
                         phases++;
                         if (ss__flag_up(p.ovf, st))
                                 break;
+                } else {
+                        /* The bucket change below pushes into qcnt[ph % 3] and
+                         * clears scnt, which every thread read to leave the
+                         * light phases and to skip this pass: all must have
+                         * read them first. Without this barrier a warp that
+                         * read late saw the carried entries as a light phase
+                         * of its own and fell out of step with the grid,
+                         * losing relaxations (distances too large, seen when
+                         * batches shared the device and blocks ran unevenly). */
+                        grid.sync();
+                        st++;
                 }
                 /* Everything below the next bucket's start is final. */
                 const unsigned long long nb = ss__ld(&c->farmin[bc % 3]);

@@ -379,6 +379,12 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                 pr[SS__PROF_HEAVY] += t1 - t0;
                                 t0 = t1;
                         }
+                } else {
+                        /* The change below pushes into qcnt[ph % 3] and clears
+                         * scnt, which every thread read to leave the light
+                         * phases and to skip the heavy pass: all must have
+                         * read them first (as in batch.cu). */
+                        grid.sync();
                 }
                 /* Everything below bucket_end is final. Pick the next bucket. */
                 const unsigned long long nb = ss__ld(&c->farmin[bc % 3]);

@@ -2,9 +2,10 @@
 # The daemon's engine=gpu matrices on NY-d against the CPU Dijkstra, entry by
 # entry: 100 x 100 matrices, which the engine splits into pieces of 25 rows on
 # 4 streams (the batched Δ-stepping, algorithm=delta), and the same matrices
-# from the CCH's sweep (engine=gpu alone picks gpu-cch). Batched searches that
-# ran beside each other on several streams once returned wrong pieces here, in
-# about a third of these matrices, while the library's own tests passed.
+# from the CCH's sweep (engine=gpu alone picks gpu-cch). Before the barrier at
+# the bucket change (kernels/batch.cu), batched searches that ran beside each
+# other on several streams returned wrong pieces here, in about a third of
+# these matrices, while the library's own tests passed.
 #
 #   tests/gpu/test_daemon_matrices.sh SSSPD [ROUNDS]
 #

@@ -1340,8 +1340,8 @@ END_TEST
 
 /* Matrices on NY in pieces of 25 sources on 4 streams at once, as the
  * engine splits an engine=gpu matrix: every distance equal to Dijkstra's.
- * (The daemon showed batches that ran beside each other returning wrong
- * pieces; this library-level run did not show it, so
+ * (The daemon showed the race at the bucket change, kernels/batch.cu, with
+ * batches side by side; this library-level run did not, so
  * tests/gpu/test_daemon_matrices.sh checks the daemon's matrices too.) */
 struct nystream {
         const struct ss_graph *g;
