@@ -1201,6 +1201,31 @@ static void check_rows(const struct ss_graph *g, const uint32_t *src, size_t k, 
         ss_dijkstra_ws_free(ws);
 }
 
+/* Through the gpu-cch row of b (serving g): a k x nt matrix on lane 1 (k
+ * above 256: two sweeps) and the first 3 sources' trees on lane 0, every
+ * distance checked against Dijkstra on g. */
+static void cch_row_round(struct ss_backend *b, const struct ss_graph *g, const uint32_t *src,
+                          size_t k, const uint32_t *tg, size_t nt, ss_dist *md, ss_dist *all)
+{
+        const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
+        struct ss_err err;
+        struct ss_task t = {.kind = SS_TASK_TARGETS,
+                            .sources = src,
+                            .nsources = k,
+                            .targets = tg,
+                            .ntargets = nt,
+                            .dist = md};
+        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, row);
+        ck_assert_uint_eq(t.searches, (k + 255) / 256);
+        check_rows(g, src, k, tg, nt, md, "matrix");
+        t = (struct ss_task){
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 3, .dist = all};
+        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, row);
+        check_rows(g, src, 3, NULL, g->n, all, "trees");
+}
+
 /* The gpu-cch row through a GPU backend, as the engine runs it: a matrix of
  * 300 sources (two sweeps of at most 256) on lane 1, trees on lane 0, a
  * route (answered by the Δ-stepping, which says so), then new weights: the
@@ -1239,21 +1264,7 @@ START_TEST(test_gpu_cch_row)
                 tg[j] = (uint32_t)(rnd() % g->n);
         tg[NT - 1] = src[0];
         ss_dist *md = malloc((size_t)K * NT * sizeof(ss_dist));
-        t = (struct ss_task){.kind = SS_TASK_TARGETS,
-                             .sources = src,
-                             .nsources = K,
-                             .targets = tg,
-                             .ntargets = NT,
-                             .dist = md};
-        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
-        ck_assert_ptr_eq(t.ran, row);
-        ck_assert_uint_eq(t.searches, 2);
-        check_rows(g, src, K, tg, NT, md, "matrix");
-        t = (struct ss_task){
-            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 3, .dist = all};
-        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
-        ck_assert_ptr_eq(t.ran, row);
-        check_rows(g, src, 3, NULL, g->n, all, "trees");
+        cch_row_round(b, g, src, K, tg, NT, md, all);
         ck_assert_uint_gt(ss_backend_device_bytes(b), 0);
         ss_dist rd;
         t = (struct ss_task){.kind = SS_TASK_ROUTE,
@@ -1281,18 +1292,7 @@ START_TEST(test_gpu_cch_row)
                       err.msg);
         ss_cch_attach_metric(g2, m2);
         ck_assert_msg(ss_backend_rebind(b, g2, arcs, nch, &err) == SS_OK, "%s", err.msg);
-        t = (struct ss_task){.kind = SS_TASK_TARGETS,
-                             .sources = src,
-                             .nsources = K,
-                             .targets = tg,
-                             .ntargets = NT,
-                             .dist = md};
-        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
-        check_rows(g2, src, K, tg, NT, md, "matrix, new weights");
-        t = (struct ss_task){
-            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 3, .dist = all};
-        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
-        check_rows(g2, src, 3, NULL, g2->n, all, "trees, new weights");
+        cch_row_round(b, g2, src, K, tg, NT, md, all);
         ss_backend_close(b);
         free(arcs);
         free(w);
