@@ -8,6 +8,7 @@
  * (a rebind brings another metric) the lane makes a new one. The metric is
  * the graph's own, or one built here for backends opened with cch_build
  * (the tools), as the CPU's cch row does (solve/cch.c). */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "gpu/phast.h"
@@ -20,6 +21,9 @@
 
 struct ss__gpu_cch {
         struct ss__cpu_cch *src; /* where the metric comes from */
+        /* Each lane uses its own handle without a lock; the lock guards
+         * their replacement against ss__gpu_cch_bytes() (/status). */
+        pthread_mutex_t lock;
         struct ss_gpu_phast **ph;
         unsigned lanes;
         int device;
@@ -35,6 +39,7 @@ struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsi
                 free(x);
                 return NULL;
         }
+        pthread_mutex_init(&x->lock, NULL);
         x->lanes = lanes;
         x->device = device;
         return x;
@@ -48,6 +53,7 @@ void ss__gpu_cch_free(struct ss__gpu_cch *x)
                 ss_gpu_phast_close(x->ph[i]);
         free(x->ph);
         ss__cpu_cch_free(x->src);
+        pthread_mutex_destroy(&x->lock);
         free(x);
 }
 
@@ -57,11 +63,15 @@ void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g)
         ss__cpu_cch_rebind(x->src, g);
 }
 
-uint64_t ss__gpu_cch_bytes(const struct ss__gpu_cch *x)
+uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x)
 {
         uint64_t b = 0;
-        for (unsigned i = 0; x && i < x->lanes; i++)
+        if (!x)
+                return 0;
+        pthread_mutex_lock(&x->lock);
+        for (unsigned i = 0; i < x->lanes; i++)
                 b += ss_gpu_phast_bytes(x->ph[i]);
+        pthread_mutex_unlock(&x->lock);
         return b;
 }
 
@@ -71,9 +81,17 @@ static int ss__handle(struct ss__gpu_cch *x, unsigned lane, const struct ss_cch_
 {
         if (x->ph[lane] && ss_gpu_phast_metric(x->ph[lane]) == m)
                 return SS_OK;
-        ss_gpu_phast_close(x->ph[lane]);
+        pthread_mutex_lock(&x->lock);
+        struct ss_gpu_phast *old = x->ph[lane];
         x->ph[lane] = NULL;
-        return ss_gpu_phast_open(x->device, m->cch, m, &x->ph[lane], err);
+        pthread_mutex_unlock(&x->lock);
+        ss_gpu_phast_close(old);
+        struct ss_gpu_phast *p = NULL;
+        const int rc = ss_gpu_phast_open(x->device, m->cch, m, &p, err);
+        pthread_mutex_lock(&x->lock);
+        x->ph[lane] = p;
+        pthread_mutex_unlock(&x->lock);
+        return rc;
 }
 
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,

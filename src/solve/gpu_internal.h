@@ -15,8 +15,9 @@ void ss__gpu_cch_free(struct ss__gpu_cch *x);
 /* Forgets a metric built here before the backend serves g (the handles
  * follow the graph's metric on their own). */
 void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g);
-/* Device memory the handles hold. */
-uint64_t ss__gpu_cch_bytes(const struct ss__gpu_cch *x);
+/* Device memory the handles hold: safe beside the lanes' tasks, though a
+ * handle growing for a larger task may be counted at its old size. */
+uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x);
 /* Runs t on lane: SS_OK, SS__ROW_NOT_READY (a route, or no metric: the
  * caller answers with another row), or an error with err set. */
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
