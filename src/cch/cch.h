@@ -230,6 +230,11 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
 int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
                       ss_dist *dist, struct ss_err *err);
 
+/* One step of an upward search from a source: lowers d[y] (by rank) for
+ * every upward neighbour y of rank x, from d[x] and m's up weights. The
+ * GPU's batched sweep (gpu/phast.c) runs its upward searches with it. */
+void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d);
+
 /* out[i * nt + j] = distance from sources[i] to targets[j]: buckets of the
  * targets' backward searches, scanned by the sources' forward searches.
  * Returns SS_OK, SS_ERANGE or SS_ENOMEM, with err set. */

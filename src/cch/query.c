@@ -279,6 +279,14 @@ sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wi
         }
 }
 
+void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d)
+{
+        if (m->wide)
+                ss__cch_relax(c, m, x, d, NULL, 0, true);
+        else
+                ss__cch_relax(c, m, x, d, NULL, 0, false);
+}
+
 int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
                       ss_dist *dist, struct ss_err *err)
 {

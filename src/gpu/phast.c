@@ -347,12 +347,7 @@ static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
                 for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r)) {
                         if (hd[r] == SS_DIST_INF)
                                 continue;
-                        for (uint32_t a = c->up_first[r]; a < c->up_first[r + 1]; a++) {
-                                const ss_dist w = ss_cch_metric_weight(m, 2 * (uint64_t)a);
-                                const uint32_t y = c->up_head[a];
-                                if (w != SS_DIST_INF && hd[r] + w < hd[y])
-                                        hd[y] = hd[r] + w;
-                        }
+                        ss_cch_relax_up(c, m, r, hd);
                         u->rank[at] = r;
                         u->src[at] = i;
                         u->dist[at++] = hd[r];

@@ -94,6 +94,38 @@ END_TEST
 
 /* ---- random graphs ------------------------------------------------------- */
 
+/* An upward search of ss_cch_relax_up() steps along s's ancestors, then the
+ * downward sweep over every edge, as the GPU's batched trees take them
+ * (gpu/phast.c): the tree equals ss_cch_one_to_all()'s. */
+static void check_relax_up(const struct ss_cch_metric *m, uint32_t s)
+{
+        const struct ss_cch *c = m->cch;
+        struct ss_err err;
+        ss_dist *d = malloc((size_t)c->n * sizeof(ss_dist));
+        ss_dist *want = malloc((size_t)c->n * sizeof(ss_dist));
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        ck_assert(d && want && q);
+        ck_assert_int_eq(ss_cch_one_to_all(q, m, s, want, &err), SS_OK);
+        for (uint32_t z = 0; z < c->n; z++)
+                d[z] = SS_DIST_INF;
+        d[c->rank[s]] = 0;
+        for (uint32_t r = c->rank[s]; r != SS_NO_NODE; r = ss_cch_parent(c, r))
+                if (d[r] != SS_DIST_INF)
+                        ss_cch_relax_up(c, m, r, d);
+        for (uint32_t z = c->n; z-- > 0;)
+                for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
+                        const ss_dist dy = d[c->up_head[a]];
+                        const ss_dist w = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
+                        if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < d[z])
+                                d[z] = dy + w;
+                }
+        for (uint32_t z = 0; z < c->n; z++)
+                ck_assert_uint_eq(d[z], want[c->node[z]]);
+        ss_cch_query_free(q);
+        free(want);
+        free(d);
+}
+
 START_TEST(test_random_graphs)
 {
         uint64_t pairs = 0;
@@ -118,6 +150,7 @@ START_TEST(test_random_graphs)
                 ck_assert(!m->wide);
                 pairs += cu_check_against_dijkstra(g, m, 0, seed, 1, 3);
                 cu_check_matrix(g, m, 1 + (uint32_t)(seed % 7), 1 + (uint32_t)(seed % 5), seed);
+                check_relax_up(m, (uint32_t)(seed % g->n));
                 ss_cch_metric_unref(m);
                 ss_cch_free(c);
                 ss_graph_unref(g);
@@ -145,6 +178,7 @@ START_TEST(test_wide_weights)
                 ck_assert(m->wide);
                 cu_check_against_dijkstra(g, m, 0, seed, 1, 4);
                 cu_check_matrix(g, m, 4, 6, seed);
+                check_relax_up(m, (uint32_t)(seed % g->n));
                 ss_cch_metric_unref(m);
                 ss_cch_free(c);
                 ss_graph_unref(g);
