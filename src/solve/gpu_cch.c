@@ -14,9 +14,7 @@
 #include "gpu/phast.h"
 #include "solve/gpu_internal.h"
 
-/* Sources per sweep at most: more spread the sweep's fixed cost thinner,
- * but its memory is 8 bytes per node and source (NY: 541 MB at 256). */
-#define SS__GC_SOURCES   256u
+/* (source, node) pairs of one sweep at most: a GiB of distances. */
 #define SS__GC_PAIRS_MAX (1ull << 27)
 
 struct ss__gpu_cch {
@@ -106,7 +104,7 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned l
         if (rc != SS_OK)
                 return rc;
         uint64_t cap = SS__GC_PAIRS_MAX / (g->n ? g->n : 1);
-        cap = cap < 1 ? 1 : cap > SS__GC_SOURCES ? SS__GC_SOURCES : cap;
+        cap = cap < 1 ? 1 : cap > SS__GPU_CCH_SOURCES ? SS__GPU_CCH_SOURCES : cap;
         const bool all = t->kind == SS_TASK_ONE_TO_ALL;
         const size_t row = all ? (size_t)g->n : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {
