@@ -61,6 +61,7 @@ struct ss__conn {
         struct MHD_Connection *conn;
         struct ss__conn *prev, *next; /* h->conns */
         struct sockaddr_storage addr;
+        char host[48];       /* addr as text, for the access log */
         bool counted;        /* in h->clients */
         bool answering;      /* the request is in: answer queued or job out */
         bool cut;            /* closed by us; MHD has yet to notice */
@@ -208,6 +209,8 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
                                          ? sizeof(struct sockaddr_in6)
                                          : sizeof(struct sockaddr_in);
                         memcpy(&c->addr, ci->client_addr, len);
+                        getnameinfo(ci->client_addr, (socklen_t)len, c->host, sizeof(c->host), NULL,
+                                    0, NI_NUMERICHOST);
                         if (ss__limited(h, ci->client_addr))
                                 c->counted = ss_clients_add(h->clients, ci->client_addr);
                 }
@@ -250,9 +253,10 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
  *
  * MHD does not look at a suspended connection's socket, so a client that
  * gives up would leave its query queued or running to the end, taking a
- * worker from clients that still wait. While the job runs the loop watches
- * the socket for the peer's hang-up itself and raises the job's cancel flag:
- * a queued job is then dropped and a running one stops at its next check.
+ * worker from clients that still wait. While the job runs (from
+ * SS_HTTP_WATCH_AFTER_MS on) the loop watches the socket for the peer's
+ * hang-up itself and raises the job's cancel flag: a queued job is then
+ * dropped and a running one stops at its next check.
  */
 
 static void ss__watch_close_cb(uv_handle_t *h)
@@ -299,9 +303,58 @@ static void ss__watch_stop(struct ss_request *r)
         r->watch = NULL;
 }
 
+/* Most jobs end within a millisecond, before a hang-up could matter, and a
+ * watch costs the loop two epoll_ctl() calls, a malloc and a close per
+ * request: so a request waits on the list of suspended ones, and only those
+ * still waiting after SS_HTTP_WATCH_AFTER_MS get a watch. */
+static void ss__watch_timer_cb(uv_timer_t *t)
+{
+        struct ss_http *h = t->data;
+        if (!h->suspended) {
+                uv_timer_stop(t);
+                h->watch_timer_on = false;
+                return;
+        }
+        const uint64_t before = ss_now_ns() - (uint64_t)SS_HTTP_WATCH_AFTER_MS * 1000000u;
+        for (struct ss_request *r = h->suspended; r; r = r->susp_next)
+                if (!r->watch && r->susp_ns <= before)
+                        ss__watch_start(r);
+}
+
+static void ss__suspended_add(struct ss_request *r)
+{
+        struct ss_http *h = r->http;
+        r->susp_ns = ss_now_ns();
+        r->susp_prev = NULL;
+        r->susp_next = h->suspended;
+        if (h->suspended)
+                h->suspended->susp_prev = r;
+        h->suspended = r;
+        if (!h->watch_timer_on) {
+                uv_timer_start(&h->watch_timer, ss__watch_timer_cb, SS_HTTP_WATCH_AFTER_MS,
+                               SS_HTTP_WATCH_AFTER_MS);
+                h->watch_timer_on = true;
+        }
+}
+
+static void ss__suspended_remove(struct ss_request *r)
+{
+        if (!r->susp_ns)
+                return;
+        if (r->susp_prev)
+                r->susp_prev->susp_next = r->susp_next;
+        else
+                r->http->suspended = r->susp_next;
+        if (r->susp_next)
+                r->susp_next->susp_prev = r->susp_prev;
+        r->susp_prev = r->susp_next = NULL;
+        r->susp_ns = 0;
+        ss__watch_stop(r);
+}
+
 static void ss__free_request(struct ss_request *r)
 {
-        ss__watch_stop(r);
+        ss__suspended_remove(r);
         r->http->held_bytes -= r->held;
         ss_query_free(&r->q);
         ss_body_free(&r->resp);
@@ -555,9 +608,8 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 h->hooks.classify(h->hooks.user, r, url);
                 ss_log_text(r->method, sizeof(r->method), method, strlen(method));
                 struct ss__conn *c = ss__conn_of(conn);
-                if (c && c->addr.ss_family)
-                        getnameinfo((const struct sockaddr *)&c->addr, sizeof(c->addr), r->addr,
-                                    sizeof(r->addr), NULL, 0, NI_NUMERICHOST);
+                if (c)
+                        memcpy(r->addr, c->host, sizeof(r->addr));
                 ss_request_id(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-Id"),
                               r->rid);
                 r->origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
@@ -616,7 +668,7 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 ss__answering(r);
                 r->suspended = true;
                 MHD_suspend_connection(conn);
-                ss__watch_start(r);
+                ss__suspended_add(r);
                 return MHD_YES;
         }
         return ss__send(r);
@@ -689,7 +741,7 @@ static void ss__done_cb(uv_async_t *a)
                 uint64_t size = r->resp.len + r->resp.tail_len;
                 h->held_bytes = h->held_bytes - r->held + size;
                 r->held = size;
-                ss__watch_stop(r);
+                ss__suspended_remove(r);
                 MHD_resume_connection(r->conn);
                 r = next;
         }
@@ -827,6 +879,8 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
         pthread_mutex_init(&h->done_lock, NULL);
         uv_async_init(h->loop, &h->done_async, ss__done_cb);
         h->done_async.data = h;
+        uv_timer_init(h->loop, &h->watch_timer);
+        h->watch_timer.data = h;
         uv_timer_init(h->loop, &h->scan_timer);
         h->scan_timer.data = h;
         uv_timer_start(&h->scan_timer, ss__scan_cb, SS__SCAN_MS, SS__SCAN_MS);
@@ -883,6 +937,8 @@ void ss_http_stop(struct ss_http *h)
         uv_close((uv_handle_t *)&h->done_async, NULL);
         uv_timer_stop(&h->scan_timer);
         uv_close((uv_handle_t *)&h->scan_timer, NULL);
+        uv_timer_stop(&h->watch_timer);
+        uv_close((uv_handle_t *)&h->watch_timer, NULL);
         struct MHD_Daemon *d = h->mhd;
         h->mhd = NULL;
         MHD_stop_daemon(d);

@@ -54,6 +54,9 @@ struct ss_request {
         struct ss_job job;
         ss_atomic_int gone; /* the client hung up while its job ran: job.cancel */
         uv_poll_t *watch;   /* watches the socket for a hang-up while suspended */
+        /* h->suspended: requests waiting for their job, oldest last */
+        struct ss_request *susp_prev, *susp_next;
+        uint64_t susp_ns; /* when it was handed to its job; 0 when not listed */
         struct ss_body resp;
         uint64_t held; /* bytes counted against answer_memory_mb for it */
         struct ss_request *done_next;
@@ -90,6 +93,11 @@ struct ss_http {
         uv_async_t done_async;
         pthread_mutex_t done_lock;
         struct ss_request *done_head;
+        /* Requests waiting for their job, newest first; those waiting
+         * longer than SS_HTTP_WATCH_AFTER_MS get a hang-up watch. */
+        struct ss_request *suspended;
+        uv_timer_t watch_timer;
+        bool watch_timer_on;
 
         /* Protection from clients: every open connection, for the request
          * deadline; connections per client address; answer memory. */
@@ -100,6 +108,10 @@ struct ss_http {
         uint64_t refused;           /* connections refused by client_connections */
         uint64_t cut;               /* connections closed by request_timeout_s */
 };
+
+/* A job that runs longer than this gets its client's socket watched for a
+ * hang-up (docs/operations.md, "Clients that hang up"). */
+#define SS_HTTP_WATCH_AFTER_MS 10
 
 /* Bytes of a URL shown in a log line, before escaping. */
 #define SS_HTTP_LOG_URI 256
