@@ -1,17 +1,20 @@
-/* libmicrohttpd driven by the libuv loop.
+/* libmicrohttpd on HTTP threads of its own, beside the libuv loop.
  *
- * MHD runs without threads of its own, in epoll mode: its one epoll
- * descriptor is watched by a uv_poll handle, and its timeout (idle
- * connections) by a uv_timer. Every HTTP callback therefore runs on the loop
- * thread, like signals, reload completions and the /status and /metrics
- * state, so none of that needs a lock.
+ * MHD runs http_threads threads, each with its own epoll set and its share
+ * of the connections: they parse requests, zero each connection's buffer
+ * between requests and send answers, which one thread could not do fast
+ * enough for the engine behind it. A query is dispatched right there: the
+ * handler submits a job to the engine and suspends the connection
+ * (MHD_suspend_connection); the worker that finishes the job builds the
+ * body on its own thread and resumes the connection, and MHD calls the
+ * handler again, which queues the ready body. Every other request (status,
+ * metrics, weights, the page) goes to the loop thread, which owns the
+ * server's state, and comes back the same way.
  *
- * A query never blocks this thread: the handler submits a job to the engine
- * and suspends the connection (MHD_suspend_connection). The worker that
- * finishes the job builds the response body on its own thread, puts the
- * request on a completion list and wakes the loop with uv_async_send; the
- * loop resumes the connection, and MHD calls the handler again, which queues
- * the ready body.
+ * What the threads share (the connection list, the client table, the list
+ * of suspended requests, the request counts) is under h->lock; the counters
+ * that /status shows are atomic. The loop keeps the timers: the request
+ * deadline scan and the hang-up watches.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -78,6 +81,7 @@ static struct ss__conn *ss__conn_of(struct MHD_Connection *conn)
 }
 
 static void ss__free_request(struct ss_request *r);
+static void ss__resume(struct ss_request *r);
 
 static int ss__fd(struct MHD_Connection *conn)
 {
@@ -127,9 +131,18 @@ static void ss__answering(struct ss_request *r)
 {
         struct ss__conn *c = ss__conn_of(r->conn);
         if (c) {
+                pthread_mutex_lock(&r->http->lock);
                 c->answering = true;
                 c->recv_since = 0;
+                pthread_mutex_unlock(&r->http->lock);
         }
+}
+
+/* A request has ended (answered, or dropped with its connection). */
+static void ss__gone(struct ss_http *h)
+{
+        if (atomic_fetch_sub(&h->inflight, 1) == 1 && atomic_load(&h->closing))
+                uv_async_send(&h->idle_async);
 }
 
 /* The first SS_HTTP_LOG_URI bytes of a URL, escaped for the log (malloc'd;
@@ -154,8 +167,12 @@ static bool ss__limited(const struct ss_http *h, const struct sockaddr *a)
 static enum MHD_Result ss__accept_cb(void *cls, const struct sockaddr *addr, socklen_t len)
 {
         struct ss_http *h = cls;
-        if (!ss__limited(h, addr) ||
-            ss_clients_count(h->clients, addr) < (unsigned)h->cfg->client_connections)
+        if (!ss__limited(h, addr))
+                return MHD_YES;
+        pthread_mutex_lock(&h->lock);
+        unsigned open = ss_clients_count(h->clients, addr);
+        pthread_mutex_unlock(&h->lock);
+        if (open < (unsigned)h->cfg->client_connections)
                 return MHD_YES;
         char host[INET6_ADDRSTRLEN] = "?";
         getnameinfo(addr, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST);
@@ -180,13 +197,15 @@ static void *ss__uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
         r->uri = ss__log_uri(uri, r->uri_len);
         r->start_ns = ss_now_ns();
         r->ep = SS_EP_OTHER;
-        h->inflight++;
+        atomic_fetch_add(&h->inflight, 1);
         struct ss__conn *c = ss__conn_of(conn);
         if (c) {
                 /* A pipelined request replaces one MHD already finished. */
+                pthread_mutex_lock(&h->lock);
                 c->req = r;
                 if (!c->recv_since)
                         c->recv_since = r->start_ns;
+                pthread_mutex_unlock(&h->lock);
         }
         return r;
 }
@@ -211,19 +230,22 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
                         memcpy(&c->addr, ci->client_addr, len);
                         getnameinfo(ci->client_addr, (socklen_t)len, c->host, sizeof(c->host), NULL,
                                     0, NI_NUMERICHOST);
-                        if (ss__limited(h, ci->client_addr))
-                                c->counted = ss_clients_add(h->clients, ci->client_addr);
                 }
+                pthread_mutex_lock(&h->lock);
+                if (ci && ci->client_addr && ss__limited(h, ci->client_addr))
+                        c->counted = ss_clients_add(h->clients, ci->client_addr);
                 c->next = h->conns;
                 if (h->conns)
                         h->conns->prev = c;
                 h->conns = c;
+                pthread_mutex_unlock(&h->lock);
                 return;
         }
         struct ss__conn *c = *socket_context;
         *socket_context = NULL;
         if (!c)
                 return;
+        pthread_mutex_lock(&h->lock);
         struct ss_request *r = c->req;
         if (c->counted)
                 ss_clients_remove(h->clients, (const struct sockaddr *)&c->addr);
@@ -233,6 +255,7 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
                 h->conns = c->next;
         if (c->next)
                 c->next->prev = c->prev;
+        pthread_mutex_unlock(&h->lock);
         free(c);
         /* A suspended request has a job running and cannot be closed by MHD
          * before it is resumed; everything else left here was dropped by MHD
@@ -244,7 +267,7 @@ static void ss__conn_cb(void *cls, struct MHD_Connection *conn, void **socket_co
                        r->uri ? r->uri : "", r->uri_len > SS_HTTP_LOG_URI ? "..." : "",
                        (double)(ss_now_ns() - r->start_ns) / 1e6);
                 ss__free_request(r);
-                h->inflight--;
+                ss__gone(h);
         }
 }
 
@@ -304,23 +327,23 @@ static void ss__watch_stop(struct ss_request *r)
 }
 
 /* Most jobs end within a millisecond, before a hang-up could matter, and a
- * watch costs the loop two epoll_ctl() calls, a malloc and a close per
- * request: so a request waits on the list of suspended ones, and only those
- * still waiting after SS_HTTP_WATCH_AFTER_MS get a watch. */
+ * watch costs the loop two epoll_ctl() calls, a malloc and a close: so a
+ * request waits on the list of suspended ones, and the loop gives a watch
+ * only to those still waiting after SS_HTTP_WATCH_AFTER_MS. A request with a
+ * watch is resumed by the loop (ss__done_cb), which stops the watch first;
+ * the others are resumed by whoever ends them. */
 static void ss__watch_timer_cb(uv_timer_t *t)
 {
         struct ss_http *h = t->data;
-        if (!h->suspended) {
-                uv_timer_stop(t);
-                h->watch_timer_on = false;
-                return;
-        }
         const uint64_t before = ss_now_ns() - (uint64_t)SS_HTTP_WATCH_AFTER_MS * 1000000u;
+        pthread_mutex_lock(&h->lock);
         for (struct ss_request *r = h->suspended; r; r = r->susp_next)
                 if (!r->watch && r->susp_ns <= before)
                         ss__watch_start(r);
+        pthread_mutex_unlock(&h->lock);
 }
 
+/* Under h->lock. */
 static void ss__suspended_add(struct ss_request *r)
 {
         struct ss_http *h = r->http;
@@ -330,13 +353,9 @@ static void ss__suspended_add(struct ss_request *r)
         if (h->suspended)
                 h->suspended->susp_prev = r;
         h->suspended = r;
-        if (!h->watch_timer_on) {
-                uv_timer_start(&h->watch_timer, ss__watch_timer_cb, SS_HTTP_WATCH_AFTER_MS,
-                               SS_HTTP_WATCH_AFTER_MS);
-                h->watch_timer_on = true;
-        }
 }
 
+/* Under h->lock. */
 static void ss__suspended_remove(struct ss_request *r)
 {
         if (!r->susp_ns)
@@ -349,12 +368,17 @@ static void ss__suspended_remove(struct ss_request *r)
                 r->susp_next->susp_prev = r->susp_prev;
         r->susp_prev = r->susp_next = NULL;
         r->susp_ns = 0;
-        ss__watch_stop(r);
 }
 
+/* A request with a watch is always resumed by the loop, which stops the
+ * watch first; none is left when its request ends. */
 static void ss__free_request(struct ss_request *r)
 {
-        ss__suspended_remove(r);
+        if (r->susp_ns) {
+                pthread_mutex_lock(&r->http->lock);
+                ss__suspended_remove(r);
+                pthread_mutex_unlock(&r->http->lock);
+        }
         r->http->held_bytes -= r->held;
         ss_query_free(&r->q);
         ss_body_free(&r->resp);
@@ -379,8 +403,11 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
          * as closed by its client. */
         if (!http && atomic_load(&r->gone))
                 http = ss_http_error_for(SS_HTTP_ECLOSED)->http;
-        if (http)
+        if (http) {
+                pthread_mutex_lock(&h->lock);
                 ss_metrics_observe(h->metrics, r->ep, http, secs);
+                pthread_mutex_unlock(&h->lock);
+        }
         if (h->cfg->access_log || http >= 500)
                 ss_log(http >= 500 ? SS_LOG_WARN : SS_LOG_INFO, "access",
                        "%s %s %s%s %u %.3fms rid=%s%s", r->addr[0] ? r->addr : "-",
@@ -389,17 +416,20 @@ static void ss__completed(void *cls, struct MHD_Connection *conn, void **con_cls
                        r->rid[0] ? r->rid : "-",
                        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection lost)");
         struct ss__conn *c = ss__conn_of(conn);
-        if (c && c->req == r)
-                c->req = NULL;
         if (c) {
+                uint64_t rx = ss__rx_bytes(conn);
+                pthread_mutex_lock(&h->lock);
+                if (c->req == r)
+                        c->req = NULL;
                 /* Idle until the first byte of the next request. */
                 c->answering = false;
                 c->recv_since = 0;
-                c->rx_mark = c->rx_seen = ss__rx_bytes(conn);
+                c->rx_mark = c->rx_seen = rx;
+                pthread_mutex_unlock(&h->lock);
         }
         ss__free_request(r);
         *con_cls = NULL;
-        h->inflight--;
+        ss__gone(h);
 }
 
 /* A body handed to MHD, with the bytes it counts against answer_memory_mb. */
@@ -664,88 +694,116 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 r->body[r->body_len] = '\0';
                 return MHD_YES;
         }
-        if (h->hooks.dispatch(h->hooks.user, r)) {
-                ss__answering(r);
+        if (!h->hooks.anywhere(h->hooks.user, r)) {
+                /* The loop thread dispatches it (ss__fwd_cb). */
                 r->suspended = true;
                 MHD_suspend_connection(conn);
-                ss__suspended_add(r);
+                pthread_mutex_lock(&h->lock);
+                if (h->stopping) {
+                        pthread_mutex_unlock(&h->lock);
+                        ss_body_error(SS_ESHUTDOWN, "the daemon is stopping", &r->resp);
+                        MHD_resume_connection(conn);
+                        return MHD_YES;
+                }
+                r->done_next = NULL;
+                *h->fwd_tail = r;
+                h->fwd_tail = &r->done_next;
+                pthread_mutex_unlock(&h->lock);
+                uv_async_send(&h->fwd_async);
                 return MHD_YES;
         }
-        return ss__send(r);
+        atomic_store(&r->park, 0);
+        pthread_mutex_lock(&h->lock);
+        ss__suspended_add(r);
+        pthread_mutex_unlock(&h->lock);
+        ss__answering(r);
+        if (!h->hooks.dispatch(h->hooks.user, r)) {
+                pthread_mutex_lock(&h->lock);
+                ss__suspended_remove(r);
+                pthread_mutex_unlock(&h->lock);
+                return ss__send(r);
+        }
+        /* r stays ours until the handler returns: MHD resumes it on this
+         * thread. */
+        r->suspended = true;
+        MHD_suspend_connection(conn);
+        int parked = 0;
+        if (!atomic_compare_exchange_strong(&r->park, &parked, 1))
+                ss__resume(r); /* the job ended before the connection was suspended */
+        return MHD_YES;
 }
 
 /* ------------------------------------------------------------------------
- * Loop integration
+ * Resuming, and the loop's part
  */
 
-static void ss__kick(struct ss_http *h);
-
-static void ss__timer_cb(uv_timer_t *t)
+/* Gives a suspended request's connection back to MHD, which calls the
+ * handler again to send r->resp. Any thread. */
+static void ss__resume(struct ss_request *r)
 {
-        ss__kick(t->data);
-}
-
-static void ss__poll_cb(uv_poll_t *p, int status, int events)
-{
-        (void)status;
-        (void)events;
-        ss__kick(p->data);
-}
-
-static unsigned ss__connections(struct ss_http *h)
-{
-        const union MHD_DaemonInfo *di =
-            MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-        return di ? di->num_connections : 0;
-}
-
-/* The longest the loop leaves MHD alone, whatever MHD asks for. */
-#define SS__HTTP_BACKSTOP_MS 1000
-
-static void ss__kick(struct ss_http *h)
-{
-        if (!h->mhd)
+        struct ss_http *h = r->http;
+        pthread_mutex_lock(&h->lock);
+        if (r->watch) {
+                /* The loop stops the watch first (ss__done_cb). */
+                r->done_next = h->done_head;
+                h->done_head = r;
+                pthread_mutex_unlock(&h->lock);
+                uv_async_send(&h->done_async);
                 return;
-        /* At its connection limit, or when accept() fails for lack of file
-         * descriptors, MHD takes the listening socket out of its epoll set,
-         * and puts it back only at the start of a later MHD_run(), once a
-         * connection has closed. Connections close inside MHD_run(), and with
-         * none left nothing would wake the loop again: the daemon would be
-         * deaf for good. So when a run closed connections, run once more at
-         * once, and never leave MHD alone longer than the backstop. */
-        for (int i = 0; i < 4; i++) {
-                unsigned before = ss__connections(h);
-                MHD_run(h->mhd);
-                if (ss__connections(h) >= before)
-                        break;
         }
-        MHD_UNSIGNED_LONG_LONG ms = SS__HTTP_BACKSTOP_MS;
-        if (MHD_get_timeout(h->mhd, &ms) != MHD_YES || ms > SS__HTTP_BACKSTOP_MS)
-                ms = SS__HTTP_BACKSTOP_MS;
-        uv_timer_start(&h->mhd_timer, ss__timer_cb, ms, 0);
-        if (h->inflight == 0 && h->hooks.idle)
-                h->hooks.idle(h->hooks.user);
+        ss__suspended_remove(r);
+        pthread_mutex_unlock(&h->lock);
+        MHD_resume_connection(r->conn);
 }
 
-/* Jobs finished on worker threads: resume their connections. */
+/* Jobs that ended while their socket was watched. */
 static void ss__done_cb(uv_async_t *a)
 {
         struct ss_http *h = a->data;
-        pthread_mutex_lock(&h->done_lock);
+        pthread_mutex_lock(&h->lock);
         struct ss_request *r = h->done_head;
         h->done_head = NULL;
-        pthread_mutex_unlock(&h->done_lock);
+        for (struct ss_request *q = r; q; q = q->done_next)
+                ss__suspended_remove(q);
+        pthread_mutex_unlock(&h->lock);
         while (r) {
                 struct ss_request *next = r->done_next;
-                /* The answer's real size replaces its estimate. */
-                uint64_t size = r->resp.len + r->resp.tail_len;
-                h->held_bytes = h->held_bytes - r->held + size;
-                r->held = size;
-                ss__suspended_remove(r);
+                ss__watch_stop(r);
                 MHD_resume_connection(r->conn);
                 r = next;
         }
-        ss__kick(h);
+}
+
+/* Requests for the loop thread: dispatched in arrival order. */
+static void ss__fwd_cb(uv_async_t *a)
+{
+        struct ss_http *h = a->data;
+        pthread_mutex_lock(&h->lock);
+        struct ss_request *r = h->fwd_head;
+        h->fwd_head = NULL;
+        h->fwd_tail = &h->fwd_head;
+        pthread_mutex_unlock(&h->lock);
+        while (r) {
+                struct ss_request *next = r->done_next;
+                /* Already suspended: its job's end resumes it. */
+                atomic_store(&r->park, 1);
+                pthread_mutex_lock(&h->lock);
+                ss__suspended_add(r);
+                pthread_mutex_unlock(&h->lock);
+                /* Before dispatch: once its job is out, r may be answered
+                 * and freed on another thread at any time. */
+                ss__answering(r);
+                if (!h->hooks.dispatch(h->hooks.user, r))
+                        ss__resume(r);
+                r = next;
+        }
+}
+
+static void ss__idle_cb(uv_async_t *a)
+{
+        struct ss_http *h = a->data;
+        if (atomic_load(&h->inflight) == 0 && h->hooks.idle)
+                h->hooks.idle(h->hooks.user);
 }
 
 /* ------------------------------------------------------------------------
@@ -774,6 +832,7 @@ static void ss__scan_cb(uv_timer_t *t)
         struct ss_http *h = t->data;
         uint64_t now = ss_now_ns();
         uint64_t limit = (uint64_t)h->cfg->request_timeout_s * 1000000000u;
+        pthread_mutex_lock(&h->lock);
         for (struct ss__conn *c = h->conns; c; c = c->next) {
                 if (c->answering || c->cut)
                         continue;
@@ -795,6 +854,7 @@ static void ss__scan_cb(uv_timer_t *t)
                 else if (now - c->recv_since > limit)
                         ss__cut(h, c, fd, "its request did not arrive within request_timeout_s");
         }
+        pthread_mutex_unlock(&h->lock);
 }
 
 /* ------------------------------------------------------------------------
@@ -823,6 +883,7 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
         h->loop = loop;
         h->metrics = metrics;
         h->hooks = *hooks;
+        h->fwd_tail = &h->fwd_head;
         if (cfg->client_connections > 0 && !(h->clients = ss_clients_new()))
                 return ss_err_set(err, SS_ENOMEM, "no memory for the client table");
         uint16_t port;
@@ -841,14 +902,25 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
                                   gai_strerror(gai));
         }
 
-        unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+        /* MHD's threads call back at once: everything they share is ready
+         * before. ITC: quiescing and resuming wake them. */
+        pthread_mutex_init(&h->lock, NULL);
+        uv_async_init(h->loop, &h->done_async, ss__done_cb);
+        h->done_async.data = h;
+        uv_async_init(h->loop, &h->fwd_async, ss__fwd_cb);
+        h->fwd_async.data = h;
+        uv_async_init(h->loop, &h->idle_async, ss__idle_cb);
+        h->idle_async.data = h;
+        h->threads = ss_http_threads(cfg);
+        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+                         MHD_USE_ERROR_LOG;
         if (ai->ai_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
         /* MHD keeps the request line, the headers and one record per query
          * parameter (56 bytes, for as little as 2 bytes of URL, "a&") in a
          * per-connection pool, and zeroes the whole pool before each request
          * of a keep-alive connection: at 15,000 requests/s a 320 KiB pool
-         * cost the loop thread a sixth of its time. So the pool holds a URL
+         * cost the HTTP thread a sixth of its time. So the pool holds a URL
          * at our limit with a parameter every 5 bytes (1,600 at the default
          * 8 KiB: far more than any query takes), and our limits fire first
          * for those; a URL made of still more parameters exhausts the pool,
@@ -862,37 +934,44 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
             ss__conn_cb, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg->connections,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->cfg->idle_timeout_s,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-            h->cfg->reuse_port ? 1 : 0, MHD_OPTION_END);
+            h->cfg->reuse_port ? 1 : 0, MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_END);
         freeaddrinfo(ai);
         if (!h->mhd) {
                 ss_clients_free(h->clients);
+                h->clients = NULL;
+                uv_close((uv_handle_t *)&h->done_async, NULL);
+                uv_close((uv_handle_t *)&h->fwd_async, NULL);
+                uv_close((uv_handle_t *)&h->idle_async, NULL);
                 return ss_err_set(err, SS_EIO, "cannot listen on %s (address in use?)",
                                   h->cfg->listen);
         }
 
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        uv_poll_init(h->loop, &h->mhd_poll, info->epoll_fd);
-        h->mhd_poll.data = h;
-        uv_poll_start(&h->mhd_poll, UV_READABLE, ss__poll_cb);
-        uv_timer_init(h->loop, &h->mhd_timer);
-        h->mhd_timer.data = h;
-        pthread_mutex_init(&h->done_lock, NULL);
-        uv_async_init(h->loop, &h->done_async, ss__done_cb);
-        h->done_async.data = h;
         uv_timer_init(h->loop, &h->watch_timer);
         h->watch_timer.data = h;
+        uv_timer_start(&h->watch_timer, ss__watch_timer_cb, SS_HTTP_WATCH_AFTER_MS,
+                       SS_HTTP_WATCH_AFTER_MS);
         uv_timer_init(h->loop, &h->scan_timer);
         h->scan_timer.data = h;
         uv_timer_start(&h->scan_timer, ss__scan_cb, SS__SCAN_MS, SS__SCAN_MS);
-        ss__kick(h);
         return SS_OK;
+}
+
+unsigned ss_http_threads(const struct ss_config *cfg)
+{
+        if (cfg->http_threads > 0)
+                return (unsigned)cfg->http_threads;
+        /* One HTTP thread keeps about 16 workers busy with 20-microsecond
+         * queries (docs/benchmarks.md). */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        long t = cores / 4;
+        return t < 1 ? 1u : t > 8 ? 8u : (unsigned)t;
 }
 
 void ss_http_quiesce(struct ss_http *h)
 {
         if (!h->mhd)
                 return;
-        h->closing = true;
+        atomic_store(&h->closing, true);
         MHD_socket s = MHD_quiesce_daemon(h->mhd);
         if (s != MHD_INVALID_SOCKET)
                 close(s);
@@ -900,16 +979,25 @@ void ss_http_quiesce(struct ss_http *h)
 
 unsigned ss_http_inflight(const struct ss_http *h)
 {
-        return h->inflight;
+        return atomic_load(&h->inflight);
+}
+
+void ss_http_metrics(struct ss_http *h, struct ss_metrics *out)
+{
+        pthread_mutex_lock(&h->lock);
+        *out = *h->metrics;
+        pthread_mutex_unlock(&h->lock);
 }
 
 bool ss_http_reserve(struct ss_request *r, uint64_t bytes)
 {
         struct ss_http *h = r->http;
-        uint64_t cap = (uint64_t)h->cfg->answer_memory_mb << 20;
-        if (cap && h->held_bytes && h->held_bytes + bytes > cap)
-                return false;
-        h->held_bytes += bytes;
+        const uint64_t cap = (uint64_t)h->cfg->answer_memory_mb << 20;
+        uint64_t held = atomic_load(&h->held_bytes);
+        do {
+                if (cap && held && held + bytes > cap)
+                        return false;
+        } while (!atomic_compare_exchange_weak(&h->held_bytes, &held, held + bytes));
         r->held += bytes;
         return true;
 }
@@ -917,24 +1005,29 @@ bool ss_http_reserve(struct ss_request *r, uint64_t bytes)
 void ss_http_complete(struct ss_request *r)
 {
         struct ss_http *h = r->http;
-        pthread_mutex_lock(&h->done_lock);
-        r->done_next = h->done_head;
-        h->done_head = r;
-        pthread_mutex_unlock(&h->done_lock);
-        uv_async_send(&h->done_async);
+        /* The answer's real size replaces its estimate. */
+        const uint64_t size = r->resp.len + r->resp.tail_len;
+        atomic_fetch_add(&h->held_bytes, size);
+        atomic_fetch_sub(&h->held_bytes, r->held);
+        r->held = size;
+        int handed = 0;
+        if (atomic_compare_exchange_strong(&r->park, &handed, 2))
+                return; /* not suspended yet: its HTTP thread answers it */
+        ss__resume(r);
 }
 
 void ss_http_stop(struct ss_http *h)
 {
         if (!h->mhd)
                 return;
-        /* Connections whose jobs finished but were not resumed yet. */
+        /* Every job has ended: resume the connections still waiting, and
+         * refuse what arrives from now on, since MHD must not stop with a
+         * connection suspended. */
+        pthread_mutex_lock(&h->lock);
+        h->stopping = true;
+        pthread_mutex_unlock(&h->lock);
         ss__done_cb(&h->done_async);
-        uv_poll_stop(&h->mhd_poll);
-        uv_close((uv_handle_t *)&h->mhd_poll, NULL);
-        uv_timer_stop(&h->mhd_timer);
-        uv_close((uv_handle_t *)&h->mhd_timer, NULL);
-        uv_close((uv_handle_t *)&h->done_async, NULL);
+        ss__fwd_cb(&h->fwd_async);
         uv_timer_stop(&h->scan_timer);
         uv_close((uv_handle_t *)&h->scan_timer, NULL);
         uv_timer_stop(&h->watch_timer);
@@ -942,6 +1035,10 @@ void ss_http_stop(struct ss_http *h)
         struct MHD_Daemon *d = h->mhd;
         h->mhd = NULL;
         MHD_stop_daemon(d);
+        /* MHD's threads are gone: nothing wakes these any more. */
+        uv_close((uv_handle_t *)&h->done_async, NULL);
+        uv_close((uv_handle_t *)&h->fwd_async, NULL);
+        uv_close((uv_handle_t *)&h->idle_async, NULL);
         ss_clients_free(h->clients);
         h->clients = NULL;
 }

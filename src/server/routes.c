@@ -367,6 +367,13 @@ static void ss__not_found(struct ss_request *r)
         ss__fail(r, SS_HTTP_ENOTFOUND, msg);
 }
 
+bool ss_routes_anywhere(void *user, const struct ss_request *r)
+{
+        (void)user;
+        const struct ss_route *route = r->route;
+        return route && route->job && !route->answer;
+}
+
 bool ss_routes_dispatch(void *user, struct ss_request *r)
 {
         const struct ss_routes *rt = user;

@@ -81,8 +81,11 @@ struct ss_route {
  * counted, as no query counts them. */
 unsigned ss_routes_url_params(struct ss_request *r);
 
-/* The HTTP layer's hooks; user is a struct ss_routes. */
+/* The HTTP layer's hooks; user is a struct ss_routes. Queries dispatch on
+ * the HTTP threads (they read the engine and the phase only); the other
+ * endpoints, which read the server's state, on the loop thread. */
 void ss_routes_classify(void *user, struct ss_request *r, const char *path);
+bool ss_routes_anywhere(void *user, const struct ss_request *r);
 bool ss_routes_dispatch(void *user, struct ss_request *r);
 
 #endif

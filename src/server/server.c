@@ -243,6 +243,7 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
                                          .metrics = &srv->metrics,
                                          .updater = &srv->updater};
         const struct ss_http_hooks hooks = {.classify = ss_routes_classify,
+                                            .anywhere = ss_routes_anywhere,
                                             .dispatch = ss_routes_dispatch,
                                             .idle = ss__idle,
                                             .user = &srv->routes};

@@ -1,6 +1,7 @@
 /* What the daemon is doing and what it serves, as plain data: written by the
  * server object (server.c) as its life goes on, read by the endpoints that
- * describe it (/health, /status, /metrics). Loop thread only. */
+ * describe it (/health, /status, /metrics). Loop thread only, but for the
+ * phase, which queries read on the HTTP threads. */
 #ifndef SS_SERVER_STATE_H
 #define SS_SERVER_STATE_H
 
@@ -34,7 +35,7 @@ struct ss_reload_info {
 };
 
 struct ss_state {
-        enum ss_phase phase;
+        _Atomic enum ss_phase phase;
         uint64_t start_ns;
         struct ss_graph_info graph;
         struct ss_reload_info reloads;

@@ -285,6 +285,7 @@ static json_t *ss__http(const struct ss_http *h)
         json_t *o = json_object();
         if (!o)
                 return NULL;
+        ss__set(o, "threads", json_integer((json_int_t)h->threads));
         ss__set(o, "answer_bytes_held", json_integer((json_int_t)h->held_bytes));
         ss__set(o, "refused_connections", json_integer((json_int_t)h->refused));
         ss__set(o, "timed_out_connections", json_integer((json_int_t)h->cut));
@@ -328,7 +329,9 @@ int ss_status_metrics(const struct ss_routes *rt, struct ss_view *v, struct ss_e
             .refused_connections = rt->http->refused,
             .cut_connections = rt->http->cut,
         };
-        v->text = ss_metrics_render(rt->metrics, &st, &g, &v->len);
+        struct ss_metrics counts;
+        ss_http_metrics(rt->http, &counts);
+        v->text = ss_metrics_render(&counts, &st, &g, &v->len);
         if (!v->text)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the metrics");
         v->ctype = "text/plain; version=0.0.4";

@@ -163,6 +163,12 @@ void h_start(struct daemon *d, const char *const *args, bool wait)
                 argv[n++] = "--listen";
                 argv[n++] = listen;
         }
+        /* The same tests with several HTTP threads (meson's *-threads). */
+        const char *threads = getenv("SS_TEST_HTTP_THREADS");
+        if (threads && *threads) {
+                argv[n++] = "--http-threads";
+                argv[n++] = threads;
+        }
         argv[n] = NULL;
 
         d->pid = fork();
