@@ -93,7 +93,7 @@ static const struct ss__key ss__keys[] = {
      "CPU query threads; 0 means one per core"},
     {"http_threads", SS__INT, SS__OFF(http_threads), 0, "0", 0, 64, NULL,
      "threads that read requests and send answers, each with its share of the connections; 0 "
-     "means one per four cores (1 to 8)"},
+     "means one per two cores (1 to 8)"},
     {"landmarks", SS__INT, SS__OFF(landmarks), 0, "16", 0, 64, NULL,
      "A* landmarks for /route on the CPU; 0 for none"},
     {"cch", SS__STR, SS__STRF(cch), "auto", 0, 0, ss__check_cch,

@@ -20,7 +20,7 @@ struct ss_config {
         char weights[SS_CONFIG_PATH_MAX];    /* weights file applied at each load; empty for none */
         int64_t weights_queue;               /* POST /weights waiting at most */
         int64_t workers;                     /* CPU worker threads; 0 = one per core */
-        int64_t http_threads;                /* HTTP threads; 0 = one per four cores */
+        int64_t http_threads;                /* HTTP threads; 0 = one per two cores */
         int64_t landmarks;                   /* A* landmarks built at load; 0 = none */
         char cch[8];                         /* "auto", "yes" or "no": the CCH made at load */
         int64_t apsp_memory_mb;              /* the all-pairs matrix's budget; 0 = none */

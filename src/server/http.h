@@ -139,7 +139,7 @@ void ss_http_quiesce(struct ss_http *h);
 void ss_http_stop(struct ss_http *h);
 /* Requests between their request line and their completion. */
 unsigned ss_http_inflight(const struct ss_http *h);
-/* The HTTP threads cfg asks for (http_threads, or one per four cores, 1 to
+/* The HTTP threads cfg asks for (http_threads, or one per two cores, 1 to
  * 8, when it is 0). */
 unsigned ss_http_threads(const struct ss_config *cfg);
 /* A copy of the request counts, taken under the lock the HTTP threads
