@@ -326,6 +326,10 @@ static void ss__watch_stop(struct ss_request *r)
         r->watch = NULL;
 }
 
+/* How often the loop looks for requests to watch: an idle daemon wakes this
+ * often. */
+#define SS__WATCH_EVERY_MS 25
+
 /* Most jobs end within a millisecond, before a hang-up could matter, and a
  * watch costs the loop two epoll_ctl() calls, a malloc and a close: so a
  * request waits on the list of suspended ones, and the loop gives a watch
@@ -694,6 +698,8 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 r->body[r->body_len] = '\0';
                 return MHD_YES;
         }
+        /* In: the request deadline no longer applies. */
+        ss__answering(r);
         if (!h->hooks.anywhere(h->hooks.user, r)) {
                 /* The loop thread dispatches it (ss__fwd_cb). */
                 r->suspended = true;
@@ -713,20 +719,17 @@ static enum MHD_Result ss__handler(void *cls, struct MHD_Connection *conn, const
                 return MHD_YES;
         }
         atomic_store(&r->park, 0);
+        if (!h->hooks.dispatch(h->hooks.user, r))
+                return ss__send(r);
+        /* r stays ours until the handler returns: MHD resumes it on this
+         * thread. It joins the suspended list (where the loop may give it a
+         * watch) only once it is suspended, so that every watched request
+         * goes back through the loop. */
+        r->suspended = true;
+        MHD_suspend_connection(conn);
         pthread_mutex_lock(&h->lock);
         ss__suspended_add(r);
         pthread_mutex_unlock(&h->lock);
-        ss__answering(r);
-        if (!h->hooks.dispatch(h->hooks.user, r)) {
-                pthread_mutex_lock(&h->lock);
-                ss__suspended_remove(r);
-                pthread_mutex_unlock(&h->lock);
-                return ss__send(r);
-        }
-        /* r stays ours until the handler returns: MHD resumes it on this
-         * thread. */
-        r->suspended = true;
-        MHD_suspend_connection(conn);
         int parked = 0;
         if (!atomic_compare_exchange_strong(&r->park, &parked, 1))
                 ss__resume(r); /* the job ended before the connection was suspended */
@@ -790,9 +793,6 @@ static void ss__fwd_cb(uv_async_t *a)
                 pthread_mutex_lock(&h->lock);
                 ss__suspended_add(r);
                 pthread_mutex_unlock(&h->lock);
-                /* Before dispatch: once its job is out, r may be answered
-                 * and freed on another thread at any time. */
-                ss__answering(r);
                 if (!h->hooks.dispatch(h->hooks.user, r))
                         ss__resume(r);
                 r = next;
@@ -874,11 +874,47 @@ static void ss__mhd_log(void *cls, const char *fmt, va_list ap)
         ss_log_warn("http", "%s", safe);
 }
 
+/* The listening socket the HTTP threads share, set up as MHD would set up
+ * its own: SO_REUSEADDR, SO_REUSEPORT only when asked, IPv6 only for an
+ * IPv6 address, non-blocking since several threads accept from it. -1 when
+ * it cannot be had (errno says why). */
+static int ss__listen(const struct addrinfo *ai, bool reuse_port)
+{
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -1;
+        const int on = 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+            (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) ||
+            (ai->ai_family == AF_INET6 &&
+             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) != 0) ||
+            bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* Quiesces every daemon (each gives the shared socket back), then stops
+ * them: MHD would close a socket it still holds, under the others. */
+static void ss__mhd_stop_all(struct ss_http *h)
+{
+        for (unsigned i = 0; i < SS_HTTP_THREADS_MAX; i++)
+                if (h->mhd[i])
+                        MHD_quiesce_daemon(h->mhd[i]);
+        for (unsigned i = 0; i < SS_HTTP_THREADS_MAX; i++)
+                if (h->mhd[i]) {
+                        MHD_stop_daemon(h->mhd[i]);
+                        h->mhd[i] = NULL;
+                }
+}
+
 int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loop,
                   struct ss_metrics *metrics, const struct ss_http_hooks *hooks, struct ss_err *err)
 {
         char host[256], port_s[8];
         memset(h, 0, sizeof(*h));
+        h->listen_fd = -1;
         h->cfg = cfg;
         h->loop = loop;
         h->metrics = metrics;
@@ -927,16 +963,34 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
          * and MHD closes the connection without an answer
          * (docs/limitations.md). */
         size_t pool = (size_t)h->cfg->max_url * 12 + 32768;
-        h->mhd = MHD_start_daemon(
-            flags, port, ss__accept_cb, h, ss__handler, h, MHD_OPTION_EXTERNAL_LOGGER, ss__mhd_log,
-            h, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, h,
-            MHD_OPTION_NOTIFY_COMPLETED, ss__completed, h, MHD_OPTION_NOTIFY_CONNECTION,
-            ss__conn_cb, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg->connections,
-            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->cfg->idle_timeout_s,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-            h->cfg->reuse_port ? 1 : 0, MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_END);
+        /* One single-threaded MHD daemon per HTTP thread, all on one
+         * listening socket of ours: MHD's own thread pool can abort the
+         * process when it is quiesced while its threads accept (0.9.75). */
+        h->listen_fd = ss__listen(ai, h->cfg->reuse_port);
         freeaddrinfo(ai);
-        if (!h->mhd) {
+        if ((unsigned)h->cfg->connections < h->threads)
+                h->threads = (unsigned)h->cfg->connections;
+        for (unsigned i = 0; h->listen_fd >= 0 && i < h->threads; i++) {
+                /* The connections shared out; each daemon takes up to its share. */
+                const unsigned share = (unsigned)h->cfg->connections / h->threads +
+                                       (i < (unsigned)h->cfg->connections % h->threads);
+                h->mhd[i] = MHD_start_daemon(
+                    flags, 0, ss__accept_cb, h, ss__handler, h, MHD_OPTION_EXTERNAL_LOGGER,
+                    ss__mhd_log, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
+                    MHD_OPTION_URI_LOG_CALLBACK, ss__uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED,
+                    ss__completed, h, MHD_OPTION_NOTIFY_CONNECTION, ss__conn_cb, h,
+                    MHD_OPTION_CONNECTION_LIMIT, share, MHD_OPTION_CONNECTION_TIMEOUT,
+                    (unsigned)h->cfg->idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+                    MHD_OPTION_END);
+                if (!h->mhd[i]) {
+                        ss__mhd_stop_all(h);
+                        break;
+                }
+        }
+        if (h->listen_fd < 0 || !h->mhd[0]) {
+                if (h->listen_fd >= 0)
+                        close(h->listen_fd);
+                h->listen_fd = -1;
                 ss_clients_free(h->clients);
                 h->clients = NULL;
                 uv_close((uv_handle_t *)&h->done_async, NULL);
@@ -948,8 +1002,7 @@ int ss_http_start(struct ss_http *h, const struct ss_config *cfg, uv_loop_t *loo
 
         uv_timer_init(h->loop, &h->watch_timer);
         h->watch_timer.data = h;
-        uv_timer_start(&h->watch_timer, ss__watch_timer_cb, SS_HTTP_WATCH_AFTER_MS,
-                       SS_HTTP_WATCH_AFTER_MS);
+        uv_timer_start(&h->watch_timer, ss__watch_timer_cb, SS__WATCH_EVERY_MS, SS__WATCH_EVERY_MS);
         uv_timer_init(h->loop, &h->scan_timer);
         h->scan_timer.data = h;
         uv_timer_start(&h->scan_timer, ss__scan_cb, SS__SCAN_MS, SS__SCAN_MS);
@@ -970,12 +1023,15 @@ unsigned ss_http_threads(const struct ss_config *cfg)
 
 void ss_http_quiesce(struct ss_http *h)
 {
-        if (!h->mhd)
+        if (!h->mhd[0] || h->quiesced)
                 return;
         atomic_store(&h->closing, true);
-        MHD_socket s = MHD_quiesce_daemon(h->mhd);
-        if (s != MHD_INVALID_SOCKET)
-                close(s);
+        /* Each daemon gives the socket back; it is closed once none of
+         * them holds it (MHD's threads may still be looking at it). */
+        for (unsigned i = 0; i < h->threads; i++)
+                MHD_quiesce_daemon(h->mhd[i]);
+        h->quiesced = true;
+        shutdown(h->listen_fd, SHUT_RDWR);
 }
 
 unsigned ss_http_inflight(const struct ss_http *h)
@@ -1019,23 +1075,33 @@ void ss_http_complete(struct ss_request *r)
 
 void ss_http_stop(struct ss_http *h)
 {
-        if (!h->mhd)
+        if (!h->mhd[0])
                 return;
         /* Every job has ended: resume the connections still waiting, and
          * refuse what arrives from now on, since MHD must not stop with a
-         * connection suspended. */
+         * connection suspended. A handler whose job ended before it parked
+         * its connection may still be on its way to the lists: wait for the
+         * suspended list to empty. */
         pthread_mutex_lock(&h->lock);
         h->stopping = true;
         pthread_mutex_unlock(&h->lock);
-        ss__done_cb(&h->done_async);
         ss__fwd_cb(&h->fwd_async);
+        for (int i = 0; i < 2000; i++) {
+                ss__done_cb(&h->done_async);
+                pthread_mutex_lock(&h->lock);
+                const bool left = h->suspended || h->done_head;
+                pthread_mutex_unlock(&h->lock);
+                if (!left)
+                        break;
+                usleep(1000);
+        }
         uv_timer_stop(&h->scan_timer);
         uv_close((uv_handle_t *)&h->scan_timer, NULL);
         uv_timer_stop(&h->watch_timer);
         uv_close((uv_handle_t *)&h->watch_timer, NULL);
-        struct MHD_Daemon *d = h->mhd;
-        h->mhd = NULL;
-        MHD_stop_daemon(d);
+        ss__mhd_stop_all(h);
+        close(h->listen_fd);
+        h->listen_fd = -1;
         /* MHD's threads are gone: nothing wakes these any more. */
         uv_close((uv_handle_t *)&h->done_async, NULL);
         uv_close((uv_handle_t *)&h->fwd_async, NULL);

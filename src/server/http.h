@@ -88,6 +88,9 @@ struct ss_http_hooks {
         void *user;
 };
 
+/* HTTP threads at most (http_threads). */
+#define SS_HTTP_THREADS_MAX 64
+
 struct ss_http {
         const struct ss_config *cfg;
         uv_loop_t *loop;
@@ -95,8 +98,10 @@ struct ss_http {
         struct ss_http_hooks hooks;
         _Atomic bool closing; /* quiesced: answers say Connection: close */
 
-        struct MHD_Daemon *mhd;
-        unsigned threads;          /* MHD's HTTP threads */
+        struct MHD_Daemon *mhd[SS_HTTP_THREADS_MAX]; /* one per HTTP thread */
+        unsigned threads;
+        int listen_fd; /* shared by the daemons; closed once they are stopped */
+        bool quiesced;
         _Atomic unsigned inflight; /* requests between request line and completion */
         pthread_mutex_t lock;      /* what HTTP threads, the loop and workers share */
 
