@@ -137,8 +137,8 @@ static const struct ss_solver *ss__row_named(const struct ss_job *j, enum ss_dev
 {
         const char *name = ss_algo_name(j->algo);
         const struct ss_solver *r = ss_solver_find(name, dev);
-        /* gpu-cch takes no routes (the CPU's CCH does), and on the CPU
-         * (a fallback) it is the CCH. */
+        /* A GPU row that cannot answer the job's kind is no choice, and
+         * gpu-cch on the CPU (a fallback) is the CCH. */
         if (r && dev == SS_DEVICE_GPU && !(r->caps & ss__need(j)))
                 return NULL;
         if (!r && dev == SS_DEVICE_CPU && !strcmp(name, "gpu-cch"))

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/cancel.h"
+#include "core/log.h"
 #include "core/team.h"
 #include "gpu/gpu_internal.h"
 
@@ -36,6 +37,9 @@
 #define SS__PH_THREADS 16u
 /* Captured sweeps kept, by source count. */
 #define SS__PH_EXECS 4
+/* Nodes of a route's path walked on the device at most; a longer one (or
+ * one round a cycle of zero-weight arcs) is left to the caller. */
+#define SS__PH_PATH_MAX 4096u
 
 struct ss_gpu_phast {
         int device;
@@ -73,6 +77,17 @@ struct ss_gpu_phast {
         uint64_t uses;
         uint32_t launches;  /* of the captured sweep */
         uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
+        /* Routes, made on the first one: the graph's reverse arcs by node
+         * id (x tail, y weight), and room for rcap routes' walks. */
+        uint32_t *d_rrow;
+        uint2 *d_rarcs;
+        uint64_t rev_bytes;
+        uint32_t *d_rbuf;            /* slot, source, target, length, offset: rcap each */
+        unsigned long long *d_tdist; /* rcap */
+        uint32_t *d_walk, *d_paths;  /* rcap * SS__PH_PATH_MAX each */
+        uint32_t *h_rbuf;            /* pinned: the same five arrays */
+        unsigned long long *h_tdist; /* pinned, rcap */
+        unsigned rcap;
 };
 
 /* Drops the captured sweeps (they name the buffers of their time). */
@@ -104,6 +119,14 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_targets);
         cudaFree(p->d_seed_idx);
         cudaFree(p->d_seed_dist);
+        cudaFree(p->d_rrow);
+        cudaFree(p->d_rarcs);
+        cudaFree(p->d_rbuf);
+        cudaFree(p->d_tdist);
+        cudaFree(p->d_walk);
+        cudaFree(p->d_paths);
+        cudaFreeHost(p->h_rbuf);
+        cudaFreeHost(p->h_tdist);
         ss__ph_forget(p);
         if (p->ev0)
                 cudaEventDestroy(p->ev0);
@@ -427,7 +450,8 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 }
 
 /* The trees of k sources into the device's d_d, then out: every node
- * (targets NULL: dist is k x n) or the nt targets (dist is k x nt). */
+ * (targets NULL: dist is k x n) or the nt targets (dist is k x nt); with
+ * neither targets nor dist they stay on the device (routes). */
 static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
                       const uint32_t *targets, uint32_t nt, ss_dist *dist,
                       struct ss_gpu_phast_stats *st, struct ss_err *err)
@@ -450,7 +474,7 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
         SS__CUDA(cudaSetDevice(p->device));
         int rc = ss__ph_reserve(p, k, err);
         const uint64_t chunk = k < SS__PH_CHUNK ? k : SS__PH_CHUNK;
-        if (rc == SS_OK)
+        if (rc == SS_OK && (targets || dist))
                 rc = targets ? ss__ph_reserve_out(p, (uint64_t)k * nt, nt, err)
                              : ss__ph_reserve_out(p, chunk * p->n, 0, err);
         if (rc != SS_OK)
@@ -507,7 +531,7 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
                 SS__CUDA(cudaMemcpyAsync(dist, p->d_out, (size_t)k * nt * 8, cudaMemcpyDeviceToHost,
                                          p->stream));
         }
-        for (unsigned s0 = 0; !targets && s0 < k; s0 += SS__PH_CHUNK) {
+        for (unsigned s0 = 0; !targets && dist && s0 < k; s0 += SS__PH_CHUNK) {
                 const unsigned ks = k - s0 < SS__PH_CHUNK ? k - s0 : SS__PH_CHUNK;
                 if ((rc = ss__ph_gather(p->d_d, k, p->n, p->d_rank, NULL, s0, ks, p->d_out,
                                         p->stream, err)))
@@ -543,6 +567,202 @@ int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
         return ss__ph_run(p, sources, k, targets, nt, dist, st, err);
 }
 
+/* The graph's reverse arcs on the device, for the walks of routes. */
+static int ss__ph_reverse(struct ss_gpu_phast *p, const struct ss_graph *g, struct ss_err *err)
+{
+        if (p->d_rrow)
+                return SS_OK;
+        const uint32_t n = g->n;
+        uint32_t *row = calloc((size_t)n + 1, 4);
+        uint32_t *fill = malloc(((size_t)n + 1) * 4);
+        uint2 *arcs = malloc((g->m ? g->m : 1) * sizeof(uint2));
+        if (!row || !fill || !arcs) {
+                free(row);
+                free(fill);
+                free(arcs);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the reverse graph");
+        }
+        for (uint64_t j = 0; j < g->m; j++)
+                row[g->col[j] + 1]++;
+        for (uint32_t v = 0; v < n; v++)
+                row[v + 1] += row[v];
+        memcpy(fill, row, ((size_t)n + 1) * 4);
+        for (uint32_t u = 0; u < n; u++)
+                for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++)
+                        arcs[fill[g->col[j]]++] = (uint2){u, g->w[j]};
+        free(fill);
+        const size_t rb = ((size_t)n + 1) * 4, ab = (g->m ? g->m : 1) * sizeof(uint2);
+        cudaError_t e;
+        if ((e = cudaMalloc((void **)&p->d_rrow, rb)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&p->d_rarcs, ab)) != cudaSuccess ||
+            (e = cudaMemcpy(p->d_rrow, row, rb, cudaMemcpyHostToDevice)) != cudaSuccess ||
+            (e = cudaMemcpy(p->d_rarcs, arcs, ab, cudaMemcpyHostToDevice)) != cudaSuccess) {
+                free(row);
+                free(arcs);
+                cudaFree(p->d_rrow);
+                cudaFree(p->d_rarcs);
+                p->d_rrow = NULL;
+                p->d_rarcs = NULL;
+                if (e == cudaErrorMemoryAllocation) {
+                        cudaGetLastError();
+                        return ss_err_set(err, SS_ENOGPU,
+                                          "no device memory for the reverse graph (%.1f MiB)",
+                                          (double)(rb + ab) / SS__MIB);
+                }
+                return ss__cuda_fail(err, "cudaMemcpy (reverse graph)", e, __FILE__, __LINE__);
+        }
+        free(row);
+        free(arcs);
+        p->rev_bytes = rb + ab;
+        return SS_OK;
+}
+
+/* Room for nr routes' walks. */
+static int ss__ph_reserve_routes(struct ss_gpu_phast *p, unsigned nr, struct ss_err *err)
+{
+        if (nr <= p->rcap)
+                return SS_OK;
+        cudaFree(p->d_rbuf);
+        cudaFree(p->d_tdist);
+        cudaFree(p->d_walk);
+        cudaFree(p->d_paths);
+        cudaFreeHost(p->h_rbuf);
+        cudaFreeHost(p->h_tdist);
+        p->d_rbuf = p->d_walk = p->d_paths = p->h_rbuf = NULL;
+        p->d_tdist = p->h_tdist = NULL;
+        p->rcap = 0;
+        unsigned cap = 32;
+        while (cap < nr)
+                cap *= 2;
+        const size_t walk = (size_t)cap * SS__PH_PATH_MAX * 4;
+        if (cudaMalloc((void **)&p->d_rbuf, (size_t)cap * 5 * 4) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_tdist, (size_t)cap * 8) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_walk, walk) != cudaSuccess ||
+            cudaMalloc((void **)&p->d_paths, walk) != cudaSuccess ||
+            cudaHostAlloc((void **)&p->h_rbuf, (size_t)cap * 5 * 4, cudaHostAllocDefault) !=
+                cudaSuccess ||
+            cudaHostAlloc((void **)&p->h_tdist, (size_t)cap * 8, cudaHostAllocDefault) !=
+                cudaSuccess) {
+                cudaGetLastError();
+                return ss_err_set(err, SS_ENOGPU, "no device memory for the walks of %u routes",
+                                  cap);
+        }
+        p->rcap = cap;
+        return SS_OK;
+}
+
+int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const uint32_t *sources,
+                        const uint32_t *targets, unsigned nr, ss_dist *dist, uint32_t **path,
+                        size_t *path_len, bool *needs_cpu, struct ss_gpu_phast_stats *st,
+                        struct ss_err *err)
+{
+        const uint64_t t0 = ss_now_ns();
+        if (g->n != p->n || g->m != p->c->m)
+                return ss_err_set(err, SS_EINVAL,
+                                  "routes on a graph of %u nodes and %llu arcs, but the CCH is "
+                                  "for %u and %llu",
+                                  g->n, (unsigned long long)g->m, p->n,
+                                  (unsigned long long)p->c->m);
+        for (unsigned i = 0; i < nr; i++)
+                if (targets[i] >= p->n)
+                        return ss_err_set(err, SS_EINVAL, "target %u (index %u) is outside 0..%u",
+                                          targets[i], i, p->n - 1);
+        if (nr == 0) {
+                if (st)
+                        memset(st, 0, sizeof(*st));
+                return SS_OK;
+        }
+        /* One slot of the sweep per distinct source. */
+        uint32_t *uniq = malloc((size_t)nr * 4);
+        if (!uniq)
+                return ss_err_set(err, SS_ENOMEM, "no memory for %u routes", nr);
+        int rc = ss__ph_reserve_routes(p, nr, err);
+        if (rc != SS_OK) {
+                free(uniq);
+                return rc;
+        }
+        uint32_t *h_slot = p->h_rbuf, *h_src = h_slot + nr, *h_tgt = h_src + nr;
+        uint32_t *h_len = h_tgt + nr, *h_off = h_len + nr;
+        unsigned k = 0;
+        for (unsigned i = 0; i < nr; i++) {
+                unsigned j = 0;
+                while (j < k && uniq[j] != sources[i])
+                        j++;
+                if (j == k)
+                        uniq[k++] = sources[i];
+                h_slot[i] = j;
+                h_src[i] = sources[i];
+                h_tgt[i] = targets[i];
+        }
+        rc = ss__ph_run(p, uniq, k, NULL, 0, NULL, st, err);
+        free(uniq);
+        if (rc == SS_OK && path)
+                rc = ss__ph_reverse(p, g, err);
+        if (rc != SS_OK)
+                return rc;
+        uint32_t *d_slot = p->d_rbuf, *d_src = d_slot + nr, *d_tgt = d_src + nr;
+        uint32_t *d_len = d_tgt + nr, *d_off = d_len + nr;
+        /* Without paths a walk of room 0 only reads the target's distance. */
+        const uint32_t per = path ? SS__PH_PATH_MAX : 0;
+        SS__CUDA(
+            cudaMemcpyAsync(d_slot, h_slot, (size_t)nr * 3 * 4, cudaMemcpyHostToDevice, p->stream));
+        if ((rc = ss__ph_walk(p->d_d, k, p->d_rank, p->d_rrow, p->d_rarcs, d_slot, d_src, d_tgt, nr,
+                              p->d_walk, per, d_len, p->d_tdist, p->stream, err)))
+                return rc;
+        SS__CUDA(cudaMemcpyAsync(h_len, d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost, p->stream));
+        SS__CUDA(cudaMemcpyAsync(p->h_tdist, p->d_tdist, (size_t)nr * 8, cudaMemcpyDeviceToHost,
+                                 p->stream));
+        SS__CUDA(cudaStreamSynchronize(p->stream));
+        uint64_t total = 0;
+        for (unsigned i = 0; i < nr; i++) {
+                dist[i] = p->h_tdist[i] == 0xffffffffffffffffull ? SS_DIST_INF : p->h_tdist[i];
+                h_off[i] = (uint32_t)total;
+                if (path && h_len[i] > 0 && h_len[i] <= per)
+                        total += h_len[i];
+        }
+        if (path && total) {
+                SS__CUDA(cudaMemcpyAsync(d_off, h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
+                                         p->stream));
+                if ((rc = ss__ph_compact(d_len, d_off, p->d_walk, per, nr, p->d_paths, p->stream,
+                                         err)))
+                        return rc;
+                uint32_t *all = malloc(total * 4);
+                if (!all)
+                        return ss_err_set(err, SS_ENOMEM, "no memory for %llu path nodes",
+                                          (unsigned long long)total);
+                cudaError_t e =
+                    cudaMemcpyAsync(all, p->d_paths, total * 4, cudaMemcpyDeviceToHost, p->stream);
+                if (e == cudaSuccess)
+                        e = cudaStreamSynchronize(p->stream);
+                if (e != cudaSuccess) {
+                        free(all);
+                        return ss__cuda_fail(err, "cudaMemcpyAsync (paths)", e, __FILE__, __LINE__);
+                }
+                for (unsigned i = 0; i < nr; i++) {
+                        if (h_len[i] == 0 || h_len[i] > per)
+                                continue;
+                        if (!(path[i] = malloc((size_t)h_len[i] * 4))) {
+                                free(all);
+                                return ss_err_set(err, SS_ENOMEM,
+                                                  "no memory for a path of %u nodes", h_len[i]);
+                        }
+                        memcpy(path[i], all + h_off[i], (size_t)h_len[i] * 4);
+                        path_len[i] = h_len[i];
+                }
+                free(all);
+        }
+        for (unsigned i = 0; path && i < nr; i++)
+                if (h_len[i] > per && dist[i] != SS_DIST_INF) {
+                        needs_cpu[i] = true;
+                        ss_log_debug(
+                            "gpu", "gpu-cch walk to %u: %s; path left to the CPU", targets[i],
+                            h_len[i] == SS__WALK_LONG ? "longer than its room" : "no tight arc");
+                }
+        if (st)
+                st->total_ns = ss_now_ns() - t0;
+        return SS_OK;
+}
+
 const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p)
 {
         return p ? p->m : NULL;
@@ -554,5 +774,6 @@ uint64_t ss_gpu_phast_bytes(const struct ss_gpu_phast *p)
                 return 0;
         const uint64_t n = p->n ? p->n : 1;
         return p->fixed_bytes + p->cap_k * n * 8 + p->seed_cap * 16 + p->out_cap * 8 +
-               p->targets_cap * 4;
+               p->targets_cap * 4 + p->rev_bytes +
+               (uint64_t)p->rcap * (5 * 4 + 8 + 2 * 4 * SS__PH_PATH_MAX);
 }

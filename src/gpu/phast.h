@@ -54,6 +54,20 @@ int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
                         const uint32_t *targets, uint32_t nt, ss_dist *dist,
                         struct ss_gpu_phast_stats *st, struct ss_err *err);
 
+/* Routes: dist[i] = the distance from sources[i] to targets[i], and with
+ * path (and path_len, needs_cpu) the path, as a malloc'd node list from
+ * source to target: one sweep for the distinct sources, then a walk back
+ * from each target over g's reverse arcs on the device (g must be the graph
+ * p's metric was customized for; its reverse arcs are uploaded on the first
+ * call with paths). A path the walk cannot take (longer than 4,096 nodes,
+ * or round a cycle of zero-weight arcs) is left NULL with needs_cpu[i] set.
+ * Returns as ss_gpu_phast_trees(), SS_EINVAL also for a target outside the
+ * graph or another graph than p's. */
+int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const uint32_t *sources,
+                        const uint32_t *targets, unsigned nr, ss_dist *dist, uint32_t **path,
+                        size_t *path_len, bool *needs_cpu, struct ss_gpu_phast_stats *st,
+                        struct ss_err *err);
+
 /* The metric p answers with (its weights are p's copy of them). */
 const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p);
 /* Device memory p holds now. */

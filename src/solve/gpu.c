@@ -171,10 +171,18 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
 {
         struct ss__gpu *x = b->impl;
         if (r->impl == SS__GPU_ROW_CCH) {
-                int rc = ss__gpu_cch_task(x->cch, b->g, lane, t, err);
+                bool *needs = NULL;
+                if (t->kind == SS_TASK_ROUTE && t->path &&
+                    !(needs = calloc(t->nsources, sizeof(bool))))
+                        return ss_err_set(err, SS_ENOMEM, "no memory for %zu routes", t->nsources);
+                int rc = ss__gpu_cch_task(x->cch, b->g, lane, t, needs, err);
+                for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
+                        if (needs[i])
+                                rc = ss__cpu_path(b, lane, t, i, err);
+                free(needs);
                 if (rc != SS__ROW_NOT_READY)
                         return rc;
-                /* Routes, or no hierarchy: the Δ-stepping answers. */
+                /* No hierarchy: the Δ-stepping answers. */
                 t->ran = r = ss_solver_find("delta", SS_DEVICE_GPU);
         }
         /* A batch needs the row's support, a batch workspace on this lane,

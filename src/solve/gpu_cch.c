@@ -1,5 +1,6 @@
-/* The GPU backend's gpu-cch row: matrices and one-to-all trees from the
- * CCH's downward sweep on the device (gpu/phast.h), many sources per sweep.
+/* The GPU backend's gpu-cch row: matrices, one-to-all trees and routes
+ * from the CCH's downward sweep on the device (gpu/phast.h), many sources
+ * per sweep; a route's path is walked back on the device over the tree.
  *
  * Each lane has its own sweep handle (the CCH's copy on the device and room
  * for its sources' trees), made on the lane's first gpu-cch task, so that
@@ -93,10 +94,8 @@ static int ss__handle(struct ss__gpu_cch *x, unsigned lane, const struct ss_cch_
 }
 
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
-                     struct ss_task *t, struct ss_err *err)
+                     struct ss_task *t, bool *needs_cpu, struct ss_err *err)
 {
-        if (t->kind == SS_TASK_ROUTE)
-                return SS__ROW_NOT_READY; /* no paths from the sweep */
         const struct ss_cch_metric *m = ss__cpu_cch_metric(x->src, g);
         if (!m)
                 return SS__ROW_NOT_READY;
@@ -105,18 +104,26 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned l
                 return rc;
         uint64_t cap = SS__GC_PAIRS_MAX / (g->n ? g->n : 1);
         cap = cap < 1 ? 1 : cap > SS__GPU_CCH_SOURCES ? SS__GPU_CCH_SOURCES : cap;
-        const bool all = t->kind == SS_TASK_ONE_TO_ALL;
-        const size_t row = all ? (size_t)g->n : t->ntargets;
+        const bool all = t->kind == SS_TASK_ONE_TO_ALL, route = t->kind == SS_TASK_ROUTE;
+        const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {
                 if (ss_cancelled(t->cancel))
                         return ss_err_set(err, SS_ETIMEDOUT,
                                           "gpu-cch: deadline passed or cancelled");
                 const unsigned k = (unsigned)(t->nsources - i < cap ? t->nsources - i : cap);
                 struct ss_gpu_phast_stats st = {0};
-                rc = all ? ss_gpu_phast_trees(x->ph[lane], t->sources + i, k, t->dist + i * row,
-                                              &st, err)
-                         : ss_gpu_phast_matrix(x->ph[lane], t->sources + i, k, t->targets,
-                                               (uint32_t)t->ntargets, t->dist + i * row, &st, err);
+                if (route)
+                        rc = ss_gpu_phast_routes(x->ph[lane], g, t->sources + i, t->targets + i, k,
+                                                 t->dist + i, t->path ? t->path + i : NULL,
+                                                 t->path ? t->path_len + i : NULL,
+                                                 needs_cpu ? needs_cpu + i : NULL, &st, err);
+                else if (all)
+                        rc = ss_gpu_phast_trees(x->ph[lane], t->sources + i, k, t->dist + i * row,
+                                                &st, err);
+                else
+                        rc =
+                            ss_gpu_phast_matrix(x->ph[lane], t->sources + i, k, t->targets,
+                                                (uint32_t)t->ntargets, t->dist + i * row, &st, err);
                 if (rc == SS_ENOGPU && k > 1) {
                         /* No room for k trees: fewer per sweep. */
                         cap = k / 2;

@@ -23,9 +23,11 @@ void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g);
 /* Device memory the handles hold: safe beside the lanes' tasks, though a
  * handle growing for a larger task may be counted at its old size. */
 uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x);
-/* Runs t on lane: SS_OK, SS__ROW_NOT_READY (a route, or no metric: the
- * caller answers with another row), or an error with err set. */
+/* Runs t on lane: SS_OK, SS__ROW_NOT_READY (no metric: the caller answers
+ * with another row), or an error with err set. A route whose path the
+ * device could not walk gets needs_cpu[i] set (t->nsources entries, when t
+ * wants paths). */
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
-                     struct ss_task *t, struct ss_err *err);
+                     struct ss_task *t, bool *needs_cpu, struct ss_err *err);
 
 #endif

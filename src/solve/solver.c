@@ -47,13 +47,15 @@ static const struct ss_solver ss__rows[] = {
     {"bf-edgelist", "edge-list Bellman-Ford", SS_DEVICE_GPU,
      SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL, 5,
      "Bellman-Ford over an edge list by tail block, then head, a thread per arc"},
-    /* The CCH's downward sweep for many sources at once: no routes (its
-     * tasks of routes go to the GPU Δ-stepping). Named gpu-cch for the
+    /* The CCH's downward sweep for many sources at once; a route's path is
+     * walked back over its tree on the device. Named gpu-cch for the
      * reason gpu-dijkstra is: algorithm=cch keeps meaning the CPU's CCH,
-     * whose routes take microseconds. */
+     * whose single routes take microseconds. */
     {"gpu-cch", "CCH sweep", SS_DEVICE_GPU,
-     SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH | SS_WHOLE_DEVICE, SS__GPU_ROW_CCH,
-     "the CCH's downward sweep for up to 256 sources at once: matrices and one-to-all trees"},
+     SS_CAN_ROUTE | SS_CAN_TARGETS | SS_CAN_ONE_TO_ALL | SS_CAN_BATCH | SS_WHOLE_DEVICE,
+     SS__GPU_ROW_CCH,
+     "the CCH's downward sweep for up to 256 sources at once: matrices, one-to-all trees and "
+     "routes (paths walked back on the device)"},
 };
 
 #define SS__NROWS (sizeof(ss__rows) / sizeof(ss__rows[0]))

@@ -122,7 +122,7 @@ static int open_row(const struct cli *c, const struct ss_graph *g, unsigned need
         if (gpu && !(gpu->caps & need)) {
                 if (!cpu)
                         return ss_err_set(err, SS_EINVAL,
-                                          "'%s' answers one-to-all and matrices, not routes",
+                                          "'%s' does not answer this kind of query",
                                           c->algorithm);
                 gpu = NULL;
         }

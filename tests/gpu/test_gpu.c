@@ -1224,13 +1224,56 @@ static void cch_row_round(struct ss_backend *b, const struct ss_graph *g, const 
         ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
         ck_assert_ptr_eq(t.ran, row);
         check_rows(g, src, 3, NULL, g->n, all, "trees");
+        /* k routes src[i] -> tg[i % nt] (the last one to its own source),
+         * with paths, then the same without: sources repeat across sweeps
+         * of at most 256. */
+        uint32_t *rt = malloc(k * sizeof(uint32_t)), **path = calloc(k, sizeof(uint32_t *));
+        size_t *plen = calloc(k, sizeof(size_t));
+        ss_dist *rd = malloc(k * sizeof(ss_dist)), *rd2 = malloc(k * sizeof(ss_dist));
+        for (size_t i = 0; i < k; i++)
+                rt[i] = tg[i % nt];
+        rt[k - 1] = src[k - 1];
+        t = (struct ss_task){.kind = SS_TASK_ROUTE,
+                             .sources = src,
+                             .nsources = k,
+                             .targets = rt,
+                             .ntargets = k,
+                             .dist = rd,
+                             .path = path,
+                             .path_len = plen};
+        ck_assert_msg(ss_backend_run(b, 1, row, &t, &err) == SS_OK, "%s", err.msg);
+        ck_assert_ptr_eq(t.ran, row);
+        t.path = NULL;
+        t.path_len = NULL;
+        t.dist = rd2;
+        ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (size_t i = 0; i < k; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], rt[i], NULL), SS_OK);
+                const ss_dist want = ss_dijkstra_dist(ws, rt[i]);
+                ck_assert_msg(rd[i] == want && rd2[i] == want,
+                              "route %u -> %u: %llu and %llu, want %llu", src[i], rt[i],
+                              (unsigned long long)rd[i], (unsigned long long)rd2[i],
+                              (unsigned long long)want);
+                if (want == SS_DIST_INF)
+                        ck_assert_ptr_null(path[i]);
+                else
+                        check_path(g, path[i], plen[i], src[i], rt[i], want);
+                free(path[i]);
+        }
+        ck_assert_uint_eq(plen[k - 1], 1);
+        ss_dijkstra_ws_free(ws);
+        free(rt);
+        free(path);
+        free(plen);
+        free(rd);
+        free(rd2);
 }
 
 /* The gpu-cch row through a GPU backend, as the engine runs it: a matrix of
- * 300 sources (two sweeps of at most 256) on lane 1, trees on lane 0, a
- * route (answered by the Δ-stepping, which says so), then new weights: the
- * lanes' sweeps follow the new graph's metric. Without a metric the row is
- * the Δ-stepping's too. */
+ * 300 sources (two sweeps of at most 256) on lane 1, trees on lane 0, 300
+ * routes with their paths, then new weights: the lanes' sweeps follow the
+ * new graph's metric. Without a metric the row is the Δ-stepping's. */
 START_TEST(test_gpu_cch_row)
 {
         announce("test_gpu_cch_row");
@@ -1274,7 +1317,7 @@ START_TEST(test_gpu_cch_row)
                              .ntargets = 1,
                              .dist = &rd};
         ck_assert_msg(ss_backend_run(b, 0, row, &t, &err) == SS_OK, "%s", err.msg);
-        ck_assert_ptr_eq(t.ran, delta);
+        ck_assert_ptr_eq(t.ran, row);
         check_rows(g, src, 1, tg, 1, &rd, "route");
 
         /* New weights on every tenth arc, and their metric: both lanes follow. */
