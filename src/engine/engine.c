@@ -117,8 +117,10 @@ static bool ss__apsp_serves(const struct ss_job *j)
  * (docs/benchmarks.md). */
 static bool ss__gpu_cch_serves(const struct ss_job *j)
 {
-        if (j->algo != SS_ALGO_AUTO || j->kind == SS_JOB_ROUTE || !ss_cch_metric_of(j->graph))
+        if (j->algo != SS_ALGO_AUTO || !ss_cch_metric_of(j->graph))
                 return false;
+        /* engine=gpu: routes too, 4 times the Δ-stepping's batches on NY
+         * (docs/benchmarks.md). */
         if (j->engine == SS_ENGINE_GPU)
                 return !(j->kind == SS_JOB_ONE_TO_ALL && j->bounded);
         return j->engine == SS_ENGINE_AUTO && j->kind == SS_JOB_MATRIX &&

@@ -121,8 +121,7 @@ static int open_row(const struct cli *c, const struct ss_graph *g, unsigned need
         int rc = SS_EINVAL;
         if (gpu && !(gpu->caps & need)) {
                 if (!cpu)
-                        return ss_err_set(err, SS_EINVAL,
-                                          "'%s' does not answer this kind of query",
+                        return ss_err_set(err, SS_EINVAL, "'%s' does not answer this kind of query",
                                           c->algorithm);
                 gpu = NULL;
         }

@@ -704,10 +704,10 @@ static ss_dist arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
 /* With its CCH ready (cch auto, a small graph: built at prepare), auto
  * routes and matrices are the CCH's, one-to-all is not, and every answer is
  * Dijkstra's; algorithm=cch on a graph without one answers with Dijkstra. */
-/* With a CCH, engine=gpu matrices and trees go to the gpu-cch row (the
- * sweep), engine=gpu routes to the GPU Δ-stepping, small auto matrices stay
- * on the CPU's CCH while one of 600 sources goes to the sweep, and
- * algorithm=gpu-cch for a route is answered by the sweep. */
+/* With a CCH, engine=gpu matrices, trees and routes go to the gpu-cch row
+ * (the sweep), small auto matrices stay on the CPU's CCH while one of 600
+ * sources goes to the sweep, and algorithm=gpu-cch for a route is answered
+ * by the sweep too. */
 START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
 {
         struct ss_graph *g = grid(30);
@@ -768,7 +768,7 @@ START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
         ck_assert_int_eq(ga.ran_algo, algo("gpu-cch"));
         ck_assert_int_ge(atomic_load(&fake.cch_runs), 2);
         ck_assert_int_eq(gr.ran_engine, SS_ENGINE_GPU);
-        ck_assert_int_eq(gr.ran_algo, algo("delta"));
+        ck_assert_int_eq(gr.ran_algo, algo("gpu-cch"));
         ck_assert_int_eq(am.ran_engine, SS_ENGINE_CPU);
         ck_assert_int_eq(am.ran_algo, algo("cch"));
         ck_assert_int_eq(nr.ran_engine, SS_ENGINE_GPU);

@@ -106,10 +106,17 @@ START_TEST(gpu_answers_equal_cpu)
         }
         uint64_t seed = 4242;
         int on_gpu = 0;
-        for (int i = 0; i < 60; i++)
+        for (int i = 0; i < 90; i++)
                 on_gpu += same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1,
-                                     i % 2 ? "bf" : "delta");
-        ck_assert_int_eq(on_gpu, 60);
+                                     i % 3 == 2 ? "gpu-cch"
+                                     : i % 3    ? "bf"
+                                                : "delta");
+        ck_assert_int_eq(on_gpu, 90);
+        /* engine=gpu alone: the sweep, since the graph has a CCH. */
+        json_t *jr = get_json(&dmn, "/route?from=3&to=19000&engine=gpu", 200);
+        ck_assert_str_eq(json_string_value(json_object_get(jr, "algorithm")), "gpu-cch");
+        json_decref(jr);
+        ck_assert(same_route(&dmn, 3, 19000, "gpu-cch"));
 
         /* A matrix and a one-to-all, byte for byte. */
         const char *pairs[][2] = {
