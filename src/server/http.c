@@ -830,9 +830,12 @@ static void ss__cut(struct ss_http *h, struct ss__conn *c, int fd, const char *w
 static void ss__scan_cb(uv_timer_t *t)
 {
         struct ss_http *h = t->data;
-        uint64_t now = ss_now_ns();
         uint64_t limit = (uint64_t)h->cfg->request_timeout_s * 1000000000u;
         pthread_mutex_lock(&h->lock);
+        /* Read under the lock: an HTTP thread stamps a connection's
+         * recv_since just before taking it, and a later stamp than `now`
+         * would read as a request arriving for ever. */
+        const uint64_t now = ss_now_ns();
         for (struct ss__conn *c = h->conns; c; c = c->next) {
                 if (c->answering || c->cut)
                         continue;
@@ -851,7 +854,7 @@ static void ss__scan_cb(uv_timer_t *t)
                  * quiet for a scan, MHD has read all it sent. */
                 if (state == SS__TCP_CLOSE_WAIT && quiet)
                         ss__cut(h, c, fd, "it closed its side in the middle of a request");
-                else if (now - c->recv_since > limit)
+                else if (now > c->recv_since && now - c->recv_since > limit)
                         ss__cut(h, c, fd, "its request did not arrive within request_timeout_s");
         }
         pthread_mutex_unlock(&h->lock);
