@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -131,10 +132,12 @@ static void ss__finish(struct ss_server *srv)
         ss_log_info("server", "stopped");
 }
 
-/* The HTTP layer's idle hook: a stop ends once no request is in flight. */
+/* The HTTP layer's idle hook: a stop ends once no request is in flight.
+ * The hooks' user is the route table, which lives in the server. */
 static void ss__idle(void *user)
 {
-        struct ss_server *srv = user;
+        struct ss_server *srv =
+            (struct ss_server *)((char *)user - offsetof(struct ss_server, routes));
         if (srv->state.phase == SS_PHASE_STOPPING)
                 ss__finish(srv);
 }

@@ -380,12 +380,14 @@ static long submitted(const struct daemon *d)
         return n;
 }
 
-/* SIGTERM while slow queries run and wait: every one is answered, exit 0. */
+/* SIGTERM while slow queries run and wait: every one is answered, exit 0,
+ * and at once after the last answer, not at the end of the grace time
+ * (deadline_ms + shutdown_grace_ms: over 20 s here). */
 START_TEST(sigterm_finishes_queries_in_flight)
 {
         enum { N = 6 };
         struct daemon d;
-        const char *args[] = {"--graph", big_gr, "--workers", "1", NULL};
+        const char *args[] = {"--graph", big_gr, "--workers", "1", "--deadline-ms", "20000", NULL};
         h_start(&d, args, true);
         struct shot s[N];
         pthread_t th[N];
@@ -408,7 +410,12 @@ START_TEST(sigterm_finishes_queries_in_flight)
                 ck_assert_uint_eq(s[i].r.len, 32 + 8 * 300000ull);
                 h_resp_free(&s[i].r);
         }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ck_assert_int_eq(h_stop(&d, 0), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double waited = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        ck_assert_msg(waited < 5.0, "the daemon exited %.1f s after its last answer", waited);
         /* It stopped accepting: nothing listens any more. */
         struct resp r;
         h_get(&d, "/health", &r);
