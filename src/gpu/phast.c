@@ -723,8 +723,8 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
         if (path && total) {
                 SS__CUDA(cudaMemcpyAsync(d_off, h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
                                          p->stream));
-                if ((rc = ss__ph_compact(d_len, d_off, p->d_walk, per, nr, p->d_paths, p->stream,
-                                         err)))
+                if ((rc = ss__walk_compact(d_len, d_off, p->d_walk, per, nr, p->d_paths, p->stream,
+                                           err)))
                         return rc;
                 uint32_t *all = malloc(total * 4);
                 if (!all)

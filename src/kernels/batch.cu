@@ -50,6 +50,7 @@
  */
 #include "kernels/frontier.cuh"
 #include "kernels/kernels.h"
+#include "kernels/walk.cuh"
 
 struct ss__kp {
         uint32_t n;
@@ -520,10 +521,9 @@ extern "C" int ss__launch_batch(const struct ss__dgraph *g, struct ss__bws *ws, 
 /* After the search                                                    */
 /* ------------------------------------------------------------------ */
 
-/* One thread per slot walks back from its target along tight in-arcs. An
- * arc of positive weight is taken first: zero-weight arcs can form cycles
- * of equal distances, which a walk would go round until its region is full
- * (then the host answers that path on the CPU). */
+/* One thread per slot walks back from its target along tight in-arcs
+ * (walk.cuh); a path round a cycle of zero-weight arcs fills its region and
+ * the host answers it on the CPU. */
 __global__ void ss__batch_walk_kernel(uint32_t n, const uint32_t *rrow, const uint2 *rarcs,
                                       const unsigned long long *dist, const uint32_t *src,
                                       const uint32_t *tgt, unsigned k, uint32_t *out, uint32_t per,
@@ -532,43 +532,12 @@ __global__ void ss__batch_walk_kernel(uint32_t n, const uint32_t *rrow, const ui
         const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
         if (s >= k)
                 return;
-        const uint64_t base = (uint64_t)s * n;
-        const uint32_t t = tgt[s], from = src[s];
-        if (dist[base + t] == SS__INF) {
+        const ss__dist_row d = {dist, (uint64_t)s * n};
+        if (d(tgt[s]) == SS__INF) {
                 plen[s] = 0;
                 return;
         }
-        uint32_t *o = out + (uint64_t)s * per;
-        uint32_t len = 0, v = t;
-        for (;;) {
-                if (len >= per) {
-                        plen[s] = SS__WALK_LONG;
-                        return;
-                }
-                o[len++] = v;
-                if (v == from)
-                        break;
-                const unsigned long long dv = dist[base + v];
-                uint32_t best = SS__NO_NODE;
-                const uint32_t end = rrow[v + 1];
-                for (uint32_t a = rrow[v]; a < end; a++) {
-                        const uint2 arc = rarcs[a];
-                        if (arc.x == v)
-                                continue;
-                        const unsigned long long du = dist[base + arc.x];
-                        if (du == SS__INF || du + arc.y != dv)
-                                continue;
-                        best = arc.x;
-                        if (arc.y > 0)
-                                break;
-                }
-                if (best == SS__NO_NODE) {
-                        plen[s] = SS__WALK_BROKEN;
-                        return;
-                }
-                v = best;
-        }
-        plen[s] = len;
+        plen[s] = ss__walk_back(d, rrow, rarcs, src[s], tgt[s], out + (uint64_t)s * per, per);
 }
 
 /* One block per slot: path s, written target first, goes to dst source first. */
@@ -638,13 +607,22 @@ extern "C" int ss__launch_batch_walk(const struct ss__dgraph *rev, struct ss__bw
         return SS_OK;
 }
 
+extern "C" int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t *from,
+                                uint32_t per, unsigned nr, uint32_t *dst, cudaStream_t st,
+                                struct ss_err *err)
+{
+        if (nr == 0)
+                return SS_OK;
+        ss__batch_compact_kernel<<<nr, 128, 0, st>>>(plen, poff, from, per, dst);
+        SS__LAUNCHED("ss__batch_compact_kernel");
+        return SS_OK;
+}
+
 extern "C" int ss__launch_batch_compact(struct ss__bws *ws, cudaStream_t stream, unsigned k,
                                         const uint32_t *src, uint32_t per, uint32_t *dst,
                                         struct ss_err *err)
 {
-        ss__batch_compact_kernel<<<k, 128, 0, stream>>>(ws->plen, ws->poff, src, per, dst);
-        SS__LAUNCHED("ss__batch_compact_kernel");
-        return SS_OK;
+        return ss__walk_compact(ws->plen, ws->poff, src, per, k, dst, stream, err);
 }
 
 extern "C" int ss__launch_batch_gather(struct ss__bws *ws, cudaStream_t stream, uint32_t n,

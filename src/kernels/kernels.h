@@ -314,14 +314,16 @@ int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uin
  * writes its path back from tgt[i] over the reverse graph rrow/rarcs into
  * region i * per of out (target first), its length into plen[i] (0:
  * unreachable, else as ss__launch_batch_walk) and its distance into
- * tdist[i]; compact moves the paths of length at most per to dst + poff[i],
- * source first. */
+ * tdist[i] (ss__walk_compact then gathers the paths). */
 int ss__ph_walk(const unsigned long long *d, unsigned k, const uint32_t *rank, const uint32_t *rrow,
                 const uint2 *rarcs, const uint32_t *slot, const uint32_t *src, const uint32_t *tgt,
                 unsigned nr, uint32_t *out, uint32_t per, uint32_t *plen, unsigned long long *tdist,
                 cudaStream_t st, struct ss_err *err);
-int ss__ph_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t *from, uint32_t per,
-                   unsigned nr, uint32_t *dst, cudaStream_t st, struct ss_err *err);
+/* Moves the walked paths of length at most per (plen[i], target first in
+ * region i * per of from) to dst + poff[i], source first: batch.cu's
+ * compaction, for any walk. */
+int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t *from, uint32_t per,
+                     unsigned nr, uint32_t *dst, cudaStream_t st, struct ss_err *err);
 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);

@@ -9,6 +9,7 @@
  * at once once the depths above are final: one launch per depth.
  */
 #include "kernels/kernels.h"
+#include "kernels/walk.cuh"
 
 #define SS__PH_INF 0xffffffffffffffffull
 
@@ -211,13 +212,10 @@ extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m
         return SS_OK;
 }
 
-/* Routes from a sweep: thread i walks back from tgt[i] along tight in-arcs
- * of the reverse graph (node ids, x = tail, y = weight) with the distances
- * of its source's slot, into region i * per of out, target first; plen[i]
- * gets the length (0: unreachable, or SS__WALK_*), tdist[i] the distance.
- * An arc of positive weight is taken first: zero-weight arcs can form
- * cycles of equal distances, which a walk would go round until its region
- * is full (then the host takes the path from the CPU). */
+/* Routes from a sweep: thread i walks back from tgt[i] (walk.cuh) with the
+ * distances of its source's slot, into region i * per of out, target
+ * first; plen[i] gets the length (0: unreachable, or SS__WALK_*), tdist[i]
+ * the distance. */
 __global__ void ss__ph_walk_kernel(const unsigned long long *d, unsigned k, const uint32_t *rank,
                                    const uint32_t *rrow, const uint2 *rarcs, const uint32_t *slot,
                                    const uint32_t *src, const uint32_t *tgt, unsigned nr,
@@ -227,62 +225,12 @@ __global__ void ss__ph_walk_kernel(const unsigned long long *d, unsigned k, cons
         const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= nr)
                 return;
-        const unsigned s = slot[i];
-        const uint32_t t = tgt[i], from = src[i];
-        unsigned long long dv = d[(uint64_t)rank[t] * k + s];
-        tdist[i] = dv;
-        if (dv == SS__PH_INF) {
-                plen[i] = 0;
-                return;
-        }
-        uint32_t *o = out + (uint64_t)i * per;
-        uint32_t len = 0, v = t;
-        for (;;) {
-                if (len >= per) {
-                        plen[i] = SS__WALK_LONG;
-                        return;
-                }
-                o[len++] = v;
-                if (v == from)
-                        break;
-                uint32_t best = SS__NO_NODE;
-                unsigned long long dbest = 0;
-                const uint32_t end = rrow[v + 1];
-                for (uint32_t a = rrow[v]; a < end; a++) {
-                        const uint2 arc = rarcs[a];
-                        if (arc.x == v)
-                                continue;
-                        const unsigned long long du = d[(uint64_t)rank[arc.x] * k + s];
-                        if (du == SS__PH_INF || du + arc.y != dv)
-                                continue;
-                        best = arc.x;
-                        dbest = du;
-                        if (arc.y > 0)
-                                break;
-                }
-                if (best == SS__NO_NODE) {
-                        plen[i] = SS__WALK_BROKEN;
-                        return;
-                }
-                v = best;
-                dv = dbest;
-        }
-        plen[i] = len;
-}
-
-/* One block per route: the walked path i (target first) goes to dst + poff[i],
- * source first. */
-__global__ void ss__ph_compact_kernel(const uint32_t *plen, const uint32_t *poff,
-                                      const uint32_t *from, uint32_t per, uint32_t *dst)
-{
-        const uint32_t i = blockIdx.x;
-        const uint32_t len = plen[i];
-        if (len == 0 || len > per)
-                return;
-        const uint32_t *p = from + (uint64_t)i * per;
-        uint32_t *q = dst + poff[i];
-        for (uint32_t j = threadIdx.x; j < len; j += blockDim.x)
-                q[j] = p[len - 1 - j];
+        const ss__dist_ranked dist = {d, rank, k, slot[i]};
+        const unsigned long long dt = dist(tgt[i]);
+        tdist[i] = dt;
+        plen[i] = dt == SS__PH_INF ? 0
+                                   : ss__walk_back(dist, rrow, rarcs, src[i], tgt[i],
+                                                   out + (uint64_t)i * per, per);
 }
 
 extern "C" int ss__ph_walk(const unsigned long long *d, unsigned k, const uint32_t *rank,
@@ -296,16 +244,5 @@ extern "C" int ss__ph_walk(const unsigned long long *d, unsigned k, const uint32
         ss__ph_walk_kernel<<<(nr + 63) / 64, 64, 0, st>>>(d, k, rank, rrow, rarcs, slot, src, tgt,
                                                           nr, out, per, plen, tdist);
         SS__LAUNCHED("ss__ph_walk_kernel");
-        return SS_OK;
-}
-
-extern "C" int ss__ph_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t *from,
-                              uint32_t per, unsigned nr, uint32_t *dst, cudaStream_t st,
-                              struct ss_err *err)
-{
-        if (nr == 0)
-                return SS_OK;
-        ss__ph_compact_kernel<<<nr, 128, 0, st>>>(plen, poff, from, per, dst);
-        SS__LAUNCHED("ss__ph_compact_kernel");
         return SS_OK;
 }
