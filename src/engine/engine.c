@@ -162,8 +162,12 @@ const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev)
                 return ss_solver_find("dijkstra", dev);
         if (ss__cch_serves(j))
                 return ss_solver_find("cch", dev);
-        if (dev == SS_DEVICE_GPU)
-                return ss_solver_find("delta", SS_DEVICE_GPU);
+        if (dev == SS_DEVICE_GPU) {
+                /* One-to-all: the GPU row that measured fastest at load. */
+                const struct ss_engine_auto *a =
+                    j->kind == SS_JOB_ONE_TO_ALL ? ss__auto_of(j->graph) : NULL;
+                return ss_solver_find(a && a->gpu_row ? a->gpu_row : "delta", SS_DEVICE_GPU);
+        }
         if (j->kind == SS_JOB_ONE_TO_ALL) {
                 const struct ss_engine_auto *a = ss__auto_of(j->graph);
                 return ss_solver_find(a && a->cpu_row ? a->cpu_row : "delta", SS_DEVICE_CPU);

@@ -241,7 +241,8 @@ struct ss_engine_auto {
         struct ss_engine_candidate cand[SS_ENGINE_AUTO_CANDIDATES];
         unsigned ncand;
         const char *cpu_row;   /* the fastest CPU row, NULL when none ran */
-        double cpu_ms, gpu_ms; /* its time, the GPU's (<= 0: no GPU) */
+        const char *gpu_row;   /* the fastest GPU row, NULL when none ran */
+        double cpu_ms, gpu_ms; /* their times (gpu_ms <= 0: no GPU) */
         bool cpu_first;
         double calibrate_ms; /* what measuring took */
 };

@@ -162,6 +162,7 @@ static json_t *ss__auto(struct ss_engine *e)
                                   lookup || a.cpu_first ? "cpu" : "gpu", "algorithm",
                                   lookup        ? "apsp"
                                   : a.cpu_first ? a.cpu_row
+                                  : a.gpu_row   ? a.gpu_row
                                                 : "delta",
                                   "measured", cand, "calibration_ms", a.calibrate_ms));
         } else {

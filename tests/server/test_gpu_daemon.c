@@ -124,14 +124,15 @@ START_TEST(gpu_answers_equal_cpu)
              "/distances?from=1,500,19999&to=2,3000,7000,20000&engine=cpu"},
             {"/distances?from=77&format=binary&engine=gpu",
              "/distances?from=77&format=binary&engine=cpu"},
+            {"/distances?from=78&format=binary", "/distances?from=78&format=binary&engine=cpu"},
         };
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 3; i++) {
                 struct resp a, b;
                 h_get(&dmn, pairs[i][0], &a);
                 h_get(&dmn, pairs[i][1], &b);
                 ck_assert_int_eq(a.status, 200);
                 ck_assert_int_eq(b.status, 200);
-                if (i == 1) {
+                if (i > 0) {
                         ck_assert_uint_eq(a.len, b.len);
                         ck_assert_int_eq(memcmp(a.body, b.body, a.len), 0);
                 } else {
@@ -145,9 +146,23 @@ START_TEST(gpu_answers_equal_cpu)
                 h_resp_free(&a);
                 h_resp_free(&b);
         }
+        /* The calibration at load timed the GPU's CCH sweep for one-to-all
+         * too (the graph has a CCH), beside the GPU's Δ-stepping. */
+        json_t *st = get_json(&dmn, "/status", 200);
+        json_t *measured = json_object_get(
+            json_object_get(json_object_get(json_object_get(st, "engine"), "auto"), "one_to_all"),
+            "measured");
+        bool timed_sweep = false;
+        for (size_t i = 0; i < json_array_size(measured); i++) {
+                json_t *c = json_array_get(measured, i);
+                timed_sweep |=
+                    !strcmp(json_string_value(json_object_get(c, "algorithm")), "gpu-cch") &&
+                    !strcmp(json_string_value(json_object_get(c, "engine")), "gpu") &&
+                    json_is_real(json_object_get(c, "ms"));
+        }
+        ck_assert_msg(timed_sweep, "the calibration did not time gpu-cch");
         /* A matrix of 100 rows is spread over the streams (several batched
          * searches), every row equal to the CPU's. */
-        json_t *st = get_json(&dmn, "/status", 200);
         const json_int_t streams =
             json_integer_value(json_object_get(json_object_get(st, "engine"), "gpu_streams"));
         json_decref(st);
