@@ -33,8 +33,9 @@
 #define SS__PH_FILL (1u << 18)
 /* Depths of at most this many ranks run in one block, as a chain. */
 #define SS__PH_CHAIN_MAX 16u
-/* Threads of the upward searches, at most. */
+/* Threads of the upward searches, at most, and sources per thread. */
 #define SS__PH_THREADS 16u
+#define SS__PH_UP_PER  16u
 /* Captured sweeps kept, by source count. */
 #define SS__PH_EXECS 4
 /* Nodes of a route's path walked on the device at most; a longer one (or
@@ -495,7 +496,15 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
                 free(up.dist);
                 return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
         }
-        ss_team_run(k < p->threads ? k : p->threads, NULL, ss__ph_up_part, &up);
+        /* An upward search takes some 20 µs on NY, and the team's threads are
+         * made for each call: for a few sources (a daemon's batch of routes,
+         * one tree) a thread per 16 of them, which doubled the routes of
+         * batches of 32 (docs/benchmarks.md); from 64 sources every thread,
+         * as fewer measured slower there. */
+        unsigned threads =
+            k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
+        threads = threads > p->threads ? p->threads : threads;
+        ss_team_run(threads, NULL, ss__ph_up_part, &up);
         st->up_ns = ss_now_ns() - t0;
         const uint32_t ns = (uint32_t)(k * per);
         cudaError_t e;
