@@ -294,9 +294,7 @@ static int ss__cmp_arc(const void *a, const void *b)
         return x->x < y->x ? -1 : x->x > y->x;
 }
 
-/* Packs the CSR arcs as (head, weight) pairs sorted by weight within each
- * tail, so a light/heavy split is one index per vertex for any Δ. */
-static uint2 *ss__pack_arcs(const struct ss_graph *g)
+uint2 *ss__pack_arcs(const struct ss_graph *g)
 {
         uint2 *a = malloc((g->m ? g->m : 1) * sizeof(uint2));
         if (!a)

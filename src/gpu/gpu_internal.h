@@ -181,6 +181,10 @@ void ss__edgelist_host_free(struct ss__edgelist_host *h);
 /* minin[v]: the lightest in-arc of v, SS__NO_IN without one; NULL when out
  * of memory. The caller frees it. */
 uint32_t *ss__minin_build(const struct ss_graph *g);
+/* g's CSR arcs packed as (head, weight) pairs sorted by weight within each
+ * tail, so a light/heavy split is one index per vertex for any Δ (gpu.c);
+ * malloc'd, NULL when out of memory. */
+uint2 *ss__pack_arcs(const struct ss_graph *g);
 
 /* Batch workspaces (batch.c). */
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);

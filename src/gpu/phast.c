@@ -576,31 +576,25 @@ int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
         return ss__ph_run(p, sources, k, targets, nt, dist, st, err);
 }
 
-/* The graph's reverse arcs on the device, for the walks of routes. */
+/* The graph's reverse arcs on the device, for the walks of routes: the
+ * reverse graph (ss_graph_reverse) packed as the GPU engine packs its own. */
 static int ss__ph_reverse(struct ss_gpu_phast *p, const struct ss_graph *g, struct ss_err *err)
 {
         if (p->d_rrow)
                 return SS_OK;
-        const uint32_t n = g->n;
-        uint32_t *row = calloc((size_t)n + 1, 4);
-        uint32_t *fill = malloc(((size_t)n + 1) * 4);
-        uint2 *arcs = malloc((g->m ? g->m : 1) * sizeof(uint2));
-        if (!row || !fill || !arcs) {
+        struct ss_graph *rev = ss_graph_reverse(g);
+        uint32_t *row = rev ? malloc(((size_t)rev->n + 1) * 4) : NULL;
+        uint2 *arcs = rev ? ss__pack_arcs(rev) : NULL;
+        if (!row || !arcs) {
+                ss_graph_unref(rev);
                 free(row);
-                free(fill);
                 free(arcs);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the reverse graph");
         }
-        for (uint64_t j = 0; j < g->m; j++)
-                row[g->col[j] + 1]++;
-        for (uint32_t v = 0; v < n; v++)
-                row[v + 1] += row[v];
-        memcpy(fill, row, ((size_t)n + 1) * 4);
-        for (uint32_t u = 0; u < n; u++)
-                for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++)
-                        arcs[fill[g->col[j]]++] = (uint2){u, g->w[j]};
-        free(fill);
-        const size_t rb = ((size_t)n + 1) * 4, ab = (g->m ? g->m : 1) * sizeof(uint2);
+        for (uint64_t v = 0; v <= rev->n; v++)
+                row[v] = (uint32_t)rev->row[v];
+        const size_t rb = ((size_t)rev->n + 1) * 4, ab = (rev->m ? rev->m : 1) * sizeof(uint2);
+        ss_graph_unref(rev);
         cudaError_t e;
         if ((e = cudaMalloc((void **)&p->d_rrow, rb)) != cudaSuccess ||
             (e = cudaMalloc((void **)&p->d_rarcs, ab)) != cudaSuccess ||
