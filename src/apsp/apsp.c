@@ -259,6 +259,7 @@ static int ss__gpu_plan(const struct ss_apsp_options *o, struct ss_apsp_plan *p,
             .device = o->gpu_device,
             .memory_limit = o->memory_limit,
             .streams = o->gpu_streams,
+            .outer = o->gpu_outer,
             .paths = o->paths,
         };
         struct ss_apsp_gpu_plan gp;
@@ -562,6 +563,7 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
                             .device = o.gpu_device,
                             .memory_limit = o.memory_limit,
                             .streams = o.gpu_streams,
+                            .outer = o.gpu_outer,
                             .cancel = o.cancel,
                             .progress = o.progress,
                             .progress_arg = o.progress_arg,

@@ -98,6 +98,8 @@ struct ss_apsp_options {
                                 * beyond the machine's memory */
         int gpu_device;        /* CUDA device id */
         unsigned gpu_streams;  /* out-of-core tile streams; 0 = 3 */
+        uint32_t gpu_outer;    /* in core: rows and columns per outer round, a multiple of
+                                * the block; 0 = 8 blocks */
         const struct ss_cancel *cancel; /* polled between rounds; SS_ETIMEDOUT */
         /* Called from the computing thread with the fraction done (may be NULL). */
         void (*progress)(void *arg, double fraction);
@@ -124,7 +126,7 @@ struct ss_apsp_plan {
         uint64_t succ_bytes; /* host bytes of successors (0 without paths) */
         /* GPU only: */
         bool out_of_core;
-        uint32_t outer;        /* out of core: rows and columns per outer round */
+        uint32_t outer;        /* rows and columns per outer round (in core too) */
         uint64_t device_bytes; /* device memory the run allocates */
         uint64_t device_budget;
         char gpu_name[128];

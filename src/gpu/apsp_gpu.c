@@ -1,9 +1,14 @@
 /* The GPU blocked Floyd-Warshall's host side: the plan, the transfers, the
  * rounds. Plain C against the CUDA runtime; kernels in kernels/fw.cu.
  *
- * In core the whole padded matrix (and its successors) is uploaded once,
- * every round runs its three kernels on one stream, and the result comes
- * back once.
+ * In core the whole padded matrix (and its successors) is uploaded once and
+ * comes back once. It is still closed in outer rounds of X rows and columns
+ * (8 blocks by default), as out of core below but with every tile resident:
+ * the cross of each outer round takes the B-wide rounds, and then the rest
+ * of the matrix takes one min-plus product over all X values of k from the
+ * snapshots. A product over X values of k reads and writes each tile once
+ * per outer round instead of once per block of k, and runs its k loop 8
+ * times longer; X = pitch is the plain blocked algorithm.
  *
  * Out of core the matrix stays in (pinned) host memory and the k axis is
  * cut into outer blocks of X rows and columns (X a multiple of the block B,
@@ -32,7 +37,8 @@
  * snapshots they read).
  *
  * Device memory, W bytes per distance, P = 1 with successors:
- *   in core      pitch^2 (W + 4P)
+ *   in core      pitch^2 (W + 4P) + X pitch (2W + 4P)   (the last term: Srow,
+ *                Scol, its successors; none when X = pitch)
  *   out of core  X pitch (4W + 12P) + S X^2 (W + 4P)   (R, Cp, Srow, Scol, S tile buffers)
  */
 #include "gpu/apsp_gpu.h"
@@ -50,10 +56,14 @@
 #define SS__APSP_RESERVE     ((uint64_t)256 << 20)
 #define SS__APSP_STREAMS     3u
 #define SS__APSP_MAX_STREAMS 8u
+/* In core, blocks per outer round: measured on an H100 (docs/benchmarks.md). */
+#define SS__APSP_RESIDENT_BLOCKS 8u
 
-uint64_t ss_apsp_gpu_incore_bytes(uint32_t pitch, unsigned width, bool paths)
+uint64_t ss_apsp_gpu_incore_bytes(uint32_t pitch, uint32_t x, unsigned width, bool paths)
 {
-        return (uint64_t)pitch * pitch * (width + (paths ? 4u : 0u));
+        const uint64_t snapshots =
+            x < pitch ? (uint64_t)x * pitch * (2u * width + (paths ? 4u : 0u)) : 0;
+        return (uint64_t)pitch * pitch * (width + (paths ? 4u : 0u)) + snapshots;
 }
 
 uint64_t ss_apsp_gpu_ooc_bytes(uint32_t pitch, uint32_t x, unsigned width, bool paths,
@@ -105,18 +115,32 @@ int ss_apsp_gpu_plan(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan 
                 budget = job->memory_limit;
         plan->budget = budget;
 
-        const uint64_t incore = ss_apsp_gpu_incore_bytes(job->pitch, job->width, job->paths);
-        if (incore <= budget) {
-                plan->outer = job->pitch;
-                plan->device_bytes = incore;
-                return SS_OK;
+        if (job->outer % job->block)
+                return ss_err_set(err, SS_EINVAL,
+                                  "GPU Floyd-Warshall: outer block %" PRIu32
+                                  " (a multiple of the block, %u)",
+                                  job->outer, job->block);
+        uint32_t x = job->outer ? job->outer : SS__APSP_RESIDENT_BLOCKS * job->block;
+        if (x > job->pitch)
+                x = job->pitch;
+        /* In core with snapshots, else in core without (X = pitch). */
+        for (int plain = 0; plain < 2; plain++, x = job->pitch) {
+                const uint64_t incore =
+                    ss_apsp_gpu_incore_bytes(job->pitch, x, job->width, job->paths);
+                if (incore <= budget) {
+                        plan->outer = x;
+                        plan->device_bytes = incore;
+                        return SS_OK;
+                }
         }
+        const uint64_t incore =
+            ss_apsp_gpu_incore_bytes(job->pitch, job->pitch, job->width, job->paths);
         unsigned streams = job->streams ? job->streams : SS__APSP_STREAMS;
         if (streams > SS__APSP_MAX_STREAMS)
                 streams = SS__APSP_MAX_STREAMS;
         /* The largest outer block below the pitch that fits: fewer outer
          * rounds mean fewer trips of the matrix over the bus. */
-        uint32_t x = job->pitch - job->block;
+        x = job->pitch - job->block;
         while (x >= job->block &&
                ss_apsp_gpu_ooc_bytes(job->pitch, x, job->width, job->paths, streams) > budget)
                 x -= job->block;
@@ -228,6 +252,8 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         const uint64_t W = job->width, P = job->pitch, B = job->block;
         const uint32_t X = plan->outer, nt = (uint32_t)(P / B);
         const bool ooc = plan->out_of_core;
+        const bool snap = X < P; /* outer rounds below the whole matrix keep snapshots */
+        const uint64_t Rrows = ooc ? X : P;
         const unsigned ns = ooc ? plan->streams : 0;
         const struct ss__fw_cfg cfg = {
             .width = job->width, .block = job->block, .shift = job->shift, .paths = paths};
@@ -251,17 +277,19 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[0], cudaEventDisableTiming), out);
         SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[1], cudaEventDisableTiming), out);
 
-        SS__CUDA_GOTO(cudaMalloc((void **)&r.R, (uint64_t)X * P * W), out);
+        SS__CUDA_GOTO(cudaMalloc((void **)&r.R, Rrows * P * W), out);
         if (paths)
-                SS__CUDA_GOTO(cudaMalloc((void **)&r.Rs, (uint64_t)X * P * 4), out);
-        if (ooc) {
-                SS__CUDA_GOTO(cudaMalloc((void **)&r.Cp, P * X * W), out);
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Rs, Rrows * P * 4), out);
+        if (snap) {
                 SS__CUDA_GOTO(cudaMalloc((void **)&r.Srow, (uint64_t)X * P * W), out);
                 SS__CUDA_GOTO(cudaMalloc((void **)&r.Scol, P * X * W), out);
-                if (paths) {
-                        SS__CUDA_GOTO(cudaMalloc((void **)&r.Cps, P * X * 4), out);
+                if (paths)
                         SS__CUDA_GOTO(cudaMalloc((void **)&r.Scols, P * X * 4), out);
-                }
+        }
+        if (ooc) {
+                SS__CUDA_GOTO(cudaMalloc((void **)&r.Cp, P * X * W), out);
+                if (paths)
+                        SS__CUDA_GOTO(cudaMalloc((void **)&r.Cps, P * X * 4), out);
                 for (unsigned i = 0; i < ns; i++) {
                         SS__CUDA_GOTO(cudaMalloc((void **)&r.T[i], (uint64_t)X * X * W), out);
                         if (paths)
@@ -291,15 +319,17 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 if (k0 > 0)
                         for (unsigned i = 0; i < ns; i++)
                                 SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
-                /* 1. The cross. */
-                SS__CUDA_GOTO(cudaMemcpyAsync(r.R, hd + (uint64_t)k0 * P * W, (uint64_t)kn * P * W,
-                                              cudaMemcpyHostToDevice, r.s0),
-                              out);
-                if (paths)
-                        SS__CUDA_GOTO(cudaMemcpyAsync(r.Rs, hs + (uint64_t)k0 * P,
-                                                      (uint64_t)kn * P * 4, cudaMemcpyHostToDevice,
-                                                      r.s0),
+                /* 1. The cross (in core: the whole matrix, once). */
+                if (ooc || k0 == 0) {
+                        const uint64_t first = ooc ? k0 : 0, rows = ooc ? kn : P;
+                        SS__CUDA_GOTO(cudaMemcpyAsync(r.R, hd + first * P * W, rows * P * W,
+                                                      cudaMemcpyHostToDevice, r.s0),
                                       out);
+                        if (paths)
+                                SS__CUDA_GOTO(cudaMemcpyAsync(r.Rs, hs + first * P, rows * P * 4,
+                                                              cudaMemcpyHostToDevice, r.s0),
+                                              out);
+                }
                 if (ooc) {
                         SS__CUDA_GOTO(cudaMemcpy2DAsync(r.Cp, X * W, hd + k0 * W, P * W, kn * W, P,
                                                         cudaMemcpyHostToDevice, r.s0),
@@ -309,17 +339,24 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                                                 kn * 4, P, cudaMemcpyHostToDevice,
                                                                 r.s0),
                                               out);
-                } else {
+                } else if (k0 == 0) {
                         SS__CUDA_GOTO(cudaEventRecord(r.ev_up, r.s0), out);
                 }
+                /* Out of core R holds rows KO and Cp columns KO; in core R
+                 * holds everything. */
                 const struct ss__fw_view v = {.r = r.R,
                                               .c = r.Cp,
                                               .rs = r.Rs,
                                               .cs = r.Cps,
                                               .rp = P,
                                               .cp = X,
-                                              .k0 = k0,
-                                              .kn = kn};
+                                              .k0 = ooc ? k0 : 0,
+                                              .kn = ooc ? kn : (uint32_t)P};
+                /* Row and column kb as the device has them, for the snapshots. */
+                const uint64_t rfirst = ooc ? k0 : 0;
+                unsigned char *col = ooc ? r.Cp : r.R;
+                uint32_t *cols_s = ooc ? r.Cps : r.Rs;
+                const uint64_t cpitch = ooc ? X : P, cfirst = ooc ? k0 : 0;
                 for (uint32_t kb = kb0; kb < kb0 + m; kb++, inner++) {
                         /* Keep one round queued ahead of the device, so that
                          * progress and cancellation follow it. */
@@ -333,19 +370,21 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                 job->progress(job->progress_arg, (double)kb / nt);
                         SS__RC(ss__fw_diag(&cfg, &v, kb, r.s0, err));
                         SS__RC(ss__fw_panels(&cfg, &v, kb, nt, r.s0, err));
-                        if (ooc) {
+                        if (snap) {
                                 const uint64_t off = kb * B - k0;
+                                const uint64_t cc = kb * B - cfirst, rr = kb * B - rfirst;
                                 SS__CUDA_GOTO(cudaMemcpy2DAsync(r.Scol + off * W, X * W,
-                                                                r.Cp + off * W, X * W, B * W, P,
+                                                                col + cc * W, cpitch * W, B * W, P,
                                                                 cudaMemcpyDeviceToDevice, r.s0),
                                               out);
                                 if (paths)
-                                        SS__CUDA_GOTO(cudaMemcpy2DAsync(
-                                                          r.Scols + off, X * 4, r.Cps + off, X * 4,
-                                                          B * 4, P, cudaMemcpyDeviceToDevice, r.s0),
-                                                      out);
+                                        SS__CUDA_GOTO(
+                                            cudaMemcpy2DAsync(r.Scols + off, X * 4, cols_s + cc,
+                                                              cpitch * 4, B * 4, P,
+                                                              cudaMemcpyDeviceToDevice, r.s0),
+                                            out);
                                 SS__CUDA_GOTO(cudaMemcpyAsync(r.Srow + off * P * W,
-                                                              r.R + off * P * W, B * P * W,
+                                                              r.R + rr * P * W, B * P * W,
                                                               cudaMemcpyDeviceToDevice, r.s0),
                                               out);
                         }
@@ -355,16 +394,27 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                         const struct ss__fw_range all = {0, nt - 1, kb, 1};
                         SS__RC(ss__fw_minplus(&cfg, &v, &v, &v, in_ko, all, kb * (uint32_t)B,
                                               (uint32_t)B, r.s0, err));
-                        if (ooc) {
+                        if (snap) {
                                 const struct ss__fw_range out_ko = {0, nt - m, kb0, m};
                                 SS__RC(ss__fw_minplus(&cfg, &v, &v, &v, out_ko, in_ko,
                                                       kb * (uint32_t)B, (uint32_t)B, r.s0, err));
                         }
                         SS__CUDA_GOTO(cudaEventRecord(r.ev_round[inner % 2], r.s0), out);
                 }
+                const struct ss__fw_view scol = {
+                    .c = r.Scol, .cs = r.Scols, .cp = X, .k0 = k0, .kn = 0};
+                const struct ss__fw_view srow = {.r = r.Srow, .rp = P, .k0 = k0, .kn = kn};
+                const struct ss__fw_range rest = {0, nt - m, kb0, m};
+                if (!ooc) {
+                        /* 2. In core: the rest of the matrix, in one product. */
+                        if (snap)
+                                SS__RC(ss__fw_minplus(&cfg, &v, &scol, &srow, rest, rest, k0, kn,
+                                                      r.s0, err));
+                        continue;
+                }
                 /* The snapshots are complete: the tiles may start while the
                  * cross goes back (they touch other host rows and columns). */
-                SS__CUDA_GOTO(cudaEventRecord(ooc ? r.ev_cross : r.ev_comp, r.s0), out);
+                SS__CUDA_GOTO(cudaEventRecord(r.ev_cross, r.s0), out);
                 SS__CUDA_GOTO(cudaMemcpyAsync(hd + (uint64_t)k0 * P * W, r.R, (uint64_t)kn * P * W,
                                               cudaMemcpyDeviceToHost, r.s0),
                               out);
@@ -373,8 +423,6 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                                       (uint64_t)kn * P * 4, cudaMemcpyDeviceToHost,
                                                       r.s0),
                                       out);
-                if (!ooc)
-                        continue;
                 /* Column band rows outside KO go back; rows of KO came with R. */
                 const uint32_t band_from[2] = {0, k0 + kn}, band_to[2] = {k0, (uint32_t)P};
                 for (int part = 0; part < 2; part++) {
@@ -395,9 +443,6 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
 
                 /* 2. The tiles outside the cross. */
                 const uint32_t np = ss__pieces((uint32_t)P, k0, kn, X, pstart, plen);
-                const struct ss__fw_view scol = {
-                    .c = r.Scol, .cs = r.Scols, .cp = X, .k0 = k0, .kn = 0};
-                const struct ss__fw_view srow = {.r = r.Srow, .rp = P, .k0 = k0, .kn = kn};
                 const struct ss__fw_range none = {0, 0, UINT32_MAX, 0};
                 unsigned t = 0;
                 for (unsigned i = 0; i < ns; i++)
@@ -451,6 +496,15 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         }
         for (unsigned i = 0; i < ns; i++)
                 SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
+        if (!ooc) {
+                SS__CUDA_GOTO(cudaEventRecord(r.ev_comp, r.s0), out);
+                SS__CUDA_GOTO(cudaMemcpyAsync(hd, r.R, P * P * W, cudaMemcpyDeviceToHost, r.s0),
+                              out);
+                if (paths)
+                        SS__CUDA_GOTO(
+                            cudaMemcpyAsync(hs, r.Rs, P * P * 4, cudaMemcpyDeviceToHost, r.s0),
+                            out);
+        }
         SS__CUDA_GOTO(cudaEventRecord(r.ev_end, r.s0), out);
         SS__CUDA_GOTO(cudaEventSynchronize(r.ev_end), out);
         SS__CUDA_GOTO(cudaGetLastError(), out);

@@ -30,6 +30,8 @@ struct ss_apsp_gpu_job {
         int device;
         uint64_t memory_limit; /* device bytes; 0 = what is free */
         unsigned streams;      /* out-of-core tile streams; 0 = 3 */
+        uint32_t outer;        /* in core: rows and columns per outer round, a multiple of
+                                * block; 0 = 8 blocks (out of core: the largest that fits) */
         const struct ss_cancel *cancel;
         void (*progress)(void *arg, double fraction);
         void *progress_arg;
@@ -38,7 +40,7 @@ struct ss_apsp_gpu_job {
 /* What a job does on the device. */
 struct ss_apsp_gpu_plan {
         bool out_of_core;
-        uint32_t outer;                /* rows and columns per outer round (pitch in core) */
+        uint32_t outer;                /* rows and columns per outer round */
         unsigned streams;              /* tile streams (0 in core) */
         uint64_t device_bytes;         /* allocated on the device */
         uint64_t budget;               /* device bytes the job may use */
@@ -46,15 +48,17 @@ struct ss_apsp_gpu_plan {
         char name[128];                /* the device */
 };
 
-/* Device memory of the in-core run and of an out-of-core run with outer
- * blocks of x rows: for the docs, the plan and the tests. */
-uint64_t ss_apsp_gpu_incore_bytes(uint32_t pitch, unsigned width, bool paths);
+/* Device memory of an in-core run and of an out-of-core run with outer
+ * blocks of x rows (x = pitch in core: no snapshots): for the docs, the
+ * plan and the tests. */
+uint64_t ss_apsp_gpu_incore_bytes(uint32_t pitch, uint32_t x, unsigned width, bool paths);
 uint64_t ss_apsp_gpu_ooc_bytes(uint32_t pitch, uint32_t x, unsigned width, bool paths,
                                unsigned streams);
 
 /* Probes the device and plans the job (job->dist and succ may be NULL):
- * in core when the matrix fits the budget, else the largest outer block
- * that fits. Returns SS_OK; SS_ENOGPU (no usable device, with the reason);
+ * in core when the matrix fits the budget (with job->outer, or without
+ * snapshots when those do not fit), else the largest outer block that
+ * fits. Returns SS_OK; SS_ENOGPU (no usable device, with the reason);
  * SS_ETOOBIG naming the sizes when even the smallest outer block does not
  * fit; SS_EINVAL (bad width or block). */
 int ss_apsp_gpu_plan(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *plan,

@@ -3,7 +3,7 @@
  *
  *   apsp-bench [--n N] [--density P] [--max-weight W] [--seed S] [--paths]
  *              [--block B] [--width 4|8] [--memory-limit BYTES] [--streams S]
- *              [--gpu | --cpu] [--method fw|sssp|auto] [--threads T]
+ *              [--outer X] [--gpu | --cpu] [--method fw|sssp|auto] [--threads T]
  *              [--check K] [--header]
  *
  * Each ordered pair of distinct nodes is an arc with probability P (default
@@ -31,7 +31,8 @@
 static const char *const usage =
     "usage: apsp-bench [--n N] [--density P] [--max-weight W] [--seed S] [--paths]\n"
     "                  [--block B] [--width 4|8] [--memory-limit BYTES] [--streams S]\n"
-    "                  [--gpu | --cpu] [--method fw|sssp|auto] [--threads T] [--check K]\n"
+    "                  [--outer X] [--gpu | --cpu] [--method fw|sssp|auto] [--threads T] [--check "
+    "K]\n"
     "                  [--header]\n";
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
                                              {"memory-limit", required_argument, NULL, 'M'},
                                              {"streams", required_argument, NULL, 'S'},
                                              {"gpu", no_argument, NULL, 'G'},
+                                             {"outer", required_argument, NULL, 'O'},
                                              {"cpu", no_argument, NULL, 'C'},
                                              {"method", required_argument, NULL, 'm'},
                                              {"threads", required_argument, NULL, 't'},
@@ -82,8 +84,8 @@ int main(int argc, char **argv)
         struct ss_err err = {0};
         ss_apsp_options_default(&opt);
         opt.method = SS_APSP_FW;
-        while ((o = getopt_long(argc, argv, "n:d:W:s:Pb:w:M:S:GCm:t:k:Hh", opts, NULL)) != -1) {
-                if (strchr("nWsbwMStk", o) && parse_u64(optarg, &v)) {
+        while ((o = getopt_long(argc, argv, "n:d:W:s:Pb:w:M:S:O:GCm:t:k:Hh", opts, NULL)) != -1) {
+                if (strchr("nWsbwMStkO", o) && parse_u64(optarg, &v)) {
                         fprintf(stderr, "apsp-bench: '%s' is not a number\n", optarg);
                         return 2;
                 }
@@ -114,6 +116,9 @@ int main(int argc, char **argv)
                         break;
                 case 'S':
                         opt.gpu_streams = (unsigned)v;
+                        break;
+                case 'O':
+                        opt.gpu_outer = (uint32_t)v;
                         break;
                 case 'G':
                         opt.device = SS_APSP_GPU;
@@ -203,7 +208,7 @@ int main(int argc, char **argv)
                 snprintf(mode, sizeof(mode), "out of core, outer %u, %u streams", p->outer,
                          i->streams);
         else if (p->device == SS_APSP_GPU)
-                snprintf(mode, sizeof(mode), "in core");
+                snprintf(mode, sizeof(mode), "in core, outer %u", p->outer);
         else
                 snprintf(mode, sizeof(mode), "%u threads", i->threads);
         if (header) {

@@ -21,8 +21,9 @@
 
 static char why[512];
 
-static struct ss_apsp *run(const struct ss_graph *g, enum ss_apsp_device dev, unsigned block,
-                           bool paths, unsigned width, uint64_t limit, unsigned streams)
+static struct ss_apsp *run_outer(const struct ss_graph *g, enum ss_apsp_device dev, unsigned block,
+                                 bool paths, unsigned width, uint64_t limit, unsigned streams,
+                                 uint32_t outer)
 {
         struct ss_apsp_options o;
         struct ss_apsp *a = NULL;
@@ -35,11 +36,18 @@ static struct ss_apsp *run(const struct ss_graph *g, enum ss_apsp_device dev, un
         o.width = width;
         o.memory_limit = limit;
         o.gpu_streams = streams;
+        o.gpu_outer = outer;
         o.threads = 2;
         int rc = ss_apsp_compute(g, &o, &a, &err);
         ck_assert_msg(rc == SS_OK, "compute on the %s: %s", ss_apsp_device_name(dev), err.msg);
         ck_assert_int_eq(a->info.plan.device, dev);
         return a;
+}
+
+static struct ss_apsp *run(const struct ss_graph *g, enum ss_apsp_device dev, unsigned block,
+                           bool paths, unsigned width, uint64_t limit, unsigned streams)
+{
+        return run_outer(g, dev, block, paths, width, limit, streams, 0);
 }
 
 static void no_leaks(void)
@@ -85,6 +93,77 @@ START_TEST(test_incore)
                 ss_graph_unref(g);
                 no_leaks();
         }
+}
+END_TEST
+
+/* In core in outer rounds of one to four blocks (the rest of the matrix
+ * from the snapshots): the same matrix, successors included, as in one
+ * outer round (the plain blocked algorithm) and as the CPU; the memory
+ * the plan counts is what the run allocates. */
+START_TEST(test_incore_outer)
+{
+        struct {
+                uint32_t n;
+                unsigned block, width, outer_blocks;
+                bool paths;
+                unsigned kinds;
+        } cases[] = {
+            {517, 64, 0, 1, true, TA_ZERO | TA_ISLAND},
+            {517, 64, 8, 3, true, TA_LOOPS | TA_ONEWAY},
+            {600, 128, 0, 2, true, TA_ZERO},
+            {600, 128, 0, 4, false, TA_ISLAND},
+            {333, 64, 8, 2, false, 0},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                ss_emu_reset(300 + c, 0);
+                struct ss_graph *g = ta_random(cases[c].n, 3, 40, 70 + c, cases[c].kinds);
+                const unsigned b = cases[c].block;
+                const uint32_t pitch = (cases[c].n + b - 1) / b * b, x = cases[c].outer_blocks * b;
+                char what[128];
+                snprintf(what, sizeof(what), "n %u block %u width %u outer %u%s", cases[c].n, b,
+                         cases[c].width, x, cases[c].paths ? " paths" : "");
+                struct ss_apsp *plain =
+                    run_outer(g, SS_APSP_GPU, b, cases[c].paths, cases[c].width, 0, 0, pitch);
+                ck_assert_uint_eq(plain->info.plan.outer, pitch);
+                struct ss_emu_stats s0, s1;
+                ss_emu_reset(400 + c, 0);
+                ss_emu_stats(&s0);
+                struct ss_apsp *two =
+                    run_outer(g, SS_APSP_GPU, b, cases[c].paths, cases[c].width, 0, 0, x);
+                ss_emu_stats(&s1);
+                ck_assert_msg(!two->info.plan.out_of_core && two->info.plan.outer == x,
+                              "%s: planned %s, outer %u", what,
+                              two->info.plan.out_of_core ? "out of core" : "in core",
+                              two->info.plan.outer);
+                ck_assert_uint_eq(
+                    two->info.plan.device_bytes,
+                    (uint64_t)pitch * pitch * (two->width + (cases[c].paths ? 4 : 0)) +
+                        (uint64_t)x * pitch * (2 * two->width + (cases[c].paths ? 4 : 0)));
+                ck_assert_uint_eq(two->info.gpu_h2d_bytes, s1.bytes_h2d - s0.bytes_h2d);
+                ck_assert_uint_eq(two->info.gpu_d2h_bytes, s1.bytes_d2h - s0.bytes_d2h);
+                ck_assert_msg(ta_compare(plain, two, cases[c].paths, why, sizeof(why)) == 0,
+                              "%s: one outer round vs several: %s", what, why);
+                same_as_cpu(g, two, b, cases[c].paths, cases[c].width, what);
+                ss_apsp_free(plain);
+                ss_apsp_free(two);
+                ss_graph_unref(g);
+                no_leaks();
+        }
+        /* An outer block that is not a multiple of the block. */
+        struct ss_graph *g = ta_random(200, 3, 40, 5, 0);
+        struct ss_apsp_options o;
+        struct ss_apsp *a = NULL;
+        struct ss_err err = {0};
+        ss_apsp_options_default(&o);
+        o.method = SS_APSP_FW;
+        o.device = SS_APSP_GPU;
+        o.block = 64;
+        o.gpu_outer = 100;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EINVAL);
+        ck_assert_msg(strstr(err.msg, "outer block 100") != NULL, "%s", err.msg);
+        ck_assert_ptr_null(a);
+        ss_graph_unref(g);
+        no_leaks();
 }
 END_TEST
 
@@ -288,6 +367,7 @@ int main(void)
         tcase_set_timeout(tc, 600);
         tcase_add_test(tc, test_sample);
         tcase_add_test(tc, test_incore);
+        tcase_add_test(tc, test_incore_outer);
         tcase_add_test(tc, test_out_of_core);
         tcase_add_test(tc, test_interleavings);
         tcase_add_test(tc, test_errors);
