@@ -1,6 +1,6 @@
 /* ssspd-cch-bench: the CCH's own numbers on one graph -- preprocessing,
- * customization, and random point-to-point queries timed against the CPU
- * Dijkstra on the same pairs, every distance and path checked.
+ * customization (on the CPU, and with --gpu on the GPU too), and random point-to-point queries
+ * timed against the CPU Dijkstra on the same pairs, every distance and path checked.
  *
  * ssspd-bench times one-to-all queries, where a CCH is not at its best;
  * this program measures what a CCH is for. Queries run one at a time on the
@@ -20,6 +20,9 @@
 #include "core/cancel.h"
 #include "cpu/dijkstra.h"
 #include "io/load.h"
+#if SS_BENCH_HAVE_GPU
+#include "gpu/cch_custom.h"
+#endif
 
 static const char usage[] =
     "usage: ssspd-cch-bench [OPTIONS] GRAPH\n"
@@ -37,6 +40,7 @@ static const char usage[] =
     "  --rebuild            build a new CCH even when the snapshot holds one\n"
     "  --bfs-keys           order by BFS distances, not coordinates\n"
     "  --min-speedup X      exit 1 when CCH queries are less than X times faster\n"
+    "  --gpu                also customize on GPU 0, timed, every slot compared\n"
     "                       than Dijkstra (mean time per query)\n"
     "\n"
     "Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage.\n";
@@ -100,13 +104,14 @@ int main(int argc, char **argv)
             {"rebuild", no_argument, NULL, 'b'},
             {"bfs-keys", no_argument, NULL, 'B'},
             {"min-speedup", required_argument, NULL, 'S'},
+            {"gpu", no_argument, NULL, 'G'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         const char *coords = NULL;
         unsigned long queries = 1000, reps = 3, mside = 16, threads = 0;
         uint64_t seed = 1;
-        bool rebuild = false;
+        bool rebuild = false, gpu = false;
         double min_speedup = 0;
         struct ss_cch_options copt;
         int o;
@@ -142,6 +147,9 @@ int main(int argc, char **argv)
                         break;
                 case 'S':
                         min_speedup = strtod(optarg, &end);
+                        break;
+                case 'G':
+                        gpu = true;
                         break;
                 case 'h':
                         fputs(usage, stdout);
@@ -228,6 +236,52 @@ int main(int argc, char **argv)
                cmed, cmin, cmax, reps, ccpu,
                threads ? (unsigned)threads : (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
                m->wide ? "64-bit" : "32-bit");
+
+        uint64_t gpu_bad = 0;
+        if (gpu) {
+#if SS_BENCH_HAVE_GPU
+                /* The same customization on GPU 0, compared slot by slot. */
+                struct ss_gpu_customizer *z = NULL;
+                struct ss_cch_metric *gm = ss_cch_metric_new(c);
+                double *gt = calloc(reps, sizeof(double)), *gd = calloc(reps, sizeof(double));
+                t0 = ss_now_ns();
+                if (!gm || !gt || !gd || ss_gpu_customizer_new(0, c, g, &z, &err) != SS_OK) {
+                        fprintf(stderr, "ssspd-cch-bench: %s\n", gm ? err.msg : "out of memory");
+                        return 1;
+                }
+                const double setup = secs(ss_now_ns() - t0);
+                struct ss_gpu_custom_stats gs = {0};
+                for (unsigned long r = 0; r < reps; r++) {
+                        if (ss_gpu_customize(z, gm, g, NULL, &gs, &err) != SS_OK) {
+                                fprintf(stderr, "ssspd-cch-bench: %s\n", err.msg);
+                                return 1;
+                        }
+                        gt[r] = (double)gs.total_ns * 1e-9;
+                        gd[r] = (double)gs.device_ns * 1e-9;
+                }
+                for (uint64_t i = 0; i < 2 * (uint64_t)c->arcs; i++)
+                        if (ss_cch_metric_weight(gm, i) != ss_cch_metric_weight(m, i) ||
+                            gm->middle[i] != m->middle[i])
+                                gpu_bad++;
+                double gmed, gmin, gmax, dmed, dmin, dmax;
+                ss__bench_stats(gt, reps, &gmed, &gmin, &gmax);
+                ss__bench_stats(gd, reps, &dmed, &dmin, &dmax);
+                printf("gpu customization: median %.4f s (min %.4f, max %.4f), device %.4f s, "
+                       "%u heights, setup %.3f s, %.1f MiB on the device; %" PRIu64
+                       " slots differ from the CPU's\n",
+                       gmed, gmin, gmax, dmed, gs.heights, setup,
+                       (double)ss_gpu_customizer_bytes(z) / 1048576.0, gpu_bad);
+                (void)dmin;
+                (void)dmax;
+                ss_gpu_customizer_free(z);
+                ss_cch_metric_unref(gm);
+                free(gt);
+                free(gd);
+#else
+                fprintf(stderr, "ssspd-cch-bench: --gpu: this build has no GPU support\n");
+                return 2;
+#endif
+        }
 
         /* Queries: the same pairs for both, interleaved. */
         struct ss_cch_query *q = ss_cch_query_new(c);
@@ -357,7 +411,7 @@ int main(int argc, char **argv)
                 free(out);
         }
 
-        bool ok = !bad_dist && !bad_path && !bad_matrix;
+        bool ok = !bad_dist && !bad_path && !bad_matrix && !gpu_bad;
         bool fast = min_speedup <= 0 || (mc > 0 && md / mc >= min_speedup);
         printf("result: %s: %" PRIu64 " wrong distances, %" PRIu64 " bad paths%s\n",
                ok && fast ? "ok" : "FAILED", bad_dist, bad_path,

@@ -20,6 +20,7 @@
 #include "cpu/landmarks.h"
 #include "gen/gen.h"
 #include "cch/cch.h"
+#include "gpu/cch_custom.h"
 #include "gpu/gpu.h"
 #include "gpu/phast.h"
 #include "io/load.h"
@@ -1270,6 +1271,113 @@ static void cch_row_round(struct ss_backend *b, const struct ss_graph *g, const 
         free(rd2);
 }
 
+/* Slot by slot: weights and corners of the GPU's metric against the CPU's. */
+static void same_metric(const struct ss_cch *c, const struct ss_cch_metric *cpu,
+                        const struct ss_cch_metric *gpu, const char *what)
+{
+        ck_assert_msg(!cpu->wide && !gpu->wide, "%s: 64-bit weights", what);
+        uint64_t bad = 0, first = UINT64_MAX;
+        for (uint64_t i = 0; i < 2 * (uint64_t)c->arcs; i++)
+                if (cpu->w32[i] != gpu->w32[i] || cpu->middle[i] != gpu->middle[i]) {
+                        bad++;
+                        first = first == UINT64_MAX ? i : first;
+                }
+        ck_assert_msg(bad == 0,
+                      "%s: %llu of %llu slots differ; first %llu: weight %u / %u, corner %u / %u",
+                      what, (unsigned long long)bad, 2 * (unsigned long long)c->arcs,
+                      (unsigned long long)first, cpu->w32[first], gpu->w32[first],
+                      cpu->middle[first], gpu->middle[first]);
+}
+
+/* The GPU's customization equals the CPU's bit for bit: on rome99, NY-d
+ * and a generated road graph, for their own weights and for weights raised
+ * and lowered (zeros included) on every seventh arc, the same customizer
+ * and metric reused; a weight 32 bits cannot hold is SS_ERANGE, after
+ * which the customizer still works; and queries from the GPU's metric
+ * match Dijkstra. */
+START_TEST(test_gpu_customize)
+{
+        announce("test_gpu_customize");
+        struct ss_err err;
+        struct ss_gen_road r = {.nodes = 50000, .seed = 21};
+        struct ss_graph *graphs[3] = {load_data("dimacs/rome99.gr"),
+                                      load_data("dimacs/USA-road-d.NY.gr.gz"),
+                                      ss_gen_road_graph(&r, 2, &err)};
+        const char *names[3] = {"rome99", "NY-d", "generated road 50,000"};
+        for (int k = 0; k < 3; k++) {
+                struct ss_graph *g = graphs[k];
+                ck_assert_msg(g != NULL, "%s", err.msg);
+                struct ss_cch *c = NULL;
+                struct ss_cch_options o;
+                ss_cch_options_default(&o);
+                ck_assert_msg(ss_cch_build(g, &o, &c, NULL, &err) == SS_OK, "%s", err.msg);
+                struct ss_gpu_customizer *z = NULL;
+                ck_assert_msg(ss_gpu_customizer_new(0, c, g, &z, &err) == SS_OK, "%s", err.msg);
+                ck_assert_ptr_eq(ss_gpu_customizer_cch(z), c);
+                struct ss_cch_metric *gm = ss_cch_metric_new(c);
+                uint32_t *w = malloc((g->m + 1) * sizeof(uint32_t));
+                uint64_t *every = malloc((g->m + 1) * sizeof(uint64_t));
+                ck_assert(w && every);
+                for (uint64_t j = 0; j < g->m; j++)
+                        every[j] = j;
+                for (int round = 0; round < 3; round++) {
+                        memcpy(w, g->w, g->m * sizeof(uint32_t));
+                        for (uint64_t j = (uint64_t)round; round && j < g->m; j += 7)
+                                w[j] = round == 1 ? w[j] * 3 + 5 : (uint32_t)(rnd() % 3) * w[j] / 2;
+                        struct ss_cch_metric *cm = NULL;
+                        ck_assert_msg(ss_cch_customize_new(c, g, w, 2, &cm, &err) == SS_OK, "%s",
+                                      err.msg);
+                        struct ss_gpu_custom_stats st = {0};
+                        ck_assert_msg(ss_gpu_customize(z, gm, g, w, &st, &err) == SS_OK, "%s",
+                                      err.msg);
+                        ck_assert_uint_eq(st.triangles, c->triangles);
+                        char what[96];
+                        snprintf(what, sizeof(what), "%s, weights %d", names[k], round);
+                        same_metric(c, cm, gm, what);
+                        /* Queries from the GPU's metric against Dijkstra. */
+                        struct ss_graph *h = ss_graph_reweighted(g, every, w, g->m, &err);
+                        ck_assert_msg(h != NULL, "%s", err.msg);
+                        struct ss_cch_query *q = ss_cch_query_new(c);
+                        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+                        for (int i = 0; i < 20; i++) {
+                                const uint32_t s0 = (uint32_t)(rnd() % g->n);
+                                ck_assert_int_eq(ss_dijkstra_run(h, ws, s0, SS_NO_NODE, NULL),
+                                                 SS_OK);
+                                for (int j = 0; j < 20; j++) {
+                                        const uint32_t t0 = (uint32_t)(rnd() % g->n);
+                                        ck_assert_uint_eq(ss_cch_distance(q, gm, s0, t0),
+                                                          ss_dijkstra_dist(ws, t0));
+                                }
+                        }
+                        ss_dijkstra_ws_free(ws);
+                        ss_cch_query_free(q);
+                        ss_graph_unref(h);
+                        ss_cch_metric_unref(cm);
+                }
+                /* Too long for 32 bits: the CPU's job. */
+                memcpy(w, g->w, g->m * sizeof(uint32_t));
+                w[g->m / 2] = UINT32_MAX;
+                ck_assert_int_eq(ss_gpu_customize(z, gm, g, w, NULL, &err), SS_ERANGE);
+                ck_assert_msg(strstr(err.msg, "32 bits") != NULL, "%s", err.msg);
+                ck_assert_int_eq(ss_gpu_customize(z, gm, g, NULL, NULL, &err), SS_OK);
+                struct ss_cch_metric *cm = NULL;
+                ck_assert_int_eq(ss_cch_customize_new(c, g, NULL, 2, &cm, &err), SS_OK);
+                same_metric(c, cm, gm, names[k]);
+                ss_cch_metric_unref(cm);
+                /* Another graph's customization is refused. */
+                struct ss_graph *other = graphs[(k + 1) % 3];
+                ck_assert_int_eq(ss_gpu_customize(z, gm, other, NULL, NULL, &err), SS_EINVAL);
+                free(w);
+                free(every);
+                ss_cch_metric_unref(gm);
+                ss_gpu_customizer_free(z);
+                ss_cch_free(c);
+        }
+        for (int k = 0; k < 3; k++)
+                ss_graph_unref(graphs[k]);
+}
+END_TEST
+
 /* The gpu-cch row through a GPU backend, as the engine runs it: a matrix of
  * 300 sources (two sweeps of at most 256) on lane 1, trees on lane 0, 300
  * routes with their paths, then new weights: the lanes' sweeps follow the
@@ -1536,6 +1644,10 @@ int main(void)
         tcase_set_timeout(ny, 600);
         tcase_add_test(ny, test_batch_streams_ny);
         suite_add_tcase(s, ny);
+        TCase *cz = tcase_create("customize");
+        tcase_set_timeout(cz, 600);
+        tcase_add_test(cz, test_gpu_customize);
+        suite_add_tcase(s, cz);
         /* CUDA does not survive fork() once initialised (the probe above did),
          * so the tests run in this process. */
         return ss_check_run(s, true);
