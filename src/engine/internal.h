@@ -114,6 +114,11 @@ void ss__pool_load(struct ss_engine *e, struct ss_graph *g);
  * *in_place how many of them without a new backend. */
 unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss_graph *to,
                            const uint64_t *changed, size_t k, unsigned *in_place);
+/* Customizes m for g's weights on the first GPU of the pool that holds g's
+ * topology and can (update_lock held). Returns SS_OK with *device set, or
+ * an error (SS_ENOGPU: none could) after which the CPU customizes. */
+int ss__pool_customize(struct ss_engine *e, struct ss_cch_metric *m, const struct ss_graph *g,
+                       int *device, struct ss_err *err);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);

@@ -270,6 +270,33 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
         return held;
 }
 
+int ss__pool_customize(struct ss_engine *e, struct ss_cch_metric *m, const struct ss_graph *g,
+                       int *device, struct ss_err *err)
+{
+        if (!atomic_load(&e->slots_ready))
+                return ss_err_set(err, SS_ENOGPU, "no GPU holds the graph");
+        for (unsigned i = 0; i < e->nslots; i++) {
+                struct ss__slot *s = &e->slots[i];
+                pthread_rwlock_rdlock(&s->lock);
+                int rc = SS_ENOGPU;
+                if (s->b && s->g && ss_graph_same_topology(s->g, g))
+                        rc = ss_backend_customize(s->b, m, g, err);
+                pthread_rwlock_unlock(&s->lock);
+                if (rc == SS_OK) {
+                        *device = s->id;
+                        return SS_OK;
+                }
+                if (rc != SS_ENOGPU) {
+                        if (rc != SS_ERANGE)
+                                ss_log_warn("weights",
+                                            "customization on GPU %d failed, the CPU does it: %s",
+                                            s->id, err->msg);
+                        return rc;
+                }
+        }
+        return ss_err_set(err, SS_ENOGPU, "no GPU holds the graph");
+}
+
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {

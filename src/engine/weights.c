@@ -22,24 +22,35 @@ static double ss__ms_since(uint64_t *t)
         return ms;
 }
 
-/* A metric for g's weights, from the engine's customizer (made for g's CCH
- * when it has none yet). Returns SS_OK, or an error with err set: g then
- * serves without a CCH metric. */
-static int ss__customize(struct ss_engine *e, struct ss_graph *g, struct ss_err *err)
+/* A metric for g's weights: from a GPU of the pool that holds g's
+ * topology, or else from the engine's CPU customizer (made for g's CCH when
+ * it has none yet). Both give the same metric. *gpu gets the device or -1.
+ * Returns SS_OK, or an error with err set: g then serves without a CCH
+ * metric. */
+static int ss__customize(struct ss_engine *e, struct ss_graph *g, int *gpu, struct ss_err *err)
 {
         const struct ss_cch *c = ss_cch_of(g);
+        *gpu = -1;
+        struct ss_cch_metric *m = ss_cch_metric_new(c);
+        if (!m)
+                return ss_err_set(err, SS_ENOMEM, "no memory for a CCH metric");
+        struct ss_err gerr = {0};
+        if (ss__pool_customize(e, m, g, gpu, &gerr) == SS_OK) {
+                ss_cch_attach_metric(g, m);
+                return SS_OK;
+        }
+        *gpu = -1;
         if (e->cz && e->cz_cch != c) {
                 ss_cch_customizer_free(e->cz);
                 e->cz = NULL;
         }
         if (!e->cz) {
-                if (!(e->cz = ss_cch_customizer_new(c, e->ncpu)))
+                if (!(e->cz = ss_cch_customizer_new(c, e->ncpu))) {
+                        ss_cch_metric_unref(m);
                         return ss_err_set(err, SS_ENOMEM, "no memory for a CCH customizer");
+                }
                 e->cz_cch = c;
         }
-        struct ss_cch_metric *m = ss_cch_metric_new(c);
-        if (!m)
-                return ss_err_set(err, SS_ENOMEM, "no memory for a CCH metric");
         int rc = ss_cch_customize(e->cz, m, g, NULL, err);
         if (rc != SS_OK) {
                 ss_cch_metric_unref(m);
@@ -78,7 +89,7 @@ static struct ss_graph *ss__derive(struct ss_engine *e, struct ss_graph *base,
 
         if (ss_cch_metric_of(base) && ss_cch_of(g)) {
                 struct ss_err cerr = {0};
-                if (ss__customize(e, g, &cerr) == SS_OK)
+                if (ss__customize(e, g, &res->cch_gpu, &cerr) == SS_OK)
                         res->cch = true;
                 else
                         ss_log_warn("weights",
@@ -232,11 +243,14 @@ int ss_engine_set_weights(struct ss_engine *e, const struct ss_weight_change *ch
         if (rc == SS_OK && res->changed)
                 ss_log_info("weights",
                             "version %llu: %llu arcs changed in %.1f ms (check %.1f, graph %.1f, "
-                            "A* %.1f, CCH %.1f, %u GPU%s %.1f, swap %.2f)",
+                            "A* %.1f, CCH %.1f%s, %u GPU%s %.1f, swap %.2f)",
                             (unsigned long long)res->version, (unsigned long long)res->changed,
                             res->total_ms, res->validate_ms, res->build_ms, res->astar_ms,
-                            res->cch_ms, res->gpus, res->gpus == 1 ? "" : "s", res->gpu_ms,
-                            res->swap_ms);
+                            res->cch_ms,
+                            !res->cch           ? " (none)"
+                            : res->cch_gpu >= 0 ? " on the GPU"
+                                                : " on the CPU",
+                            res->gpus, res->gpus == 1 ? "" : "s", res->gpu_ms, res->swap_ms);
         return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/cancel.h"
 #include "kernels/customize.h"
@@ -240,6 +241,31 @@ fail:
         return rc;
 }
 
+/* An array of a new metric (freed with free() like the CPU's), on huge
+ * pages where the kernel allows: a metric of NY is 20 MB, 5,000 small pages
+ * whose faults alone would cost more than the device's work. */
+static uint32_t *ss__cz_alloc(size_t bytes)
+{
+        const size_t huge = (size_t)2 << 20;
+        void *p = NULL;
+        if (bytes < huge)
+                return malloc(bytes);
+        const size_t len = (bytes + huge - 1) / huge * huge;
+        if (posix_memalign(&p, huge, len))
+                return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, len, MADV_HUGEPAGE);
+#endif
+        return p;
+}
+
+static void ss__cz_touch(uint32_t *p, size_t bytes)
+{
+        volatile unsigned char *b = (volatile unsigned char *)p;
+        for (size_t o = 0; o < bytes; o += 4096)
+                b[o] = 0;
+}
+
 int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const struct ss_graph *g,
                      const uint32_t *w, struct ss_gpu_custom_stats *st, struct ss_err *err)
 {
@@ -252,9 +278,9 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         if (!w)
                 w = g->w;
         const size_t len = 2 * ((size_t)z->arcs + 1);
-        if (!m->w32 && !(m->w32 = malloc(len * sizeof(uint32_t))))
+        if (!m->w32 && !(m->w32 = ss__cz_alloc(len * sizeof(uint32_t))))
                 return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
-        if (!m->middle && !(m->middle = malloc(len * sizeof(uint32_t))))
+        if (!m->middle && !(m->middle = ss__cz_alloc(len * sizeof(uint32_t))))
                 return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
         const struct ss__cz_topo t = {.up_first = z->d_up_first,
                                       .up_head = z->d_up_head,
@@ -280,6 +306,11 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
                         return rc;
         if ((rc = ss__cz_split(z->d_W, slots, z->d_w32, z->d_mid, s, err)))
                 return rc;
+        /* A new metric's arrays are fresh pages: fault them in while the
+         * device works, or the copies below would (one fault per page,
+         * several milliseconds on NY). */
+        ss__cz_touch(m->w32, len * sizeof(uint32_t));
+        ss__cz_touch(m->middle, len * sizeof(uint32_t));
         if (slots) {
                 SS__CUDA(cudaMemcpyAsync(m->w32, z->d_w32, slots * 4, cudaMemcpyDeviceToHost, s));
                 SS__CUDA(

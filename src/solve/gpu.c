@@ -9,7 +9,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cch/cch.h"
 #include "cpu/dijkstra.h"
+#include "gpu/cch_custom.h"
 #include "gpu/gpu.h"
 #include "solve/backend.h"
 #include "solve/gpu_internal.h"
@@ -18,6 +20,9 @@ struct ss__gpu {
         struct ss_gpu *gpu;
         struct ss_dijkstra_ws **cpu; /* per lane, made when first needed */
         struct ss__gpu_cch *cch;     /* the gpu-cch row's sweeps */
+        int device;
+        struct ss_gpu_customizer *cz; /* made on the first customization */
+        _Atomic uint64_t cz_bytes;    /* its device memory, for readers of the stats */
 };
 
 static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cfg,
@@ -52,6 +57,7 @@ static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cf
                 free(x);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
         }
+        x->device = cfg->gpu_device;
         b->impl = x;
         return SS_OK;
 }
@@ -62,6 +68,7 @@ static void ss__gpu_close(struct ss_backend *b)
         if (!x)
                 return;
         ss__gpu_cch_free(x->cch);
+        ss_gpu_customizer_free(x->cz);
         ss_gpu_close(x->gpu);
         for (unsigned i = 0; i < b->lanes; i++)
                 ss_dijkstra_ws_free(x->cpu[i]);
@@ -222,7 +229,7 @@ static unsigned ss__gpu_faults(const struct ss_backend *b)
 static uint64_t ss__gpu_bytes(const struct ss_backend *b)
 {
         const struct ss__gpu *x = b->impl;
-        return ss_gpu_mem_used(x->gpu) + ss__gpu_cch_bytes(x->cch);
+        return ss_gpu_mem_used(x->gpu) + ss__gpu_cch_bytes(x->cch) + x->cz_bytes;
 }
 
 static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
@@ -309,6 +316,24 @@ static int ss__gpu_rebind(struct ss_backend *b, const struct ss_graph *g, const 
         return rc;
 }
 
+static int ss__gpu_customize(struct ss_backend *b, struct ss_cch_metric *m,
+                             const struct ss_graph *g, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        if (x->cz && ss_gpu_customizer_cch(x->cz) != m->cch) {
+                ss_gpu_customizer_free(x->cz);
+                x->cz = NULL;
+                x->cz_bytes = 0;
+        }
+        int rc;
+        if (!x->cz) {
+                if ((rc = ss_gpu_customizer_new(x->device, m->cch, g, &x->cz, err)) != SS_OK)
+                        return rc;
+                x->cz_bytes = ss_gpu_customizer_bytes(x->cz);
+        }
+        return ss_gpu_customize(x->cz, m, g, NULL, NULL, err);
+}
+
 const struct ss_backend_ops ss__gpu_backend = {
     .open = ss__gpu_open,
     .close = ss__gpu_close,
@@ -320,4 +345,5 @@ const struct ss_backend_ops ss__gpu_backend = {
     .describe = ss__gpu_describe,
     .landmarks = ss__gpu_landmarks,
     .rebind = ss__gpu_rebind,
+    .customize = ss__gpu_customize,
 };

@@ -275,6 +275,17 @@ int ss_backend_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k
         return b->ops->landmarks(b, nodes, k, from, to, bad_node, err);
 }
 
+int ss_backend_customize(struct ss_backend *b, struct ss_cch_metric *m, const struct ss_graph *g,
+                         struct ss_err *err)
+{
+        if (!b->ops->customize)
+                return ss_err_set(err, SS_ENOGPU, "the %s does not customize CCH metrics",
+                                  ss_device_name(b->device));
+        if (!ss_graph_same_topology(b->g, g))
+                return ss_err_set(err, SS_EINVAL, "customization for another graph");
+        return b->ops->customize(b, m, g, err);
+}
+
 #if !SS_HAVE_CUDA
 void *ss_backend_gpu(struct ss_backend *b)
 {

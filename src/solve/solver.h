@@ -194,6 +194,17 @@ void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len);
 int ss_backend_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k, uint32_t *from,
                          uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
+/* Customizes m, a metric of g's CCH, for g's weights on b's device, for
+ * backends that can (a GPU); g has b's graph's topology. It runs beside the
+ * lanes' tasks (on a stream of its own) but one at a time per backend. The
+ * device's structure of the CCH is made on the first call and kept while
+ * the CCH stays the same. Returns SS_OK (m holds exactly the CPU's metric);
+ * SS_ENOGPU when b cannot; SS_ERANGE when 32-bit weights do not suffice;
+ * SS_ETOOBIG, SS_EGPU or SS_ENOMEM: customize on the CPU instead. */
+struct ss_cch_metric;
+int ss_backend_customize(struct ss_backend *b, struct ss_cch_metric *m, const struct ss_graph *g,
+                         struct ss_err *err);
+
 /* The GPU backend's device handle (struct ss_gpu *), for tools that need
  * more than tasks; NULL on the CPU. */
 void *ss_backend_gpu(struct ss_backend *b);
@@ -219,6 +230,8 @@ struct ss_backend_ops {
          * to g by the caller on SS_OK. */
         int (*rebind)(struct ss_backend *b, const struct ss_graph *g, const uint64_t *changed,
                       size_t k, struct ss_err *err);
+        int (*customize)(struct ss_backend *b, struct ss_cch_metric *m, const struct ss_graph *g,
+                         struct ss_err *err);
 };
 
 /* Makes a backend of ops for g with `lanes` lanes; impl is the ops' own

@@ -138,9 +138,14 @@ int main(int argc, char **argv)
                 v[4][r] = res.gpu_ms;
                 v[5][r] = res.swap_ms;
                 v[6][r] = res.total_ms;
-                printf("round %d: version %llu, %llu arcs changed, %.1f ms\n", r + 1,
+                char where[32] = "no CCH";
+                if (res.cch && res.cch_gpu >= 0)
+                        snprintf(where, sizeof(where), "CCH on GPU %d", res.cch_gpu);
+                else if (res.cch)
+                        snprintf(where, sizeof(where), "CCH on the CPU");
+                printf("round %d: version %llu, %llu arcs changed, %.1f ms (%s)\n", r + 1,
                        (unsigned long long)res.version, (unsigned long long)res.changed,
-                       res.total_ms);
+                       res.total_ms, where);
         }
         printf("medians of %d updates of %zu changes:\n", rounds, k);
         for (int s = 0; s < 7; s++)

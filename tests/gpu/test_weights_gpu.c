@@ -344,10 +344,30 @@ START_TEST(test_engine_updates_on_gpu)
                 ck_assert_int_eq(ss_engine_set_weights(e, c, 500, &res, &err), SS_OK);
                 ck_assert_uint_eq(res.gpus, 1);
                 ck_assert_uint_eq(res.gpus_in_place, 1);
-                printf("update %d: GPU patched in %.2f ms, %.2f ms in all\n", round + 1, res.gpu_ms,
-                       res.total_ms);
+                /* The CCH metric comes from the GPU's customization until
+                 * the changes of mode 0 (round 1) set weights to
+                 * UINT32_MAX: from then on the metric needs 64 bits, which
+                 * only the CPU customizes. */
+                ck_assert(res.cch);
+                ck_assert_int_eq(res.cch_gpu, (round == 0 ? 0 : -1));
+                printf("update %d: GPU patched in %.2f ms, CCH customized on the GPU in %.2f ms, "
+                       "%.2f ms in all\n",
+                       round + 1, res.gpu_ms, res.cch_ms, res.total_ms);
                 wu_apply(g, w, c, 500);
                 struct ss_graph *ref = wu_copy(g, w);
+                const int cch = ss_algo_parse("gpu-cch");
+                ck_assert_int_ge(cch, 0);
+                for (int i = 0; i < 50; i++) {
+                        const uint32_t s = (uint32_t)(wu_rand(&seed) % g->n);
+                        const uint32_t t = (uint32_t)(wu_rand(&seed) % g->n);
+                        struct ss_job j;
+                        run(e, &j, SS_JOB_ROUTE, cch, &s, 1, &t, 1);
+                        ck_assert_uint_eq(j.graph->weights_version, res.version);
+                        const ss_dist d = wu_dist(ref, s, t);
+                        ck_assert_uint_eq(j.dist[0], d);
+                        ck_assert(wu_path_ok(ref, j.path, j.path_len, s, t, d));
+                        ss_job_release(&j);
+                }
                 for (int i = 0; i < 20; i++) {
                         const uint32_t s = (uint32_t)(wu_rand(&seed) % g->n);
                         const uint32_t t = (uint32_t)(wu_rand(&seed) % g->n);
