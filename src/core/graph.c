@@ -4,9 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <zlib.h>
+
+#include "core/mem.h"
 
 /* ---- arc lists ---------------------------------------------------------- */
 
@@ -276,21 +277,10 @@ static void ss__weight_bounds(const struct ss_graph *g, struct ss_graph *r, cons
         r->max_w = hi;
 }
 
-/* Room for a graph's weights. Large arrays get transparent huge pages where
- * the kernel gives them on request: an update copies every weight into a
- * fresh array, and faulting it in 4 KiB pages cost 2.5-3.5 times the copy
- * itself (10M arcs: 25-30 ms against 8-9 ms measured here). */
+/* Room for a graph's weights: every weight is copied in at once. */
 static uint32_t *ss__weights_alloc(uint64_t m)
 {
-        const size_t bytes = (m ? m : 1) * sizeof(uint32_t);
-        const size_t huge = (size_t)2 << 20;
-        if (bytes < 2 * huge)
-                return malloc(bytes);
-        void *p = NULL;
-        if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
-                return NULL;
-        madvise(p, bytes, MADV_HUGEPAGE); /* advice: ignored where not supported */
-        return p;
+        return ss_alloc_huge((m ? m : 1) * sizeof(uint32_t));
 }
 
 struct ss_graph *ss_graph_reweighted(struct ss_graph *g, const uint64_t *arcs, const uint32_t *w,

@@ -13,9 +13,9 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/cancel.h"
+#include "core/mem.h"
 #include "kernels/customize.h"
 #include "kernels/kernels.h"
 
@@ -241,24 +241,6 @@ fail:
         return rc;
 }
 
-/* An array of a new metric (freed with free() like the CPU's), on huge
- * pages where the kernel allows: a metric of NY is 20 MB, 5,000 small pages
- * whose faults alone would cost more than the device's work. */
-static uint32_t *ss__cz_alloc(size_t bytes)
-{
-        const size_t huge = (size_t)2 << 20;
-        void *p = NULL;
-        if (bytes < huge)
-                return malloc(bytes);
-        const size_t len = (bytes + huge - 1) / huge * huge;
-        if (posix_memalign(&p, huge, len))
-                return NULL;
-#ifdef MADV_HUGEPAGE
-        madvise(p, len, MADV_HUGEPAGE);
-#endif
-        return p;
-}
-
 static void ss__cz_touch(uint32_t *p, size_t bytes)
 {
         volatile unsigned char *b = (volatile unsigned char *)p;
@@ -278,9 +260,11 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         if (!w)
                 w = g->w;
         const size_t len = 2 * ((size_t)z->arcs + 1);
-        if (!m->w32 && !(m->w32 = ss__cz_alloc(len * sizeof(uint32_t))))
+        /* Huge pages: a metric of NY is 20 MB, 5,000 small pages whose
+         * faults alone would cost more than the device's work. */
+        if (!m->w32 && !(m->w32 = ss_alloc_huge(len * sizeof(uint32_t))))
                 return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
-        if (!m->middle && !(m->middle = ss__cz_alloc(len * sizeof(uint32_t))))
+        if (!m->middle && !(m->middle = ss_alloc_huge(len * sizeof(uint32_t))))
                 return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
         const struct ss__cz_topo t = {.up_first = z->d_up_first,
                                       .up_head = z->d_up_head,
