@@ -41,6 +41,8 @@ static const char usage[] =
     "  --bfs-keys           order by BFS distances, not coordinates\n"
     "  --min-speedup X      exit 1 when CCH queries are less than X times faster\n"
     "  --gpu                also customize on GPU 0, timed, every slot compared\n"
+    "  --partial K1,K2,...  time partial re-customizations after K random arc changes\n"
+    "                       (each against a full one, every slot compared)\n"
     "                       than Dijkstra (mean time per query)\n"
     "\n"
     "Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage.\n";
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
             {"bfs-keys", no_argument, NULL, 'B'},
             {"min-speedup", required_argument, NULL, 'S'},
             {"gpu", no_argument, NULL, 'G'},
+            {"partial", required_argument, NULL, 'p'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
@@ -112,6 +115,7 @@ int main(int argc, char **argv)
         unsigned long queries = 1000, reps = 3, mside = 16, threads = 0;
         uint64_t seed = 1;
         bool rebuild = false, gpu = false;
+        const char *partial = NULL;
         double min_speedup = 0;
         struct ss_cch_options copt;
         int o;
@@ -150,6 +154,9 @@ int main(int argc, char **argv)
                         break;
                 case 'G':
                         gpu = true;
+                        break;
+                case 'p':
+                        partial = optarg;
                         break;
                 case 'h':
                         fputs(usage, stdout);
@@ -283,6 +290,89 @@ int main(int argc, char **argv)
 #endif
         }
 
+        uint64_t partial_bad = 0;
+        if (partial) {
+                /* For each K: reps updates of K random arcs (a third raised,
+                 * a third lowered, a third slightly raised), each from the
+                 * metric of the weights before it. */
+                struct ss_cch_partial *p = ss_cch_partial_new(c, g, (unsigned)threads);
+                uint32_t *w = malloc((g->m + 1) * sizeof(uint32_t));
+                uint64_t *ch = NULL, prng = seed + 17;
+                uint64_t *every = malloc((g->m + 1) * sizeof(uint64_t));
+                double *pt = calloc(reps, sizeof(double));
+                uint32_t *rk = calloc(reps, sizeof(uint32_t));
+                if (!p || !w || !pt || !rk || !every) {
+                        fprintf(stderr, "ssspd-cch-bench: out of memory\n");
+                        return 1;
+                }
+                for (uint64_t j = 0; j < g->m; j++)
+                        every[j] = j;
+                for (const char *at = partial; *at;) {
+                        char *end;
+                        unsigned long k = strtoul(at, &end, 10);
+                        if (end == at || k == 0 || k > g->m || !(ch = realloc(ch, k * 8))) {
+                                fprintf(stderr, "ssspd-cch-bench: bad --partial '%s'\n", at);
+                                return 2;
+                        }
+                        at = *end == ',' ? end + 1 : end;
+                        memcpy(w, g->w, g->m * sizeof(uint32_t));
+                        struct ss_cch_metric *old = ss_cch_metric_ref(m);
+                        for (unsigned long r = 0; r < reps; r++) {
+                                for (unsigned long i = 0; i < k; i++) {
+                                        const uint64_t j = ss__bench_rand(&prng) % g->m;
+                                        w[j] = i % 3 == 0   ? w[j] * 2 + 10
+                                               : i % 3 == 1 ? w[j] / 2
+                                                            : w[j] + 1;
+                                        ch[i] = j;
+                                }
+                                struct ss_graph *h = ss_graph_reweighted(g, every, w, g->m, &err);
+                                struct ss_cch_metric *pm = ss_cch_metric_new(c);
+                                struct ss_cch_metric *fm = ss_cch_metric_new(c);
+                                struct ss_cch_partial_stats ps = {0};
+                                if (!h || !pm || !fm) {
+                                        fprintf(stderr, "ssspd-cch-bench: out of memory\n");
+                                        return 1;
+                                }
+                                t0 = ss_now_ns();
+                                int prc =
+                                    ss_cch_customize_partial(p, pm, old, h, ch, k, c->n, &ps, &err);
+                                pt[r] = secs(ss_now_ns() - t0);
+                                rk[r] = ps.ranks;
+                                if (prc != SS_OK ||
+                                    ss_cch_customize(cz, fm, h, NULL, &err) != SS_OK) {
+                                        fprintf(stderr, "ssspd-cch-bench: %s\n", err.msg);
+                                        return 1;
+                                }
+                                for (uint64_t i = 0; i < 2 * (uint64_t)c->arcs; i++)
+                                        if (ss_cch_metric_weight(pm, i) !=
+                                                ss_cch_metric_weight(fm, i) ||
+                                            pm->middle[i] != fm->middle[i])
+                                                partial_bad++;
+                                ss_cch_metric_unref(fm);
+                                ss_cch_metric_unref(old);
+                                old = pm;
+                                ss_graph_unref(h);
+                        }
+                        ss_cch_metric_unref(old);
+                        double pmed, pmin, pmax;
+                        ss__bench_stats(pt, reps, &pmed, &pmin, &pmax);
+                        uint64_t rsum = 0;
+                        for (unsigned long r = 0; r < reps; r++)
+                                rsum += rk[r];
+                        printf("partial customization, %lu arcs changed: median %.4f s (min "
+                               "%.4f, max %.4f), %.0f ranks redone on average (of %u)\n",
+                               k, pmed, pmin, pmax, (double)rsum / (double)reps, c->n);
+                }
+                printf("partial customizations: %" PRIu64 " slots differ from full ones\n",
+                       partial_bad);
+                free(ch);
+                free(every);
+                free(w);
+                free(pt);
+                free(rk);
+                ss_cch_partial_free(p);
+        }
+
         /* Queries: the same pairs for both, interleaved. */
         struct ss_cch_query *q = ss_cch_query_new(c);
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
@@ -411,7 +501,7 @@ int main(int argc, char **argv)
                 free(out);
         }
 
-        bool ok = !bad_dist && !bad_path && !bad_matrix && !gpu_bad;
+        bool ok = !bad_dist && !bad_path && !bad_matrix && !gpu_bad && !partial_bad;
         bool fast = min_speedup <= 0 || (mc > 0 && md / mc >= min_speedup);
         printf("result: %s: %" PRIu64 " wrong distances, %" PRIu64 " bad paths%s\n",
                ok && fast ? "ok" : "FAILED", bad_dist, bad_path,

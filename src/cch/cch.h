@@ -194,6 +194,36 @@ int ss_cch_customize(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
 int ss_cch_customize_new(const struct ss_cch *c, const struct ss_graph *g, const uint32_t *w,
                          unsigned threads, struct ss_cch_metric **out, struct ss_err *err);
 
+/* Partial re-customization (partial.c): when only a few arcs changed, the
+ * new metric is the old one with just the ranks the changes reach redone,
+ * bit for bit what a full customization gives. A struct ss_cch_partial
+ * holds, for one CCH and graph structure, which arcs fill which weight slot
+ * (4 bytes per arc and 8 per edge) and one run's scratch; one run at a time. */
+struct ss_cch_partial;
+
+/* NULL when out of memory, or when g is not of c's structure or too large
+ * (2^32 arcs or 2^31 edges). threads: for the copy of the old metric (0:
+ * every online CPU). */
+struct ss_cch_partial *ss_cch_partial_new(const struct ss_cch *c, const struct ss_graph *g,
+                                          unsigned threads);
+void ss_cch_partial_free(struct ss_cch_partial *p);
+
+struct ss_cch_partial_stats {
+        uint32_t ranks; /* ranks whose edges were redone */
+};
+
+/* Customizes m (empty, or of the same CCH; not in use) for g's weights from
+ * old, a 32-bit metric customized for weights that differ from g's only at
+ * the k CSR arcs changed[] (any order; repeats allowed). Returns SS_OK;
+ * SS_ERANGE when old has 64-bit weights, the new ones need 64 bits or more
+ * than max_ranks ranks would be redone: m is then undefined and a full
+ * customization must follow; SS_EINVAL (another structure, an arc out of
+ * range) or SS_ENOMEM, with err set. */
+int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
+                             const struct ss_cch_metric *old, const struct ss_graph *g,
+                             const uint64_t *changed, size_t k, uint32_t max_ranks,
+                             struct ss_cch_partial_stats *st, struct ss_err *err);
+
 /* Hangs m (customized for g's own weights, with the CCH attached to g) on g,
  * taking over the caller's reference, before g is shared; the engine and
  * the solver rows then answer from it. */

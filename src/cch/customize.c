@@ -241,91 +241,7 @@ fail:
         return NULL;
 }
 
-/* ---- the kernels --------------------------------------------------------- */
-
-/* Lowers weight at to a + b (both finite); returns true when it did. A
- * 32-bit slot that would need more bits raises *over instead. */
-static inline __attribute__((always_inline)) bool lower(void *wv, uint64_t at, uint64_t a,
-                                                        uint64_t b, bool wide, bool *over)
-{
-        uint64_t s = a + b;
-        if (wide) {
-                uint64_t *w = wv;
-                if (s >= w[at])
-                        return false;
-                w[at] = s;
-                return true;
-        }
-        uint32_t *w = wv;
-        if (s >= INF32) {
-                if (w[at] == INF32)
-                        *over = true;
-                return false;
-        }
-        if (s >= w[at])
-                return false;
-        w[at] = (uint32_t)s;
-        return true;
-}
-
-static inline __attribute__((always_inline)) uint64_t load(const void *wv, uint64_t i, bool wide)
-{
-        if (wide)
-                return ((const uint64_t *)wv)[i];
-        uint32_t v = ((const uint32_t *)wv)[i];
-        return v == INF32 ? SS_DIST_INF : v;
-}
-
-/* Relaxes the edges alo .. ahi - 1 of rank x (all of x's, or a chunk) over
- * their lower triangles. */
-static inline __attribute__((always_inline)) void relax_node(const struct ss_cch *c, void *wv,
-                                                             uint32_t *middle, uint32_t *map,
-                                                             uint32_t x, uint32_t alo, uint32_t ahi,
-                                                             bool wide, bool *over)
-{
-        if (alo == ahi)
-                return;
-        for (uint32_t a = alo; a < ahi; a++)
-                map[c->up_head[a]] = a;
-        const uint32_t ymin = c->up_head[alo], ymax = c->up_head[ahi - 1];
-        const bool whole = alo == c->up_first[x] && ahi == c->up_first[x + 1];
-        for (uint32_t i = c->down_first[x]; i < c->down_first[x + 1]; i++) {
-                const uint32_t w = c->down_tail[i], a1 = c->down_arc[i];
-                const uint64_t w_x = load(wv, 2 * (uint64_t)a1, wide);     /* w -> x */
-                const uint64_t x_w = load(wv, 2 * (uint64_t)a1 + 1, wide); /* x -> w */
-                if (w_x == SS_DIST_INF && x_w == SS_DIST_INF)
-                        continue;
-                uint32_t p = a1 + 1;
-                const uint32_t end = c->up_first[w + 1];
-                if (!whole) {
-                        uint32_t hi = end;
-                        while (p < hi) {
-                                uint32_t mid = p + (hi - p) / 2;
-                                if (c->up_head[mid] < ymin)
-                                        p = mid + 1;
-                                else
-                                        hi = mid;
-                        }
-                }
-                for (; p < end; p++) {
-                        const uint32_t y = c->up_head[p];
-                        if (y > ymax)
-                                break;
-                        const uint64_t a = map[y];
-                        if (x_w != SS_DIST_INF) {
-                                uint64_t w_y = load(wv, 2 * (uint64_t)p, wide);
-                                if (w_y != SS_DIST_INF && lower(wv, 2 * a, x_w, w_y, wide, over))
-                                        middle[2 * a] = w;
-                        }
-                        if (w_x != SS_DIST_INF) {
-                                uint64_t y_w = load(wv, 2 * (uint64_t)p + 1, wide);
-                                if (y_w != SS_DIST_INF &&
-                                    lower(wv, 2 * a + 1, y_w, w_x, wide, over))
-                                        middle[2 * a + 1] = w;
-                        }
-                }
-        }
-}
+/* The kernels (ss__cch_lower, ss__cch_relax_node) are in internal.h. */
 
 /* ---- the ready queue ----------------------------------------------------- */
 
@@ -426,7 +342,7 @@ static inline __attribute__((always_inline)) void phase_input(struct run *r, uns
                                 *over = true;
                                 continue;
                         }
-                        lower(r->wv, at, wj, 0, wide, over);
+                        ss__cch_lower(r->wv, at, wj, 0, wide, over);
                 }
         }
 }
@@ -447,8 +363,8 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                 ss_barrier_wait(&r->barrier);
         if (cz->threads == 1) {
                 for (uint32_t x = 0; x < c->n; x++)
-                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x], c->up_first[x + 1],
-                                   wide, &over);
+                        ss__cch_relax_node(c, r->wv, r->middle, map, x, c->up_first[x],
+                                           c->up_first[x + 1], wide, &over);
         } else {
                 uint32_t item;
                 while ((item = pop(cz)) != SS_NO_NODE) {
@@ -457,8 +373,9 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                                 for (uint32_t j = cz->task_first[item];
                                      j < cz->task_first[item + 1]; j++) {
                                         uint32_t x = cz->task_node[j];
-                                        relax_node(c, r->wv, r->middle, map, x, c->up_first[x],
-                                                   c->up_first[x + 1], wide, &over);
+                                        ss__cch_relax_node(c, r->wv, r->middle, map, x,
+                                                           c->up_first[x], c->up_first[x + 1], wide,
+                                                           &over);
                                 }
                                 done = cz->task_node[cz->task_first[item + 1] - 1];
                         } else {
@@ -474,10 +391,10 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                                 uint32_t nch = cz->chunk_first[lo + 1] - cz->chunk_first[lo];
                                 uint32_t k0 = ci - cz->chunk_first[lo];
                                 uint32_t f = c->up_first[x], deg = c->up_first[x + 1] - f;
-                                relax_node(c, r->wv, r->middle, map, x,
-                                           f + (uint32_t)((uint64_t)deg * k0 / nch),
-                                           f + (uint32_t)((uint64_t)deg * (k0 + 1) / nch), wide,
-                                           &over);
+                                ss__cch_relax_node(c, r->wv, r->middle, map, x,
+                                                   f + (uint32_t)((uint64_t)deg * k0 / nch),
+                                                   f + (uint32_t)((uint64_t)deg * (k0 + 1) / nch),
+                                                   wide, &over);
                                 if (atomic_fetch_sub_explicit(&cz->chunks_left[lo], 1,
                                                               memory_order_acq_rel) == 1)
                                         done = x;

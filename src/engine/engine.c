@@ -330,9 +330,11 @@ void ss__swap(struct ss_engine *e, struct ss_graph *g)
         pthread_cond_broadcast(&e->wake);
         pthread_mutex_unlock(&e->lock);
         /* The customizer belongs to the serving topology's CCH. */
-        if (e->cz && (!nw || ss_cch_of(nw) != e->cz_cch)) {
+        if ((e->cz || e->cp) && (!nw || ss_cch_of(nw) != e->cz_cch)) {
                 ss_cch_customizer_free(e->cz);
+                ss_cch_partial_free(e->cp);
                 e->cz = NULL;
+                e->cp = NULL;
                 e->cz_cch = NULL;
         }
         ss_graph_unref(old);

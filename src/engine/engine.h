@@ -330,6 +330,7 @@ struct ss_weights_result {
         bool landmarks_dropped; /* the old graph had landmarks and the new one has none */
         bool cch;               /* a CCH metric was customized for the new weights */
         int cch_gpu;            /* ... on this CUDA device (-1: on the CPU) */
+        unsigned cch_ranks;     /* ... partly, redoing this many ranks (0: in full) */
         unsigned gpus;          /* GPUs of the pool holding the new graph */
         unsigned gpus_in_place; /* ... of which took the weights in place (no new upload) */
         size_t bad;             /* on SS_EINVAL: the index of the first bad change */

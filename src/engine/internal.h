@@ -84,7 +84,8 @@ struct ss_engine {
          * journal under journal_lock (short: a reload's begin must not wait
          * for an update in progress). */
         struct ss_cch_customizer *cz; /* for the serving topology's CCH */
-        const struct ss_cch *cz_cch;  /* the CCH cz was made for */
+        struct ss_cch_partial *cp;    /* its partial re-customizations, made when first needed */
+        const struct ss_cch *cz_cch;  /* the CCH cz and cp were made for */
         pthread_mutex_t journal_lock;
         unsigned reloads;                 /* reloads between begin and finish/abort */
         struct ss_weight_change *journal; /* updates since the oldest open reload */

@@ -266,6 +266,124 @@ START_TEST(test_recustomize)
 }
 END_TEST
 
+/* Partial re-customization equals a full one bit for bit: chains of
+ * updates of 1 to a few hundred arcs (raised, lowered, zero, parallel arcs
+ * and loops included) on random and road graphs, each from the previous
+ * partial result; and its refusals: a weight that needs 64 bits, too many
+ * ranks, an old metric of 64 bits. */
+static void same_metric(const struct ss_cch *c, const struct ss_cch_metric *a,
+                        const struct ss_cch_metric *b, const char *what)
+{
+        ck_assert(!a->wide && !b->wide);
+        for (uint64_t i = 0; i < 2 * (uint64_t)c->arcs; i++)
+                ck_assert_msg(a->w32[i] == b->w32[i] && a->middle[i] == b->middle[i],
+                              "%s: slot %llu: weight %u / %u, corner %u / %u", what,
+                              (unsigned long long)i, a->w32[i], b->w32[i], a->middle[i],
+                              b->middle[i]);
+}
+
+static void partial_chain(struct ss_graph *g, const struct ss_cch *c, uint64_t seed,
+                          const char *name)
+{
+        struct ss_err err;
+        struct ss_cch_partial *p = ss_cch_partial_new(c, g, 2);
+        ck_assert_ptr_nonnull(p);
+        struct ss_cch_metric *old = cu_customize(c, g, NULL, 2);
+        uint32_t *w = malloc((g->m + 1) * sizeof(uint32_t));
+        uint64_t *ch = malloc(400 * sizeof(uint64_t));
+        ck_assert(w && ch);
+        memcpy(w, g->w, g->m * sizeof(uint32_t));
+        uint64_t rng = seed;
+        const size_t ks[] = {1, 1, 3, 20, 400, 2};
+        for (size_t r = 0; r < sizeof(ks) / sizeof(ks[0]); r++) {
+                for (size_t i = 0; i < ks[r]; i++) {
+                        const uint64_t j = cu_rand(&rng) % g->m;
+                        const uint64_t kind = cu_rand(&rng) % 4;
+                        w[j] = kind == 0   ? w[j] * 3 + 7
+                               : kind == 1 ? w[j] / 2
+                               : kind == 2 ? 0
+                                           : w[j] + 1;
+                        ch[i] = j;
+                }
+                struct ss_graph *h = cu_graph_reweighted(g, w);
+                struct ss_cch_metric *full = cu_customize(c, h, NULL, 2);
+                struct ss_cch_metric *m = ss_cch_metric_new(c);
+                struct ss_cch_partial_stats st = {0};
+                ck_assert_int_eq(ss_cch_customize_partial(p, m, old, h, ch, ks[r], c->n, &st, &err),
+                                 SS_OK);
+                ck_assert_uint_le(st.ranks, c->n);
+                char what[96];
+                snprintf(what, sizeof(what), "%s, update %zu (%zu arcs, %u ranks)", name, r, ks[r],
+                         st.ranks);
+                same_metric(c, full, m, what);
+                if (r == 0)
+                        cu_check_against_dijkstra(h, m, 5, seed, 1, 7);
+                /* Too many ranks: refused (the caller customizes in full). */
+                if (st.ranks > 1) {
+                        struct ss_cch_metric *x = ss_cch_metric_new(c);
+                        ck_assert_int_eq(ss_cch_customize_partial(p, x, old, h, ch, ks[r],
+                                                                  st.ranks - 1, NULL, &err),
+                                         SS_ERANGE);
+                        ss_cch_metric_unref(x);
+                }
+                ss_cch_metric_unref(full);
+                ss_cch_metric_unref(old);
+                ss_graph_unref(h);
+                old = m;
+        }
+        /* A weight of UINT32_MAX needs 64 bits: refused. */
+        uint64_t j = g->m / 2;
+        w[j] = UINT32_MAX;
+        struct ss_graph *h = cu_graph_reweighted(g, w);
+        struct ss_cch_metric *m = ss_cch_metric_new(c);
+        ck_assert_int_eq(ss_cch_customize_partial(p, m, old, h, &j, 1, c->n, NULL, &err),
+                         SS_ERANGE);
+        /* ... and from a 64-bit metric too. */
+        struct ss_cch_metric *wide = cu_customize(c, h, NULL, 1);
+        ck_assert(wide->wide);
+        ck_assert_int_eq(ss_cch_customize_partial(p, m, wide, h, &j, 1, c->n, NULL, &err),
+                         SS_ERANGE);
+        j = g->m;
+        ck_assert_int_eq(ss_cch_customize_partial(p, m, old, h, &j, 1, c->n, NULL, &err),
+                         SS_EINVAL);
+        ss_cch_metric_unref(wide);
+        ss_cch_metric_unref(m);
+        ss_graph_unref(h);
+        ss_cch_metric_unref(old);
+        free(w);
+        free(ch);
+        ss_cch_partial_free(p);
+}
+
+START_TEST(test_partial)
+{
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+                struct cu_shape sh = {.n = 400,
+                                      .arcs = 1000,
+                                      .max_w = 300,
+                                      .zero_pct = 5,
+                                      .symmetric = seed % 2 == 1,
+                                      .parallel = true,
+                                      .loops = true,
+                                      .coords = seed % 3 == 0,
+                                      .local = true};
+                struct ss_graph *g = cu_random_graph(&sh, seed);
+                struct ss_cch *c = cu_build(g, 2, false);
+                partial_chain(g, c, seed, "random");
+                ss_cch_free(c);
+                ss_graph_unref(g);
+        }
+        struct ss_gen_road r = {.nodes = 20000, .seed = 8};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        partial_chain(g, c, 99, "road 20,000");
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* ---- road graphs --------------------------------------------------------- */
 
 START_TEST(test_road_graph)
@@ -544,6 +662,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_random_graphs);
         tcase_add_test(tc, test_wide_weights);
         tcase_add_test(tc, test_recustomize);
+        tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
         tcase_add_test(tc, test_from_arrays);
         tcase_add_test(tc, test_not_road_like);

@@ -209,6 +209,59 @@ START_TEST(updates_raise_and_lower)
 }
 END_TEST
 
+/* Updates of a few arcs redo only part of the CCH's metric: the same
+ * metric, slot for slot, as a full customization, and the same answers as
+ * Dijkstra; a weight that needs 64 bits, or more arcs than a partial run
+ * takes, customizes in full. */
+START_TEST(small_updates_are_partial)
+{
+        uint64_t seed = 5;
+        struct ss_graph *g = wu_grid(40, 30, seed);
+        struct ss_engine *e = engine_for(g, 0);
+        uint32_t *w = weights_of(e);
+        const size_t ks[] = {1, 2, 5, 8, 30, 3};
+        for (size_t round = 0; round < sizeof(ks) / sizeof(ks[0]) + 1; round++) {
+                const bool wide = round == sizeof(ks) / sizeof(ks[0]);
+                const size_t k = wide ? 1 : ks[round];
+                struct ss_graph *cur = ss_engine_graph(e);
+                struct ss_weight_change *c = wu_changes(cur, k, round % 2 ? -1 : 1, &seed);
+                if (wide)
+                        c[0].w = UINT32_MAX;
+                ss_graph_unref(cur);
+                struct ss_weights_result res;
+                struct ss_err err;
+                ck_assert_int_eq(ss_engine_set_weights(e, c, k, &res, &err), SS_OK);
+                ck_assert(res.cch);
+                /* Partial up to 8 arcs (a change names every parallel arc). */
+                if (wide || res.changed > 8)
+                        ck_assert_uint_eq(res.cch_ranks, 0);
+                else
+                        ck_assert_uint_gt(res.cch_ranks, 0);
+                wu_apply(g, w, c, k);
+                struct ss_graph *ref = wu_copy(g, w);
+                cur = ss_engine_graph(e);
+                const struct ss_cch_metric *m = ss_cch_metric_of(cur);
+                struct ss_cch_metric *full = NULL;
+                ck_assert_int_eq(ss_cch_customize_new(ss_cch_of(cur), cur, NULL, 1, &full, &err),
+                                 SS_OK);
+                ck_assert_int_eq(m->wide, full->wide);
+                ck_assert(m->wide == wide);
+                const size_t slots = 2 * (size_t)ss_cch_of(cur)->arcs;
+                if (!wide)
+                        ck_assert_mem_eq(m->w32, full->w32, slots * sizeof(uint32_t));
+                ck_assert_mem_eq(m->middle, full->middle, slots * sizeof(uint32_t));
+                ss_cch_metric_unref(full);
+                ss_graph_unref(cur);
+                check_all(e, ref, res.version, &seed);
+                ss_graph_unref(ref);
+                free(c);
+        }
+        free(w);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A bad change refuses the whole update; an update that changes nothing
  * makes no version. */
 START_TEST(bad_updates_change_nothing)
@@ -648,6 +701,7 @@ static Suite *suite(void)
         TCase *tc = tcase_create("live-weights");
         tcase_set_timeout(tc, 240);
         tcase_add_test(tc, updates_raise_and_lower);
+        tcase_add_test(tc, small_updates_are_partial);
         tcase_add_test(tc, bad_updates_change_nothing);
         tcase_add_test(tc, parallel_arcs);
         tcase_add_test(tc, queries_race_updates);
