@@ -139,7 +139,9 @@ int main(int argc, char **argv)
                 v[5][r] = res.swap_ms;
                 v[6][r] = res.total_ms;
                 char where[32] = "no CCH";
-                if (res.cch && res.cch_gpu >= 0)
+                if (res.cch && res.cch_ranks > 0)
+                        snprintf(where, sizeof(where), "CCH partial, %u ranks", res.cch_ranks);
+                else if (res.cch && res.cch_gpu >= 0)
                         snprintf(where, sizeof(where), "CCH on GPU %d", res.cch_gpu);
                 else if (res.cch)
                         snprintf(where, sizeof(where), "CCH on the CPU");
