@@ -40,10 +40,10 @@ static const char usage[] =
     "  --rebuild            build a new CCH even when the snapshot holds one\n"
     "  --bfs-keys           order by BFS distances, not coordinates\n"
     "  --min-speedup X      exit 1 when CCH queries are less than X times faster\n"
+    "                       than Dijkstra (mean time per query)\n"
     "  --gpu                also customize on GPU 0, timed, every slot compared\n"
     "  --partial K1,K2,...  time partial re-customizations after K random arc changes\n"
     "                       (each against a full one, every slot compared)\n"
-    "                       than Dijkstra (mean time per query)\n"
     "\n"
     "Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage.\n";
 

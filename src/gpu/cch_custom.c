@@ -176,9 +176,11 @@ int ss_gpu_customizer_new(int device, const struct ss_cch *c, const struct ss_gr
         *out = NULL;
         if (!c || !g || g->n != c->n || g->m != c->m)
                 return ss_err_set(err, SS_EINVAL, "GPU customization: the graph is not the CCH's");
-        if (c->arcs >= (1u << 31) - 1)
-                return ss_err_set(err, SS_ETOOBIG, "GPU customization: %u edges (at most 2^31)",
-                                  c->arcs);
+        if (c->arcs >= (1u << 31) - 1 || c->triangles >= UINT32_MAX)
+                return ss_err_set(err, SS_ETOOBIG,
+                                  "GPU customization: %u edges and %llu triangles (at most 2^31 "
+                                  "and 2^32)",
+                                  c->arcs, (unsigned long long)c->triangles);
         struct ss_gpu_customizer *z = calloc(1, sizeof(*z));
         if (!z)
                 return ss_err_set(err, SS_ENOMEM, "no memory for a GPU customizer");

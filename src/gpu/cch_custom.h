@@ -2,12 +2,15 @@
  * (weights and triangle corners), computed by the device one height of the
  * elimination tree at a time (kernels/customize.cu).
  *
- * A customizer holds the CCH's structure on one device (about 28 bytes per
- * supergraph edge and 8 per graph arc, plus 16 per edge for one run's
- * weights) and customizes any number of weight arrays for graphs of the
- * CCH's structure, one at a time. Weights stay 32-bit on the device: a
- * weight of UINT32_MAX, or a detour that long, is SS_ERANGE, and the caller
- * customizes on the CPU, which switches to 64 bits.
+ * A customizer holds the CCH's structure on one device (24 bytes per
+ * supergraph edge, 4 per node and 8 per graph arc, plus 32 per edge for one
+ * run's weights and their halves on the way out) and customizes any number
+ * of weight arrays for graphs of the CCH's structure, one at a time. Its
+ * memory is outside the backend's GPU memory limit. Weights stay 32-bit on
+ * the device: a weight of UINT32_MAX, or any detour that long, is
+ * SS_ERANGE, and the caller customizes on the CPU, which stays in 32 bits
+ * when the long detour never decided a weight (the device's test is the
+ * coarser) and switches to 64 bits otherwise.
  *
  * Usable only when the build has CUDA (SS_HAVE_CUDA == 1).
  */

@@ -57,8 +57,9 @@ __global__ void ss__cz_input_kernel(const uint32_t *__restrict__ slot,
 __global__ void ss__cz_level_kernel(const struct ss__cz_topo t, uint32_t plo, uint32_t phi,
                                     uint32_t lo, uint32_t hi, unsigned long long *W, int *over)
 {
-        for (uint32_t g = lo + blockIdx.x * blockDim.x + threadIdx.x; g < hi;
-             g += gridDim.x * blockDim.x) {
+        /* 64-bit: a stride past 2^32 must not wrap below hi. */
+        for (uint64_t g = (uint64_t)lo + blockIdx.x * blockDim.x + threadIdx.x; g < hi;
+             g += (uint64_t)gridDim.x * blockDim.x) {
                 /* The last position whose first item is at most g. */
                 uint32_t a = plo, b = phi;
                 while (b - a > 1) {
@@ -70,7 +71,7 @@ __global__ void ss__cz_level_kernel(const struct ss__cz_topo t, uint32_t plo, ui
                 }
                 const uint32_t i = __ldg(&t.pos_entry[a]), x = __ldg(&t.pos_node[a]);
                 const uint32_t a1 = __ldg(&t.down_arc[i]), w = __ldg(&t.down_tail[i]);
-                const uint32_t p = a1 + 1 + (g - __ldg(&t.pos_work[a]));
+                const uint32_t p = a1 + 1 + (uint32_t)(g - __ldg(&t.pos_work[a]));
                 const uint32_t w_x = (uint32_t)(W[2 * (uint64_t)a1] >> 32);
                 const uint32_t x_w = (uint32_t)(W[2 * (uint64_t)a1 + 1] >> 32);
                 if (w_x == SS__CZ_INF && x_w == SS__CZ_INF)

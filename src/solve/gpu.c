@@ -22,7 +22,11 @@ struct ss__gpu {
         struct ss__gpu_cch *cch;     /* the gpu-cch row's sweeps */
         int device;
         struct ss_gpu_customizer *cz; /* made on the first customization */
-        _Atomic uint64_t cz_bytes;    /* its device memory, for readers of the stats */
+        /* The CCH no customizer could be made for (its sizes too, should
+         * another CCH come at the same address after a reload). */
+        const struct ss_cch *cz_failed;
+        uint64_t cz_failed_size;
+        _Atomic uint64_t cz_bytes; /* its device memory, for readers of the stats */
 };
 
 static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cfg,
@@ -327,8 +331,19 @@ static int ss__gpu_customize(struct ss_backend *b, struct ss_cch_metric *m,
         }
         int rc;
         if (!x->cz) {
-                if ((rc = ss_gpu_customizer_new(x->device, m->cch, g, &x->cz, err)) != SS_OK)
+                /* A CCH too large for the device once is so for good: no
+                 * schedule and no allocations again at every update. */
+                const uint64_t size = m->cch->triangles ^ ((uint64_t)m->cch->arcs << 32);
+                if (x->cz_failed == m->cch && x->cz_failed_size == size)
+                        return ss_err_set(err, SS_ENOGPU,
+                                          "this CCH does not fit the GPU's customization");
+                if ((rc = ss_gpu_customizer_new(x->device, m->cch, g, &x->cz, err)) != SS_OK) {
+                        if (rc == SS_ETOOBIG || rc == SS_ENOGPU) {
+                                x->cz_failed = m->cch;
+                                x->cz_failed_size = size;
+                        }
                         return rc;
+                }
                 x->cz_bytes = ss_gpu_customizer_bytes(x->cz);
         }
         return ss_gpu_customize(x->cz, m, g, NULL, NULL, err);

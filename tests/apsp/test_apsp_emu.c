@@ -98,8 +98,8 @@ END_TEST
 
 /* In core in outer rounds of one to four blocks (the rest of the matrix
  * from the snapshots): the same matrix, successors included, as in one
- * outer round (the plain blocked algorithm) and as the CPU; the memory
- * the plan counts is what the run allocates. */
+ * outer round (the plain blocked algorithm) and as the CPU; the plan counts
+ * the snapshots' memory, and the bus bytes are what the run copied. */
 START_TEST(test_incore_outer)
 {
         struct {
