@@ -350,9 +350,10 @@ START_TEST(test_engine_updates_on_gpu)
                  * only the CPU customizes. */
                 ck_assert(res.cch);
                 ck_assert_int_eq(res.cch_gpu, (round == 0 ? 0 : -1));
-                printf("update %d: GPU patched in %.2f ms, CCH customized on the GPU in %.2f ms, "
+                printf("update %d: GPU patched in %.2f ms, CCH customized on the %s in %.2f ms, "
                        "%.2f ms in all\n",
-                       round + 1, res.gpu_ms, res.cch_ms, res.total_ms);
+                       round + 1, res.gpu_ms, res.cch_gpu >= 0 ? "GPU" : "CPU", res.cch_ms,
+                       res.total_ms);
                 wu_apply(g, w, c, 500);
                 struct ss_graph *ref = wu_copy(g, w);
                 const int cch = ss_algo_parse("gpu-cch");
