@@ -766,6 +766,36 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
         return SS_OK;
 }
 
+int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *m,
+                            struct ss_err *err)
+{
+        if (!m || m->cch != p->c)
+                return ss_err_set(err, SS_EINVAL, "the sweep's new metric is of another CCH");
+        unsigned long long *w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8);
+        if (!w)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's weights");
+        for (uint32_t a = 0; a < p->arcs; a++)
+                w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
+        cudaError_t e = cudaSetDevice(p->device);
+        /* In place: the captured sweeps read d_w where it is. */
+        if (e == cudaSuccess && p->arcs)
+                e = cudaMemcpy(p->d_w, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice);
+        free(w);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaMemcpy (the sweep's weights)", e, __FILE__,
+                                     __LINE__);
+        /* The reverse arcs carry the old weights: made again on the next
+         * route, for its graph. */
+        cudaFree(p->d_rrow);
+        cudaFree(p->d_rarcs);
+        p->d_rrow = NULL;
+        p->d_rarcs = NULL;
+        p->rev_bytes = 0;
+        ss_cch_metric_unref(p->m);
+        p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
+        return SS_OK;
+}
+
 const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p)
 {
         return p ? p->m : NULL;

@@ -68,6 +68,14 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
                         size_t *path_len, bool *needs_cpu, struct ss_gpu_phast_stats *st,
                         struct ss_err *err);
 
+/* Makes p answer with m, another metric of p's CCH: only the weights go to
+ * the device; the structure, the schedule and the captured sweeps stay,
+ * and the reverse arcs of routes are made again for the next route's
+ * graph. No call may be running on p. Returns SS_OK; SS_EINVAL (m is of
+ * another CCH), SS_ENOMEM or SS_EGPU: then p must be closed. */
+int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *m,
+                            struct ss_err *err);
+
 /* The metric p answers with (its weights are p's copy of them). */
 const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p);
 /* Device memory p holds now. */

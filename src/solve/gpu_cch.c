@@ -80,6 +80,14 @@ static int ss__handle(struct ss__gpu_cch *x, unsigned lane, const struct ss_cch_
 {
         if (x->ph[lane] && ss_gpu_phast_metric(x->ph[lane]) == m)
                 return SS_OK;
+        /* New weights for the same CCH: only they go to the device. */
+        if (x->ph[lane] && ss_gpu_phast_metric(x->ph[lane])->cch == m->cch) {
+                pthread_mutex_lock(&x->lock);
+                const int rc = ss_gpu_phast_set_metric(x->ph[lane], m, err);
+                pthread_mutex_unlock(&x->lock);
+                if (rc == SS_OK)
+                        return SS_OK;
+        }
         pthread_mutex_lock(&x->lock);
         struct ss_gpu_phast *old = x->ph[lane];
         x->ph[lane] = NULL;

@@ -4,8 +4,13 @@
  * copy of the CSR). Run by hand; asserts nothing.
  *
  *   time-weights GRAPH [COORDS] [--changes K] [--rounds R] [--threads T]
- *                [--landmarks L] [--gpu] [--no-cch]
+ *                [--landmarks L] [--gpu] [--no-cch] [--sweep]
+ *
+ * --sweep (with --gpu, one GPU stream): after each update, two 64 x 64
+ * matrices from the GPU's CCH sweep (algorithm gpu-cch), timed: the first
+ * takes the new weights to the device, the second shows the steady cost.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,57 @@ static uint64_t rnd(uint64_t *s)
         *s ^= *s >> 7;
         *s ^= *s << 17;
         return *s;
+}
+
+struct waiter {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool done;
+};
+
+static void on_done(struct ss_job *job)
+{
+        struct waiter *w = job->user;
+        pthread_mutex_lock(&w->lock);
+        w->done = true;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+/* A 64 x 64 matrix by the GPU's CCH sweep; its wall time in ms, or -1. */
+static double sweep_matrix(struct ss_engine *e, uint64_t *seed)
+{
+        enum { K = 64 };
+        static uint32_t s[K], t[K];
+        struct ss_graph *g = ss_engine_graph(e);
+        for (int i = 0; i < K; i++) {
+                s[i] = (uint32_t)(rnd(seed) % g->n);
+                t[i] = (uint32_t)(rnd(seed) % g->n);
+        }
+        struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+        struct ss_job j = {.kind = SS_JOB_MATRIX,
+                           .algo = ss_algo_parse("gpu-cch"),
+                           .engine = SS_ENGINE_GPU,
+                           .graph = g,
+                           .sources = s,
+                           .nsources = K,
+                           .targets = t,
+                           .ntargets = K,
+                           .done = on_done,
+                           .user = &w};
+        const uint64_t t0 = ss_now_ns();
+        if (ss_engine_submit(e, &j) != SS_OK) {
+                ss_graph_unref(g);
+                return -1;
+        }
+        pthread_mutex_lock(&w.lock);
+        while (!w.done)
+                pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        const double ms = (double)(ss_now_ns() - t0) / 1e6;
+        const bool ok = j.status == SS_OK && j.ran_engine == SS_ENGINE_GPU;
+        ss_job_release(&j);
+        return ok ? ms : -1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -42,7 +98,7 @@ int main(int argc, char **argv)
         size_t k = 10000;
         int rounds = 5;
         unsigned threads = 0, landmarks = 0;
-        bool gpu = false, cch = true;
+        bool gpu = false, cch = true, sweep = false;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--changes") && i + 1 < argc)
                         k = strtoull(argv[++i], NULL, 10);
@@ -56,14 +112,17 @@ int main(int argc, char **argv)
                         gpu = true;
                 else if (!strcmp(argv[i], "--no-cch"))
                         cch = false;
+                else if (!strcmp(argv[i], "--sweep"))
+                        sweep = true;
                 else if (!gr)
                         gr = argv[i];
                 else
                         co = argv[i];
         }
-        if (!gr || rounds < 1 || rounds > 100) {
+        if (!gr || rounds < 1 || rounds > 100 || (sweep && (!gpu || !cch))) {
                 fprintf(stderr, "usage: time-weights GRAPH [COORDS] [--changes K] [--rounds R] "
-                                "[--threads T] [--landmarks L] [--gpu] [--no-cch]\n");
+                                "[--threads T] [--landmarks L] [--gpu] [--no-cch] [--sweep]\n"
+                                "(--sweep needs --gpu and a CCH)\n");
                 return 2;
         }
         struct ss_err err = {0};
@@ -102,6 +161,7 @@ int main(int argc, char **argv)
                                        .cch = cch ? SS_ENGINE_CCH_ON : SS_ENGINE_CCH_OFF,
                                        .landmarks = landmarks,
                                        .gpu = gpu,
+                                       .gpu_streams = sweep ? 1 : 0,
                                        .gpu_batch = gpu ? SS_ENGINE_BATCH_AUTO : 0};
         struct ss_engine *e;
         t0 = ss_now_ns();
@@ -112,7 +172,12 @@ int main(int argc, char **argv)
         printf("engine ready in %.0f ms (CCH %s)\n", (double)(ss_now_ns() - t0) / 1e6,
                ss_cch_metric_of(g) ? "customized" : "none");
 
-        double v[7][100];
+        double v[7][100], sw[2][100];
+        uint64_t qseed = 7;
+        if (sweep && sweep_matrix(e, &qseed) < 0) { /* the lane's handle, made once */
+                fprintf(stderr, "time-weights: the gpu-cch matrix failed\n");
+                return 1;
+        }
         const char *names[7] = {"validate",   "new graph", "A* bounds", "CCH customize",
                                 "GPU copies", "swap",      "total"};
         struct ss_weight_change *c = malloc(k * sizeof(*c));
@@ -148,10 +213,18 @@ int main(int argc, char **argv)
                 printf("round %d: version %llu, %llu arcs changed, %.1f ms (%s)\n", r + 1,
                        (unsigned long long)res.version, (unsigned long long)res.changed,
                        res.total_ms, where);
+                for (int q = 0; sweep && q < 2; q++)
+                        if ((sw[q][r] = sweep_matrix(e, &qseed)) < 0) {
+                                fprintf(stderr, "time-weights: the gpu-cch matrix failed\n");
+                                return 1;
+                        }
         }
         printf("medians of %d updates of %zu changes:\n", rounds, k);
         for (int s = 0; s < 7; s++)
                 printf("  %-14s %8.2f ms\n", names[s], median(v[s], rounds));
+        if (sweep)
+                printf("  gpu-cch 64x64 matrix, first after the update %.2f ms, next %.2f ms\n",
+                       median(sw[0], rounds), median(sw[1], rounds));
         free(c);
         ss_engine_free(e);
         ss_graph_unref(g);
