@@ -342,6 +342,12 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                                   "distances may reach %" PRIu64 ", above the %" PRIu64
                                   " that 64-bit distances hold here",
                                   p->bound, ss__apsp_max_dist(8, p->shift));
+        /* Spare bits widen the tags: the GPU then resolves them after
+         * windows of several chunks (fewer successor writes), with the
+         * same result. */
+        while (p->shift && p->shift < SS__FW_SHIFT_MAX &&
+               p->bound <= ss__apsp_max_dist(p->width, p->shift + 1))
+                p->shift++;
 
         p->pitch = method == SS_APSP_FW ? fw_pitch : g->n;
         const uint64_t cells = (uint64_t)p->pitch * p->pitch;

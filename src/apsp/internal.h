@@ -8,8 +8,12 @@
 #include "apsp/apsp.h"
 
 /* Low bits of a stored distance that carry a Floyd-Warshall tag (the index
- * of the winning k within a chunk of SS__FW_CHUNK, plus one) with paths. */
-#define SS__FW_SHIFT 7u
+ * of the winning k within a window of k, plus one) with paths: at least
+ * SS__FW_SHIFT, and up to SS__FW_SHIFT_MAX when the distances leave room.
+ * The CPU resolves tags after every chunk of SS__FW_CHUNK k; the GPU after
+ * every window of as many chunks as the tag bits count (ss__fw_window). */
+#define SS__FW_SHIFT     7u
+#define SS__FW_SHIFT_MAX 10u
 /* Phase-3 updates resolve their tags after every chunk of this many k. */
 #define SS__FW_CHUNK 64u
 

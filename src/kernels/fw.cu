@@ -262,6 +262,11 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
         uint32_t *sc = paths ? ss__at_succ(C, gi, gj) : nullptr;
         const uint32_t *sa = paths ? ss__at_succ(A, gi, k0) : nullptr;
         const T mask = ((T)1 << shift) - 1;
+        /* Tags number the k of a window of as many chunks as the tag bits
+         * count (tag 0 is the entry's own value), and are resolved after
+         * each window and at the end: the fewer windows, the fewer
+         * successor writes. Ties still go to the smallest k. */
+        const uint32_t window = paths ? ((1u << shift) - 1) / SS__KC * SS__KC : SS__KC;
 
         /* Row r of the thread: (r / TH) * HALF + ty * TH + r % TH; columns
          * the same with tx. */
@@ -291,7 +296,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
                         const uint32_t k = e / (B / VW), cq = e % (B / VW);
                         T x[VW];
                         ss__ldv<VW>(gb + (uint64_t)(kc + k) * pb + cq * VW, x);
-                        const T tag = paths ? (T)(k + 1) : (T)0;
+                        const T tag = paths ? (T)(kc % window + k + 1) : (T)0;
                         SS__UNROLL
                         for (int q = 0; q < VW; q++)
                                 x[q] += tag;
@@ -312,8 +317,9 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
                         for (int c = 0; c < TM; c++)
                                 acc[r][c] = ss__addmin(a[r], b[c], acc[r][c]);
                 }
-                if (!paths)
+                if (!paths || ((kc + SS__KC) % window != 0 && kc + SS__KC < klen))
                         continue;
+                const uint32_t kw = kc - kc % window; /* the window's first k */
                 /* Tags to successors: rare after the first rounds, so test
                  * all entries at once first. */
                 T any = 0;
@@ -333,7 +339,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
                                 if (tag) {
                                         const uint32_t j = (c / TH) * HALF + tx * TH + c % TH;
                                         acc[r][c] -= tag;
-                                        sc[i * pc + j] = sa[i * pa + kc + (uint32_t)tag - 1];
+                                        sc[i * pc + j] = sa[i * pa + kw + (uint32_t)tag - 1];
                                 }
                         }
                 }
@@ -417,8 +423,10 @@ int ss__fw_check(const ss__fw_cfg *c, struct ss_err *err)
                 return ss_err_set(err, SS_EINVAL,
                                   "GPU Floyd-Warshall: width %u and block %u (4 or 8, 64 or 128)",
                                   c->width, c->block);
-        if (c->paths && (c->shift == 0 || c->shift >= 8))
-                return ss_err_set(err, SS_EINVAL, "GPU Floyd-Warshall: paths need tag bits");
+        if (c->paths && (c->shift < 7 || c->shift > 16))
+                return ss_err_set(err, SS_EINVAL,
+                                  "GPU Floyd-Warshall: paths need 7 to 16 tag bits, not %u",
+                                  c->shift);
         return SS_OK;
 }
 
