@@ -171,8 +171,35 @@ struct ss__run {
         cudaStream_t s0, ts[SS__APSP_MAX_STREAMS];
         cudaEvent_t ev_start, ev_up, ev_comp, ev_end, ev_cross, ev_round[2];
         cudaEvent_t ev_tile[SS__APSP_MAX_STREAMS];
+        /* In core in outer rounds: the copies' stream, and an event per
+         * band of rows of the first and of the last round. */
+        cudaStream_t s1;
+        cudaEvent_t *ev_band, ev_s1;
+        unsigned nbands;
         bool pinned_d, pinned_s;
 };
+
+/* Rows [a, b) x columns [c0, c1) of the host matrix (and successors) to or
+ * from the resident one (pitch P), on stream s. */
+static int ss__copy_rows(const struct ss__run *r, const struct ss_apsp_gpu_job *job, uint64_t a,
+                         uint64_t b, uint64_t c0, uint64_t c1, bool up, cudaStream_t s,
+                         struct ss_err *err)
+{
+        const uint64_t P = job->pitch, W = job->width;
+        unsigned char *hd = job->dist, *dd = r->R;
+        const enum cudaMemcpyKind kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+        if (b <= a || c1 <= c0)
+                return SS_OK;
+        const uint64_t off = a * P + c0;
+        SS__CUDA(cudaMemcpy2DAsync(up ? dd + off * W : hd + off * W, P * W,
+                                   up ? hd + off * W : dd + off * W, P * W, (c1 - c0) * W, b - a,
+                                   kind, s));
+        if (job->succ)
+                SS__CUDA(cudaMemcpy2DAsync(up ? r->Rs + off : job->succ + off, P * 4,
+                                           up ? job->succ + off : r->Rs + off, P * 4, (c1 - c0) * 4,
+                                           b - a, kind, s));
+        return SS_OK;
+}
 
 #define SS__RC(expr)                                                                               \
         do {                                                                                       \
@@ -187,6 +214,8 @@ static void ss__run_free(struct ss__run *r, const struct ss_apsp_gpu_job *job, u
          * ignore what a broken context answers. */
         if (r->s0)
                 cudaStreamSynchronize(r->s0);
+        if (r->s1)
+                cudaStreamSynchronize(r->s1);
         for (unsigned i = 0; i < ns; i++)
                 if (r->ts[i])
                         cudaStreamSynchronize(r->ts[i]);
@@ -210,6 +239,14 @@ static void ss__run_free(struct ss__run *r, const struct ss_apsp_gpu_job *job, u
         for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
                 if (evs[i])
                         cudaEventDestroy(evs[i]);
+        for (unsigned i = 0; i < 2 * r->nbands; i++)
+                if (r->ev_band[i])
+                        cudaEventDestroy(r->ev_band[i]);
+        free(r->ev_band);
+        if (r->ev_s1)
+                cudaEventDestroy(r->ev_s1);
+        if (r->s1)
+                cudaStreamDestroy(r->s1);
         if (r->s0)
                 cudaStreamDestroy(r->s0);
         if (r->pinned_d)
@@ -253,6 +290,10 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         const uint32_t X = plan->outer, nt = (uint32_t)(P / B);
         const bool ooc = plan->out_of_core;
         const bool snap = X < P; /* outer rounds below the whole matrix keep snapshots */
+        /* In core in outer rounds the matrix goes up and down in bands of
+         * rows on a stream of its own: the first round's product waits
+         * only for its band, the last round's bands go down as they end. */
+        const bool pipe = !ooc && snap;
         const uint64_t Rrows = ooc ? X : P;
         const unsigned ns = ooc ? plan->streams : 0;
         const struct ss__fw_cfg cfg = {
@@ -276,6 +317,19 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_cross, cudaEventDisableTiming), out);
         SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[0], cudaEventDisableTiming), out);
         SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_round[1], cudaEventDisableTiming), out);
+        if (pipe) {
+                SS__CUDA_GOTO(cudaStreamCreateWithFlags(&r.s1, cudaStreamNonBlocking), out);
+                SS__CUDA_GOTO(cudaEventCreateWithFlags(&r.ev_s1, cudaEventDisableTiming), out);
+                const unsigned nb = (unsigned)(P / X) + 1;
+                if (!(r.ev_band = calloc(2 * (size_t)nb, sizeof(cudaEvent_t)))) {
+                        rc = ss_err_set(err, SS_ENOMEM, "out of memory");
+                        goto out;
+                }
+                r.nbands = nb;
+                for (unsigned i = 0; i < 2 * nb; i++)
+                        SS__CUDA_GOTO(
+                            cudaEventCreateWithFlags(&r.ev_band[i], cudaEventDisableTiming), out);
+        }
 
         SS__CUDA_GOTO(cudaMalloc((void **)&r.R, Rrows * P * W), out);
         if (paths)
@@ -319,8 +373,20 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 if (k0 > 0)
                         for (unsigned i = 0; i < ns; i++)
                                 SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
-                /* 1. The cross (in core: the whole matrix, once). */
-                if (ooc || k0 == 0) {
+                /* 1. The cross (in core: the whole matrix, once; in outer
+                 * rounds the cross first, then the rest in bands). */
+                if (pipe && k0 == 0) {
+                        SS__RC(ss__copy_rows(&r, job, 0, kn, 0, P, true, r.s0, err));
+                        SS__RC(ss__copy_rows(&r, job, kn, P, 0, kn, true, r.s0, err));
+                        SS__CUDA_GOTO(cudaEventRecord(r.ev_up, r.s0), out);
+                        SS__CUDA_GOTO(cudaStreamWaitEvent(r.s1, r.ev_start, 0), out);
+                        unsigned bi = 0;
+                        for (uint64_t a = kn; a < P; a += X, bi++) {
+                                SS__RC(ss__copy_rows(&r, job, a, a + X < P ? a + X : P, kn, P, true,
+                                                     r.s1, err));
+                                SS__CUDA_GOTO(cudaEventRecord(r.ev_band[bi], r.s1), out);
+                        }
+                } else if (ooc || k0 == 0) {
                         const uint64_t first = ooc ? k0 : 0, rows = ooc ? kn : P;
                         SS__CUDA_GOTO(cudaMemcpyAsync(r.R, hd + first * P * W, rows * P * W,
                                                       cudaMemcpyHostToDevice, r.s0),
@@ -406,10 +472,40 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 const struct ss__fw_view srow = {.r = r.Srow, .rp = P, .k0 = k0, .kn = kn};
                 const struct ss__fw_range rest = {0, nt - m, kb0, m};
                 if (!ooc) {
-                        /* 2. In core: the rest of the matrix, in one product. */
-                        if (snap)
-                                SS__RC(ss__fw_minplus(&cfg, &v, &scol, &srow, rest, rest, k0, kn,
+                        /* 2. In core: the rest of the matrix, in one product;
+                         * in bands of rows in the first round (each waits
+                         * for its upload) and in the last (each goes down
+                         * as it ends, the rows of KO first). */
+                        const bool first = k0 == 0, last = k0 + kn == P;
+                        if (!pipe || (!first && !last)) {
+                                if (snap)
+                                        SS__RC(ss__fw_minplus(&cfg, &v, &scol, &srow, rest, rest,
+                                                              k0, kn, r.s0, err));
+                                continue;
+                        }
+                        if (last) {
+                                SS__CUDA_GOTO(cudaEventRecord(r.ev_cross, r.s0), out);
+                                SS__CUDA_GOTO(cudaStreamWaitEvent(r.s1, r.ev_cross, 0), out);
+                                SS__RC(ss__copy_rows(&r, job, k0, P, 0, P, false, r.s1, err));
+                        }
+                        const uint64_t from = first ? kn : 0, to = first ? P : k0;
+                        unsigned bi = 0;
+                        for (uint64_t a = from; a < to; a += X, bi++) {
+                                const uint64_t b = a + X < to ? a + X : to;
+                                if (first)
+                                        SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_band[bi], 0),
+                                                      out);
+                                const struct ss__fw_range band = {
+                                    (uint32_t)(a / B), (uint32_t)((b - a) / B), UINT32_MAX, 0};
+                                SS__RC(ss__fw_minplus(&cfg, &v, &scol, &srow, band, rest, k0, kn,
                                                       r.s0, err));
+                                if (!last)
+                                        continue;
+                                cudaEvent_t done = r.ev_band[r.nbands + bi];
+                                SS__CUDA_GOTO(cudaEventRecord(done, r.s0), out);
+                                SS__CUDA_GOTO(cudaStreamWaitEvent(r.s1, done, 0), out);
+                                SS__RC(ss__copy_rows(&r, job, a, b, 0, P, false, r.s1, err));
+                        }
                         continue;
                 }
                 /* The snapshots are complete: the tiles may start while the
@@ -498,12 +594,12 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                 SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_tile[i], 0), out);
         if (!ooc) {
                 SS__CUDA_GOTO(cudaEventRecord(r.ev_comp, r.s0), out);
-                SS__CUDA_GOTO(cudaMemcpyAsync(hd, r.R, P * P * W, cudaMemcpyDeviceToHost, r.s0),
-                              out);
-                if (paths)
-                        SS__CUDA_GOTO(
-                            cudaMemcpyAsync(hs, r.Rs, P * P * 4, cudaMemcpyDeviceToHost, r.s0),
-                            out);
+                if (pipe) {
+                        SS__CUDA_GOTO(cudaEventRecord(r.ev_s1, r.s1), out);
+                        SS__CUDA_GOTO(cudaStreamWaitEvent(r.s0, r.ev_s1, 0), out);
+                } else {
+                        SS__RC(ss__copy_rows(&r, job, 0, P, 0, P, false, r.s0, err));
+                }
         }
         SS__CUDA_GOTO(cudaEventRecord(r.ev_end, r.s0), out);
         SS__CUDA_GOTO(cudaEventSynchronize(r.ev_end), out);
