@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "job_wait.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
@@ -25,27 +26,12 @@
  * Jobs, one at a time per thread
  */
 
-struct waiter {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool done;
-};
-
-static void on_done(struct ss_job *job)
-{
-        struct waiter *w = job->user;
-        pthread_mutex_lock(&w->lock);
-        w->done = true;
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-}
-
 /* Runs a job on the serving graph and waits for it; false when the engine
  * refused it. The caller releases it. */
 static bool run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, int algo,
                 enum ss_engine_kind eng, const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
 {
-        struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+        struct waiter w = WAITER_INIT;
         memset(j, 0, sizeof(*j));
         *j = (struct ss_job){.kind = kind,
                              .algo = algo,
@@ -63,10 +49,7 @@ static bool run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, in
                 ss_job_release(j);
                 return false;
         }
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-                pthread_cond_wait(&w.cond, &w.lock);
-        pthread_mutex_unlock(&w.lock);
+        waiter_wait(&w);
         return true;
 }
 

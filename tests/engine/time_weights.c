@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_wait.h"
 #include "cch/cch.h"
 #include "core/cancel.h"
 #include "cpu/astar.h"
@@ -29,21 +30,6 @@ static uint64_t rnd(uint64_t *s)
         return *s;
 }
 
-struct waiter {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool done;
-};
-
-static void on_done(struct ss_job *job)
-{
-        struct waiter *w = job->user;
-        pthread_mutex_lock(&w->lock);
-        w->done = true;
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-}
-
 /* A 64 x 64 matrix by the GPU's CCH sweep; its wall time in ms, or -1. */
 static double sweep_matrix(struct ss_engine *e, uint64_t *seed)
 {
@@ -54,7 +40,7 @@ static double sweep_matrix(struct ss_engine *e, uint64_t *seed)
                 s[i] = (uint32_t)(rnd(seed) % g->n);
                 t[i] = (uint32_t)(rnd(seed) % g->n);
         }
-        struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+        struct waiter w = WAITER_INIT;
         struct ss_job j = {.kind = SS_JOB_MATRIX,
                            .algo = ss_algo_parse("gpu-cch"),
                            .engine = SS_ENGINE_GPU,
@@ -70,10 +56,7 @@ static double sweep_matrix(struct ss_engine *e, uint64_t *seed)
                 ss_graph_unref(g);
                 return -1;
         }
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-                pthread_cond_wait(&w.cond, &w.lock);
-        pthread_mutex_unlock(&w.lock);
+        waiter_wait(&w);
         const double ms = (double)(ss_now_ns() - t0) / 1e6;
         const bool ok = j.status == SS_OK && j.ran_engine == SS_ENGINE_GPU;
         ss_job_release(&j);

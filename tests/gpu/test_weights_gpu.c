@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../engine/job_wait.h"
 #include "core/weights.h"
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
@@ -188,25 +189,10 @@ END_TEST
  * The engine with a GPU pool
  */
 
-struct waiter {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool done;
-};
-
-static void on_done(struct ss_job *job)
-{
-        struct waiter *w = job->user;
-        pthread_mutex_lock(&w->lock);
-        w->done = true;
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-}
-
 static void run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, int algo,
                 const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
 {
-        struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+        struct waiter w = WAITER_INIT;
         *j = (struct ss_job){.kind = kind,
                              .algo = algo,
                              .engine = SS_ENGINE_GPU,
@@ -220,10 +206,7 @@ static void run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, in
         while (ss_engine_submit(e, j) == SS_EOVERLOAD)
                 usleep(1000);
         ck_assert_int_eq(j->status, SS_OK);
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-                pthread_cond_wait(&w.cond, &w.lock);
-        pthread_mutex_unlock(&w.lock);
+        waiter_wait(&w);
 }
 
 struct race {
