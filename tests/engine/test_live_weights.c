@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job_wait.h"
 #include "cch/cch.h"
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 #include "engine/engine.h"
 #include "solve/solver.h"
+#include "job_wait.h"
 #include "weights_util.h"
 #include "../check_run.h"
 

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_wait.h"
 #include "cch/cch.h"
 #include "core/cancel.h"
 #include "cpu/astar.h"
 #include "engine/engine.h"
 #include "io/load.h"
+#include "job_wait.h"
 
 static uint64_t rnd(uint64_t *s)
 {

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/job_wait.h"
 #include "core/weights.h"
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
@@ -25,6 +24,7 @@
 #include "solve/solver.h"
 #include "../check_run.h"
 #include "../data.h"
+#include "../engine/job_wait.h"
 #include "../engine/weights_util.h"
 
 static void announce(const char *name)
