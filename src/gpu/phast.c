@@ -83,6 +83,7 @@ struct ss_gpu_phast {
         uint32_t *d_rrow;
         uint2 *d_rarcs;
         uint64_t rev_bytes;
+        bool rev_stale;              /* the reverse arcs carry an older metric's weights */
         uint32_t *d_rbuf;            /* slot, source, target, length, offset: rcap each */
         unsigned long long *d_tdist; /* rcap */
         uint32_t *d_walk, *d_paths;  /* rcap * SS__PH_PATH_MAX each */
@@ -580,7 +581,7 @@ int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
  * reverse graph (ss_graph_reverse) packed as the GPU engine packs its own. */
 static int ss__ph_reverse(struct ss_gpu_phast *p, const struct ss_graph *g, struct ss_err *err)
 {
-        if (p->d_rrow)
+        if (p->d_rrow && !p->rev_stale)
                 return SS_OK;
         struct ss_graph *rev = ss_graph_reverse(g);
         uint32_t *row = rev ? malloc(((size_t)rev->n + 1) * 4) : NULL;
@@ -595,17 +596,29 @@ static int ss__ph_reverse(struct ss_gpu_phast *p, const struct ss_graph *g, stru
                 row[v] = (uint32_t)rev->row[v];
         const size_t rb = ((size_t)rev->n + 1) * 4, ab = (rev->m ? rev->m : 1) * sizeof(uint2);
         ss_graph_unref(rev);
-        cudaError_t e;
-        if ((e = cudaMalloc((void **)&p->d_rrow, rb)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&p->d_rarcs, ab)) != cudaSuccess ||
-            (e = cudaMemcpy(p->d_rrow, row, rb, cudaMemcpyHostToDevice)) != cudaSuccess ||
-            (e = cudaMemcpy(p->d_rarcs, arcs, ab, cudaMemcpyHostToDevice)) != cudaSuccess) {
+        cudaError_t e = cudaSuccess;
+        /* New weights of the same graph go into the same buffers (same
+         * sizes); the first route allocates them. The copies go on p's
+         * stream, which the walks use. */
+        if (!p->d_rrow) {
+                e = cudaMalloc((void **)&p->d_rrow, rb);
+                if (e == cudaSuccess)
+                        e = cudaMalloc((void **)&p->d_rarcs, ab);
+        }
+        if (e == cudaSuccess)
+                e = cudaMemcpyAsync(p->d_rrow, row, rb, cudaMemcpyHostToDevice, p->stream);
+        if (e == cudaSuccess)
+                e = cudaMemcpyAsync(p->d_rarcs, arcs, ab, cudaMemcpyHostToDevice, p->stream);
+        if (e == cudaSuccess)
+                e = cudaStreamSynchronize(p->stream);
+        if (e != cudaSuccess) {
                 free(row);
                 free(arcs);
                 cudaFree(p->d_rrow);
                 cudaFree(p->d_rarcs);
                 p->d_rrow = NULL;
                 p->d_rarcs = NULL;
+                p->rev_bytes = 0;
                 if (e == cudaErrorMemoryAllocation) {
                         cudaGetLastError();
                         return ss_err_set(err, SS_ENOGPU,
@@ -617,6 +630,7 @@ static int ss__ph_reverse(struct ss_gpu_phast *p, const struct ss_graph *g, stru
         free(row);
         free(arcs);
         p->rev_bytes = rb + ab;
+        p->rev_stale = false;
         return SS_OK;
 }
 
@@ -777,22 +791,23 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
         for (uint32_t a = 0; a < p->arcs; a++)
                 w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
         cudaError_t e = cudaSetDevice(p->device);
-        /* In place: the captured sweeps read d_w where it is. */
+        /* In place, on p's stream (after anything still queued there): the
+         * captured sweeps read d_w where it is. */
         if (e == cudaSuccess && p->arcs)
-                e = cudaMemcpy(p->d_w, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice);
+                e = cudaMemcpyAsync(p->d_w, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice,
+                                    p->stream);
+        if (e == cudaSuccess)
+                e = cudaStreamSynchronize(p->stream);
         free(w);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpy (the sweep's weights)", e, __FILE__,
                                      __LINE__);
-        /* The reverse arcs carry the old weights: made again on the next
-         * route, for its graph. */
-        cudaFree(p->d_rrow);
-        cudaFree(p->d_rarcs);
-        p->d_rrow = NULL;
-        p->d_rarcs = NULL;
-        p->rev_bytes = 0;
-        ss_cch_metric_unref(p->m);
+        /* The reverse arcs carry the old weights: filled again on the next
+         * route, from its graph. */
+        p->rev_stale = true;
+        struct ss_cch_metric *old = p->m;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
+        ss_cch_metric_unref(old);
         return SS_OK;
 }
 
