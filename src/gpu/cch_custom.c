@@ -16,6 +16,7 @@
 
 #include "core/cancel.h"
 #include "core/mem.h"
+#include "core/team.h"
 #include "kernels/customize.h"
 #include "kernels/kernels.h"
 
@@ -243,11 +244,23 @@ fail:
         return rc;
 }
 
-static void ss__cz_touch(uint32_t *p, size_t bytes)
+/* Faults in a new metric's two arrays, a share of each per thread: the
+ * kernel zeroes every page it gives, 21 MB for NY, which one thread does at
+ * a few GB/s. */
+struct ss__cz_touch {
+        unsigned char *a, *b;
+        size_t bytes;
+};
+
+static void ss__cz_touch_part(void *arg, unsigned i, unsigned k)
 {
-        volatile unsigned char *b = (volatile unsigned char *)p;
-        for (size_t o = 0; o < bytes; o += 4096)
-                b[o] = 0;
+        const struct ss__cz_touch *t = arg;
+        uint64_t lo, hi;
+        ss_team_share(t->bytes / 4096 + 1, i, k, &lo, &hi);
+        for (uint64_t pg = lo; pg < hi && pg * 4096 < t->bytes; pg++) {
+                ((volatile unsigned char *)t->a)[pg * 4096] = 0;
+                ((volatile unsigned char *)t->b)[pg * 4096] = 0;
+        }
 }
 
 int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const struct ss_graph *g,
@@ -295,8 +308,11 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         /* A new metric's arrays are fresh pages: fault them in while the
          * device works, or the copies below would (one fault per page,
          * several milliseconds on NY). */
-        ss__cz_touch(m->w32, len * sizeof(uint32_t));
-        ss__cz_touch(m->middle, len * sizeof(uint32_t));
+        struct ss__cz_touch touch = {(unsigned char *)m->w32, (unsigned char *)m->middle,
+                                     len * sizeof(uint32_t)};
+        const unsigned th = ss_team_threads(0);
+        ss_team_run(touch.bytes >= ((size_t)4 << 20) ? (th < 8 ? th : 8) : 1, NULL,
+                    ss__cz_touch_part, &touch);
         if (slots) {
                 SS__CUDA(cudaMemcpyAsync(m->w32, z->d_w32, slots * 4, cudaMemcpyDeviceToHost, s));
                 SS__CUDA(
