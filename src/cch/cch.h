@@ -179,6 +179,10 @@ void ss_cch_customizer_free(struct ss_cch_customizer *cz);
  * 16 bytes a supergraph edge once customized (24 with 64-bit weights). */
 struct ss_cch_metric *ss_cch_metric_new(const struct ss_cch *c);
 struct ss_cch_metric *ss_cch_metric_ref(struct ss_cch_metric *m);
+/* Makes m's 32-bit weights and its corners (2 (arcs + 1) entries each, on
+ * huge pages: a customization writes them whole) when m has none yet.
+ * SS_OK or SS_ENOMEM. */
+int ss_cch_metric_reserve32(struct ss_cch_metric *m);
 /* Drops a reference; frees the metric with the last (NULL is ignored). */
 void ss_cch_metric_unref(struct ss_cch_metric *m);
 uint64_t ss_cch_metric_bytes(const struct ss_cch_metric *m);

@@ -26,6 +26,7 @@
  * bits. Road graphs never get there, and 32 bits halve the memory traffic.
  */
 #include "cch/internal.h"
+#include "core/mem.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -425,11 +426,9 @@ static int customize_as(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
                 if (!(m->w64 = malloc(len * sizeof(uint64_t))))
                         return SS_ENOMEM;
         }
-        if (!wide && !m->w32) {
-                if (!(m->w32 = malloc(len * sizeof(uint32_t))))
-                        return SS_ENOMEM;
-        }
-        if (!m->middle && !(m->middle = malloc(len * sizeof(uint32_t))))
+        if (!wide && ss_cch_metric_reserve32(m) != SS_OK)
+                return SS_ENOMEM;
+        if (!m->middle && !(m->middle = ss_alloc_huge(len * sizeof(uint32_t))))
                 return SS_ENOMEM;
         struct run r = {.cz = cz, .g = g, .w = w, .wide = wide};
         r.wv = wide ? (void *)m->w64 : (void *)m->w32;
@@ -502,6 +501,16 @@ struct ss_cch_metric *ss_cch_metric_new(const struct ss_cch *c)
         m->cch = c;
         atomic_init(&m->refs, 1);
         return m;
+}
+
+int ss_cch_metric_reserve32(struct ss_cch_metric *m)
+{
+        const size_t bytes = 2 * ((size_t)m->cch->arcs + 1) * sizeof(uint32_t);
+        if (!m->w32 && !(m->w32 = ss_alloc_huge(bytes)))
+                return SS_ENOMEM;
+        if (!m->middle && !(m->middle = ss_alloc_huge(bytes)))
+                return SS_ENOMEM;
+        return SS_OK;
 }
 
 struct ss_cch_metric *ss_cch_metric_ref(struct ss_cch_metric *m)

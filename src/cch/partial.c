@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "cch/internal.h"
-#include "core/mem.h"
 #include "core/team.h"
 
 struct ss_cch_partial {
@@ -195,9 +194,7 @@ int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
                         return ss_err_set(err, SS_EINVAL, "changed arc %llu of %llu",
                                           (unsigned long long)changed[i], (unsigned long long)g->m);
         const uint64_t len = 2 * ((uint64_t)c->arcs + 1);
-        if (!m->w32 && !(m->w32 = ss_alloc_huge(len * sizeof(uint32_t))))
-                return ss_err_set(err, SS_ENOMEM, "no memory for a metric of %u edges", c->arcs);
-        if (!m->middle && !(m->middle = ss_alloc_huge(len * sizeof(uint32_t))))
+        if (ss_cch_metric_reserve32(m) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for a metric of %u edges", c->arcs);
         struct ss__copy cp = {m->w32, m->middle, old->w32, old->middle, len};
         ss_team_run(len >= ((uint64_t)1 << 20) ? p->threads : 1, NULL, ss__copy_part, &cp);

@@ -405,7 +405,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
                                                                 kn * 4, P, cudaMemcpyHostToDevice,
                                                                 r.s0),
                                               out);
-                } else if (k0 == 0) {
+                } else if (k0 == 0 && !pipe) { /* pipe recorded it after the cross */
                         SS__CUDA_GOTO(cudaEventRecord(r.ev_up, r.s0), out);
                 }
                 /* Out of core R holds rows KO and Cp columns KO; in core R

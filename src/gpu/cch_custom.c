@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "core/cancel.h"
-#include "core/mem.h"
 #include "core/team.h"
 #include "kernels/customize.h"
 #include "kernels/kernels.h"
@@ -275,11 +274,9 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         if (!w)
                 w = g->w;
         const size_t len = 2 * ((size_t)z->arcs + 1);
-        /* Huge pages: a metric of NY is 20 MB, 5,000 small pages whose
+        /* On huge pages: a metric of NY is 20 MB, 5,000 small pages whose
          * faults alone would cost more than the device's work. */
-        if (!m->w32 && !(m->w32 = ss_alloc_huge(len * sizeof(uint32_t))))
-                return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
-        if (!m->middle && !(m->middle = ss_alloc_huge(len * sizeof(uint32_t))))
+        if (ss_cch_metric_reserve32(m) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the weights of %u edges", z->arcs);
         const struct ss__cz_topo t = {.up_first = z->d_up_first,
                                       .up_head = z->d_up_head,
