@@ -257,7 +257,7 @@ static uint32_t ss__median_weight(const struct ss_graph *g)
         return (hi << 16) | lo;
 }
 
-static uint64_t ss__choose_delta(const struct ss_graph *g, const struct ss_gpu_config *cfg)
+uint64_t ss__choose_delta(const struct ss_graph *g, const struct ss_gpu_config *cfg)
 {
         uint64_t d = 1;
         if (g->m == 0)

@@ -181,6 +181,8 @@ void ss__edgelist_host_free(struct ss__edgelist_host *h);
 /* minin[v]: the lightest in-arc of v, SS__NO_IN without one; NULL when out
  * of memory. The caller frees it. */
 uint32_t *ss__minin_build(const struct ss_graph *g);
+/* Δ of a search on g under cfg's rule (gpu.c). */
+uint64_t ss__choose_delta(const struct ss_graph *g, const struct ss_gpu_config *cfg);
 /* g's CSR arcs packed as (head, weight) pairs sorted by weight within each
  * tail, so a light/heavy split is one index per vertex for any Δ (gpu.c);
  * malloc'd, NULL when out of memory. */

@@ -1,0 +1,350 @@
+/* gpu-part: the partitioned GPU search (gpu/part.h) checked and timed
+ * against the CPU Dijkstra and, in the same run, the one-device Δ-stepping.
+ *
+ *   gpu-part GRAPH | --gen NODES  [--devices LIST] [--parts LIST] [--sources K]
+ *            [--repeat R] [--p2p P] [--memory-limit BYTES] [--seed S] [--label NAME]
+ *
+ * --gen makes a road graph of NODES nodes (ssspd-gen's generator, seed S)
+ * instead of reading one. The CPU Dijkstra's distances from K random
+ * sources (on every core) are the reference. The baseline is ss_gpu_open()
+ * on the first device of --devices under the same memory limit (it may
+ * refuse: the graph does not fit one device). Then for every count of
+ * --parts (default: one per device) the partitioned search over --devices
+ * runs R times from each source (median kept), every distance compared;
+ * P routes with paths are checked too. One PART line per count and one
+ * BASELINE line; exit 1 on any mismatch or failure.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/team.h"
+#include "cpu/dijkstra.h"
+#include "gen/gen.h"
+#include "gpu/gpu.h"
+#include "gpu/part.h"
+#include "io/load.h"
+
+static uint64_t rng_state = 1;
+static uint64_t rnd(void)
+{
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return rng_state;
+}
+
+static size_t parse_list(const char *s, unsigned *out, size_t cap)
+{
+        size_t n = 0;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", s);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
+             tok = strtok_r(NULL, ",", &save))
+                out[n++] = (unsigned)strtoul(tok, NULL, 10);
+        return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static double median_ms(uint64_t *v, size_t n)
+{
+        if (!n)
+                return 0;
+        qsort(v, n, sizeof(*v), cmp_u64);
+        return v[n / 2] / 1e6;
+}
+
+struct refs {
+        const struct ss_graph *g;
+        const uint32_t *src;
+        ss_dist **ref;
+        unsigned ns;
+        atomic_uint failed;
+};
+
+static void refs_part(void *arg, unsigned t, unsigned nt)
+{
+        struct refs *r = arg;
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(r->g->n);
+        for (unsigned k = t; k < r->ns; k += nt) {
+                r->ref[k] = malloc((size_t)r->g->n * sizeof(ss_dist));
+                if (!ws || !r->ref[k] || ss_dijkstra_run(r->g, ws, r->src[k], SS_NO_NODE, NULL)) {
+                        atomic_fetch_add(&r->failed, 1);
+                        continue;
+                }
+                for (uint32_t v = 0; v < r->g->n; v++)
+                        r->ref[k][v] = ss_dijkstra_dist(ws, v);
+        }
+        ss_dijkstra_ws_free(ws);
+}
+
+static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, const char *what,
+                          uint32_t s)
+{
+        uint64_t bad = 0;
+        for (uint32_t v = 0; v < n; v++)
+                if (got[v] != want[v] && bad++ < 3)
+                        fprintf(stderr, "MISMATCH %s source %u node %u: gpu %" PRIu64
+                                        " cpu %" PRIu64 "\n",
+                                what, s + 1, v + 1, got[v], want[v]);
+        return bad;
+}
+
+/* A path's arcs exist and add up to d. */
+static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
+                    uint32_t t, ss_dist d)
+{
+        if (!len || p[0] != s || p[len - 1] != t)
+                return false;
+        ss_dist sum = 0;
+        for (size_t i = 0; i + 1 < len; i++) {
+                ss_dist best = SS_DIST_INF;
+                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
+                        if (g->col[a] == p[i + 1] && g->w[a] < best)
+                                best = g->w[a];
+                if (best == SS_DIST_INF)
+                        return false;
+                sum += best;
+        }
+        return sum == d;
+}
+
+int main(int argc, char **argv)
+{
+        const char *path = NULL, *label = NULL;
+        uint64_t gen_nodes = 0, limit = 0, seed = 1;
+        unsigned devs[SS_GPU_PART_MAX] = {0}, parts[16] = {0};
+        size_t ndev = 1, nparts = 0;
+        unsigned ns = 4, repeat = 5, np2p = 8;
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                if (a[0] != '-') {
+                        path = a;
+                        continue;
+                }
+                if (!v) {
+                        fprintf(stderr, "gpu-part: %s needs a value\n", a);
+                        return 2;
+                }
+                i++;
+                if (!strcmp(a, "--gen"))
+                        gen_nodes = strtoull(v, NULL, 10);
+                else if (!strcmp(a, "--devices"))
+                        ndev = parse_list(v, devs, SS_GPU_PART_MAX);
+                else if (!strcmp(a, "--parts"))
+                        nparts = parse_list(v, parts, 16);
+                else if (!strcmp(a, "--sources"))
+                        ns = (unsigned)strtoul(v, NULL, 10);
+                else if (!strcmp(a, "--repeat"))
+                        repeat = (unsigned)strtoul(v, NULL, 10);
+                else if (!strcmp(a, "--p2p"))
+                        np2p = (unsigned)strtoul(v, NULL, 10);
+                else if (!strcmp(a, "--memory-limit"))
+                        limit = strtoull(v, NULL, 10);
+                else if (!strcmp(a, "--seed"))
+                        seed = strtoull(v, NULL, 10);
+                else if (!strcmp(a, "--label"))
+                        label = v;
+                else {
+                        fprintf(stderr, "gpu-part: unknown option %s\n", a);
+                        return 2;
+                }
+        }
+        if ((!path && !gen_nodes) || !ndev || !ns || !repeat) {
+                fprintf(stderr, "usage: gpu-part GRAPH | --gen NODES [--devices LIST] "
+                                "[--parts LIST] [--sources K] [--repeat R] [--p2p P] "
+                                "[--memory-limit BYTES] [--seed S] [--label NAME]\n");
+                return 2;
+        }
+        if (!nparts)
+                parts[nparts++] = (unsigned)ndev;
+        rng_state = seed | 1;
+        struct ss_err err;
+        struct ss_gpu_info info;
+        if (ss_gpu_probe(&info, &err) != SS_OK) {
+                printf("SKIP: %s\n", err.msg);
+                return 77;
+        }
+        uint64_t t0 = ss_now_ns();
+        struct ss_graph *g = NULL;
+        char lbuf[64];
+        if (gen_nodes) {
+                struct ss_gen_road p = {.nodes = gen_nodes, .seed = seed};
+                g = ss_gen_road_graph(&p, 0, &err);
+                snprintf(lbuf, sizeof(lbuf), "road-%" PRIu64, gen_nodes);
+                label = label ? label : lbuf;
+        } else {
+                g = ss_graph_load(path, NULL, NULL, &err);
+                if (!label) {
+                        label = strrchr(path, '/');
+                        label = label ? label + 1 : path;
+                }
+        }
+        if (!g) {
+                fprintf(stderr, "gpu-part: %s\n", err.msg);
+                return 2;
+        }
+        printf("graph %s: n=%u m=%" PRIu64 ", ready in %.2f s\n", label, g->n, g->m,
+               (ss_now_ns() - t0) / 1e9);
+        uint32_t *src = malloc(ns * sizeof(*src));
+        ss_dist **ref = calloc(ns, sizeof(*ref));
+        ss_dist *all = NULL;
+        uint64_t *kt = calloc((size_t)ns * repeat, sizeof(uint64_t));
+        uint64_t *tt = calloc((size_t)ns * repeat, sizeof(uint64_t));
+        if (!src || !ref || !kt || !tt ||
+            cudaMallocHost((void **)&all, (size_t)g->n * sizeof(ss_dist)) != cudaSuccess) {
+                fprintf(stderr, "gpu-part: out of memory\n");
+                return 2;
+        }
+        for (unsigned k = 0; k < ns; k++)
+                src[k] = (uint32_t)(rnd() % g->n);
+        t0 = ss_now_ns();
+        struct refs rf = {.g = g, .src = src, .ref = ref, .ns = ns};
+        atomic_init(&rf.failed, 0);
+        ss_team_run(ss_team_threads(0), NULL, refs_part, &rf);
+        if (atomic_load(&rf.failed)) {
+                fprintf(stderr, "gpu-part: a reference search failed\n");
+                return 2;
+        }
+        printf("cpu dijkstra: %u sources in %.2f s on every core\n", ns, (ss_now_ns() - t0) / 1e9);
+        int status = 0;
+
+        /* The baseline: one device, its Δ-stepping, the same limit. */
+        double base_ms = 0;
+        {
+                struct ss_gpu_config cfg;
+                ss_gpu_config_default(&cfg);
+                cfg.device = (int)devs[0];
+                cfg.streams = 1;
+                cfg.memory_limit = limit;
+                struct ss_gpu *gpu = NULL;
+                if (ss_gpu_open(g, &cfg, &gpu, &err) != SS_OK) {
+                        printf("BASELINE graph=%s device=%u refused: %s\n", label, devs[0],
+                               err.msg);
+                } else {
+                        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .target = SS_NO_NODE,
+                                                 .all = all};
+                        struct ss_gpu_result r;
+                        uint64_t bad = 0;
+                        size_t nk = 0;
+                        q.source = src[0];
+                        ss_gpu_run(gpu, 0, &q, &r, &err); /* warm-up */
+                        for (unsigned k = 0; k < ns; k++)
+                                for (unsigned j = 0; j < repeat; j++) {
+                                        q.source = src[k];
+                                        if (ss_gpu_run(gpu, 0, &q, &r, &err) != SS_OK) {
+                                                fprintf(stderr, "gpu-part: baseline: %s\n",
+                                                        err.msg);
+                                                return 1;
+                                        }
+                                        kt[nk] = r.kernel_ns;
+                                        tt[nk++] = r.total_ns;
+                                        bad += count_bad(all, ref[k], g->n, "delta", src[k]);
+                                }
+                        base_ms = median_ms(kt, nk);
+                        char desc[512];
+                        ss_gpu_describe(gpu, desc, sizeof(desc));
+                        printf("BASELINE graph=%s device=%u ms=%.3f total_ms=%.3f mismatches=%" PRIu64
+                               " (%s)\n",
+                               label, devs[0], base_ms, median_ms(tt, nk), bad, desc);
+                        if (bad)
+                                status = 1;
+                        ss_gpu_close(gpu);
+                }
+        }
+
+        int ids[SS_GPU_PART_MAX];
+        char dlist[128] = "";
+        for (size_t d = 0, o = 0; d < ndev; d++) {
+                ids[d] = (int)devs[d];
+                o += (size_t)snprintf(dlist + o, sizeof(dlist) - o, "%s%u", d ? "," : "", devs[d]);
+        }
+        for (size_t pi = 0; pi < nparts; pi++) {
+                struct ss_gpu_part_config cfg;
+                ss_gpu_part_config_default(&cfg);
+                cfg.devices = ids;
+                cfg.ndev = (unsigned)ndev;
+                cfg.parts = parts[pi];
+                cfg.memory_limit = limit;
+                struct ss_gpu_part *h = NULL;
+                t0 = ss_now_ns();
+                if (ss_gpu_part_open(g, &cfg, &h, &err) != SS_OK) {
+                        printf("PART graph=%s devices=%s parts=%u error: %s\n", label, dlist,
+                               parts[pi], err.msg);
+                        status = status ? status : 2;
+                        continue;
+                }
+                const double open_s = (ss_now_ns() - t0) / 1e9;
+                struct ss_gpu_query q = {.target = SS_NO_NODE, .all = all, .source = src[0]};
+                struct ss_gpu_result r;
+                ss_gpu_part_run(h, &q, &r, &err); /* warm-up */
+                uint64_t bad = 0, phases = 0;
+                size_t nk = 0;
+                bool failed = false;
+                for (unsigned k = 0; k < ns && !failed; k++)
+                        for (unsigned j = 0; j < repeat; j++) {
+                                for (uint32_t v = 0; v < g->n; v++)
+                                        all[v] = 0x5a5a5a5a5a5a5a5aull; /* poison */
+                                q.source = src[k];
+                                if (ss_gpu_part_run(h, &q, &r, &err) != SS_OK) {
+                                        fprintf(stderr, "gpu-part: %u partitions from %u: %s\n",
+                                                parts[pi], src[k] + 1, err.msg);
+                                        failed = true;
+                                        break;
+                                }
+                                kt[nk] = r.kernel_ns;
+                                tt[nk++] = r.total_ns;
+                                phases = r.phases;
+                                bad += count_bad(all, ref[k], g->n, "part", src[k]);
+                        }
+                unsigned pbad = 0;
+                for (unsigned j = 0; j < np2p && !failed; j++) {
+                        const unsigned k = (unsigned)(rnd() % ns);
+                        const uint32_t t = (uint32_t)(rnd() % g->n);
+                        struct ss_gpu_query pq = {.source = src[k], .target = t, .want_path = true};
+                        if (ss_gpu_part_run(h, &pq, &r, &err) != SS_OK) {
+                                fprintf(stderr, "gpu-part: route %u -> %u: %s\n", src[k] + 1,
+                                        t + 1, err.msg);
+                                failed = true;
+                                break;
+                        }
+                        const ss_dist want = ref[k][t];
+                        if (r.dist != want ||
+                            (want != SS_DIST_INF && !r.path_needs_cpu &&
+                             !path_ok(g, r.path, r.path_len, src[k], t, want)))
+                                pbad++;
+                        free(r.path);
+                }
+                const double ms = median_ms(kt, nk);
+                char desc[512];
+                ss_gpu_part_describe(h, desc, sizeof(desc));
+                printf("PART graph=%s n=%u m=%" PRIu64 " devices=%s parts=%u ms=%.3f total_ms=%.3f "
+                       "phases=%" PRIu64 " vs_baseline=%.2f mismatches=%" PRIu64
+                       " route_mismatches=%u open_s=%.2f%s (%s)\n",
+                       label, g->n, g->m, dlist, parts[pi], ms, median_ms(tt, nk), phases,
+                       base_ms > 0 && ms > 0 ? base_ms / ms : 0, bad, pbad, open_s,
+                       failed ? " FAILED" : "", desc);
+                if (bad || pbad || failed)
+                        status = 1;
+                ss_gpu_part_close(h);
+        }
+        for (unsigned k = 0; k < ns; k++)
+                free(ref[k]);
+        free(ref);
+        free(src);
+        free(kt);
+        free(tt);
+        cudaFreeHost(all);
+        ss_graph_unref(g);
+        return status;
+}

@@ -1,0 +1,365 @@
+/* The partitioned GPU search (gpu/part.h) against the CPU Dijkstra: every
+ * distance and every path, with 1 to 7 partitions on the first device (so
+ * that the code that sends relaxations to another partition's memory runs
+ * on one GPU), on the DIMACS samples, rome99, generated road graphs, a graph
+ * numbered at random (most arcs cut) and graphs with zero weights and
+ * cycles; deadlines, the memory limit and bad configurations. The cut
+ * itself (ss_gpu_part_plan) needs no GPU: `test-gpu-part plan` checks it
+ * alone (suite 'unit'). With 2 or more devices the search also runs over
+ * two of them; with one, test_two_devices checks nothing and says so.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/dijkstra.h"
+#include "gen/gen.h"
+#include "gpu/gpu.h"
+#include "gpu/part.h"
+#include "io/load.h"
+#include "../check_run.h"
+#include "../data.h"
+
+static int ndevices;
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+}
+
+static struct ss_graph *load_data(const char *rel)
+{
+        struct ss_err err;
+        struct ss_graph *g = ss_graph_load(ss_test_data(rel), NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+static struct ss_graph *road(uint64_t nodes, uint64_t seed)
+{
+        struct ss_gen_road p = {.nodes = nodes, .seed = seed};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+/* Arcs with weights in [0, maxw] (a tenth of them 0), self-loops, parallel
+ * arcs and zero-weight cycles, over node ids in random order, so that most
+ * arcs cross partitions. */
+static struct ss_graph *scrambled(uint32_t n, uint32_t maxw)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        ck_assert_int_eq(ss_arcs_init(&a, n, (uint64_t)n * 5), SS_OK);
+        uint32_t *perm = malloc(n * sizeof(*perm));
+        for (uint32_t v = 0; v < n; v++)
+                perm[v] = v;
+        for (uint32_t v = n - 1; v > 0; v--) {
+                const uint32_t j = (uint32_t)(rnd() % (v + 1)), t = perm[v];
+                perm[v] = perm[j];
+                perm[j] = t;
+        }
+        for (uint32_t v = 0; v + 1 < n; v++) {
+                const uint32_t w = rnd() % 10 ? (uint32_t)(rnd() % maxw) : 0;
+                ss_arcs_push(&a, perm[v], perm[v + 1], w);
+                ss_arcs_push(&a, perm[v + 1], perm[v], w);
+        }
+        for (uint32_t i = 0; i < n * 2; i++) {
+                const uint32_t u = (uint32_t)(rnd() % n), v = i % 50 == 0 ? u : (uint32_t)(rnd() % n);
+                ss_arcs_push(&a, u, v, rnd() % 10 ? (uint32_t)(rnd() % maxw) : 0);
+        }
+        free(perm);
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
+static struct ss_gpu_part *open_part(const struct ss_graph *g, unsigned parts, unsigned ndev)
+{
+        static const int ids[2] = {0, 1};
+        struct ss_gpu_part_config cfg;
+        ss_gpu_part_config_default(&cfg);
+        cfg.devices = ids;
+        cfg.ndev = ndev;
+        cfg.parts = parts;
+        struct ss_gpu_part *h = NULL;
+        struct ss_err err;
+        int rc = ss_gpu_part_open(g, &cfg, &h, &err);
+        ck_assert_msg(rc == SS_OK, "%u partitions on %u devices: %s", parts, ndev, err.msg);
+        ck_assert_uint_eq(ss_gpu_part_count(h), parts);
+        return h;
+}
+
+static void check_path(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
+                       uint32_t t, ss_dist d)
+{
+        ck_assert_uint_gt(len, 0);
+        ck_assert_uint_eq(p[0], s);
+        ck_assert_uint_eq(p[len - 1], t);
+        ss_dist sum = 0;
+        for (size_t i = 0; i + 1 < len; i++) {
+                ss_dist best = SS_DIST_INF;
+                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
+                        if (g->col[a] == p[i + 1] && g->w[a] < best)
+                                best = g->w[a];
+                ck_assert_msg(best != SS_DIST_INF, "no arc %u -> %u on the path", p[i], p[i + 1]);
+                sum += best;
+        }
+        ck_assert_uint_eq(sum, d);
+}
+
+/* From `sources` random sources (the first is node 0): every distance of the
+ * one-to-all, and `p2p` routes with paths, equal to the CPU Dijkstra. */
+static void check_part(const struct ss_graph *g, struct ss_gpu_part *h, unsigned sources,
+                       unsigned p2p)
+{
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ss_dist *all = malloc((size_t)g->n * sizeof(ss_dist));
+        ck_assert_ptr_nonnull(ws);
+        ck_assert_ptr_nonnull(all);
+        for (unsigned k = 0; k < sources; k++) {
+                const uint32_t s = k == 0 ? 0 : (uint32_t)(rnd() % g->n);
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        all[v] = 12345; /* poison: every entry must be written */
+                struct ss_gpu_query q = {.source = s, .target = SS_NO_NODE, .all = all};
+                struct ss_gpu_result r;
+                struct ss_err err;
+                int rc = ss_gpu_part_run(h, &q, &r, &err);
+                ck_assert_msg(rc == SS_OK, "from %u: %s", s, err.msg);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_msg(all[v] == ss_dijkstra_dist(ws, v),
+                                      "%u partitions, from %u: node %u gpu %llu cpu %llu",
+                                      ss_gpu_part_count(h), s, v, (unsigned long long)all[v],
+                                      (unsigned long long)ss_dijkstra_dist(ws, v));
+                for (unsigned j = 0; j < p2p; j++) {
+                        const uint32_t t = j == 0 ? s : (uint32_t)(rnd() % g->n);
+                        struct ss_gpu_query pq = {.source = s, .target = t, .want_path = true};
+                        rc = ss_gpu_part_run(h, &pq, &r, &err);
+                        ck_assert_msg(rc == SS_OK, "%u -> %u: %s", s, t, err.msg);
+                        const ss_dist want = ss_dijkstra_dist(ws, t);
+                        ck_assert_uint_eq(r.dist, want);
+                        if (want == SS_DIST_INF)
+                                ck_assert_ptr_null(r.path);
+                        else if (!r.path_needs_cpu)
+                                check_path(g, r.path, r.path_len, s, t, want);
+                        free(r.path);
+                }
+        }
+        free(all);
+        ss_dijkstra_ws_free(ws);
+}
+
+static void check_counts(const struct ss_graph *g, const unsigned *parts, size_t np,
+                         unsigned sources, unsigned p2p)
+{
+        for (size_t i = 0; i < np; i++) {
+                if (parts[i] > g->n)
+                        continue;
+                struct ss_gpu_part *h = open_part(g, parts[i], 1);
+                check_part(g, h, sources, p2p);
+                ss_gpu_part_close(h);
+        }
+}
+
+START_TEST(test_plan)
+{
+        struct ss_graph *g = road(20000, 5);
+        struct ss_err err;
+        uint32_t bases[SS_GPU_PART_MAX + 1];
+        for (unsigned parts = 1; parts <= SS_GPU_PART_MAX; parts++) {
+                ck_assert_int_eq(ss_gpu_part_plan(g, parts, bases, &err), SS_OK);
+                ck_assert_uint_eq(bases[0], 0);
+                ck_assert_uint_eq(bases[parts], g->n);
+                const uint64_t total = (uint64_t)g->n + g->m;
+                for (unsigned p = 0; p < parts; p++) {
+                        ck_assert_uint_lt(bases[p], bases[p + 1]);
+                        /* Each range's nodes + arcs within one node's worth of
+                         * an equal share (degrees are small here). */
+                        const uint64_t cost = (bases[p + 1] - bases[p]) +
+                                              (g->row[bases[p + 1]] - g->row[bases[p]]);
+                        ck_assert_uint_le(cost, total / parts + 64);
+                        ck_assert_uint_ge(cost + 64, total / parts);
+                }
+        }
+        ck_assert_int_eq(ss_gpu_part_plan(g, 0, bases, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_gpu_part_plan(g, SS_GPU_PART_MAX + 1, bases, &err), SS_EINVAL);
+        ss_graph_unref(g);
+        /* As many partitions as nodes: one node each. */
+        g = load_data("dimacs/samples/sample.gr");
+        ck_assert_int_eq(ss_gpu_part_plan(g, g->n, bases, &err), SS_OK);
+        for (unsigned p = 0; p <= g->n; p++)
+                ck_assert_uint_eq(bases[p], p);
+        ck_assert_int_eq(ss_gpu_part_plan(g, g->n + 1, bases, &err), SS_EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "partitions"));
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_samples)
+{
+        static const unsigned parts[] = {1, 2, 3, 6};
+        const char *files[] = {"dimacs/samples/sample.gr", "dimacs/samples/cycle32.gr",
+                               "dimacs/samples/gapbs-4.gr"};
+        for (size_t i = 0; i < 3; i++) {
+                struct ss_graph *g = load_data(files[i]);
+                check_counts(g, parts, 4, g->n < 8 ? g->n : 8, 6);
+                ss_graph_unref(g);
+        }
+}
+END_TEST
+
+START_TEST(test_rome99)
+{
+        static const unsigned parts[] = {1, 2, 4, 7};
+        struct ss_graph *g = load_data("dimacs/rome99.gr");
+        check_counts(g, parts, 4, 6, 8);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_road_graphs)
+{
+        static const unsigned parts[] = {2, 4, 16};
+        struct ss_graph *g = road(60000, 7);
+        check_counts(g, parts, 3, 3, 6);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Random numbering: most arcs go to another partition, so nearly every
+ * relaxation takes the remote path; zero weights, self-loops, parallel arcs
+ * and zero-weight cycles (the path walk may defer to the CPU there). */
+START_TEST(test_scrambled_and_zero_weights)
+{
+        static const unsigned parts[] = {2, 5};
+        struct ss_graph *g = scrambled(20000, 1000);
+        struct ss_gpu_part *h = open_part(g, 5, 1);
+        ck_assert_uint_gt(ss_gpu_part_cut_arcs(h), g->m / 2);
+        ss_gpu_part_close(h);
+        check_counts(g, parts, 2, 4, 8);
+        ss_graph_unref(g);
+        g = scrambled(3000, 1);
+        check_counts(g, parts, 2, 4, 8);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_deadline_and_reuse)
+{
+        struct ss_graph *g = road(60000, 9);
+        struct ss_gpu_part *h = open_part(g, 3, 1);
+        struct ss_cancel c = {.deadline_ns = 1}; /* passed before the search starts */
+        struct ss_gpu_query q = {.source = 0, .target = g->n - 1, .cancel = &c};
+        struct ss_gpu_result r;
+        struct ss_err err;
+        ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_ETIMEDOUT);
+        /* A cancelled search leaves the handle ready for the next. */
+        ck_assert(ss_gpu_part_healthy(h));
+        check_part(g, h, 2, 4);
+        ss_gpu_part_close(h);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_limits_and_bad_config)
+{
+        struct ss_graph *g = load_data("dimacs/rome99.gr");
+        struct ss_gpu_part_config cfg;
+        ss_gpu_part_config_default(&cfg);
+        struct ss_gpu_part *h = NULL;
+        struct ss_err err;
+        cfg.memory_limit = 4096;
+        ck_assert_int_eq(ss_gpu_part_open(g, &cfg, &h, &err), SS_ENOGPU);
+        ck_assert_ptr_null(h);
+        ck_assert_msg(strstr(err.msg, "does not fit") && strstr(err.msg, "MiB"), "%s", err.msg);
+        cfg.memory_limit = 0;
+        const int twice[2] = {0, 0};
+        cfg.devices = twice;
+        cfg.ndev = 2;
+        ck_assert_int_eq(ss_gpu_part_open(g, &cfg, &h, &err), SS_EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
+        const int far_id[1] = {63};
+        cfg.devices = far_id;
+        cfg.ndev = 1;
+        ck_assert_int_eq(ss_gpu_part_open(g, &cfg, &h, &err), SS_ENOGPU);
+        cfg.devices = NULL;
+        cfg.parts = SS_GPU_PART_MAX + 1;
+        ck_assert_int_eq(ss_gpu_part_open(g, &cfg, &h, &err), SS_EINVAL);
+        /* Queries it does not take. */
+        h = open_part(g, 2, 1);
+        const uint32_t tg[2] = {1, 2};
+        struct ss_gpu_query q = {.source = g->n, .target = SS_NO_NODE};
+        struct ss_gpu_result r;
+        ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_EINVAL);
+        q.source = 0;
+        q.targets = tg;
+        q.ntargets = 2;
+        ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_EINVAL);
+        q.ntargets = 0;
+        q.targets = NULL;
+        q.want_path = true;
+        ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_EINVAL);
+        char desc[256];
+        ss_gpu_part_describe(h, desc, sizeof(desc));
+        ck_assert_ptr_nonnull(strstr(desc, "2 partitions on 1 device"));
+        ss_gpu_part_close(h);
+        ss_graph_unref(g);
+}
+END_TEST
+
+START_TEST(test_two_devices)
+{
+        if (ndevices < 2) {
+                printf("test_two_devices: one device, not run\n");
+                return;
+        }
+        struct ss_graph *g = road(60000, 11);
+        struct ss_gpu_part *h = open_part(g, 2, 2);
+        check_part(g, h, 3, 6);
+        ss_gpu_part_close(h);
+        h = open_part(g, 4, 2);
+        check_part(g, h, 3, 6);
+        ss_gpu_part_close(h);
+        ss_graph_unref(g);
+        g = scrambled(20000, 1000);
+        h = open_part(g, 2, 2);
+        check_part(g, h, 3, 6);
+        ss_gpu_part_close(h);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* "plan" as the argument: the cut alone, which needs no GPU (suite
+ * 'unit'); without it every test, skipped (77) without a usable GPU. */
+int main(int argc, char **argv)
+{
+        Suite *s = suite_create("gpu-part");
+        TCase *tc = tcase_create("part");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, test_plan);
+        suite_add_tcase(s, tc);
+        if (argc > 1 && !strcmp(argv[1], "plan"))
+                return ss_check_run(s, true);
+        struct ss_gpu_info info;
+        struct ss_err err;
+        if (ss_gpu_probe(&info, &err) != SS_OK) {
+                printf("SKIP: %s\n", err.msg);
+                return 77;
+        }
+        ndevices = info.count;
+        tcase_add_test(tc, test_samples);
+        tcase_add_test(tc, test_rome99);
+        tcase_add_test(tc, test_road_graphs);
+        tcase_add_test(tc, test_scrambled_and_zero_weights);
+        tcase_add_test(tc, test_deadline_and_reuse);
+        tcase_add_test(tc, test_limits_and_bad_config);
+        tcase_add_test(tc, test_two_devices);
+        return ss_check_run(s, true);
+}
