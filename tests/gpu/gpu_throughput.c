@@ -4,7 +4,7 @@
  *
  *   gpu-throughput GRAPH [--streams LIST] [--batch LIST] [--blocks B]
  *                        [--queries Q] [--sources K] [--algorithm NAME]
- *                        [--seed S] [--no-path]
+ *                        [--devices LIST] [--seed S] [--no-path]
  *
  * For every (streams, batch) pair of the two comma lists it opens the GPU
  * row of the solver table named by --algorithm (default delta), then runs Q
@@ -36,7 +36,6 @@
 
 struct run {
         const struct ss_graph *g;
-        struct ss_backend *b;
         const struct ss_solver *row;
         const uint32_t *src; /* K sources */
         ss_dist *const *ref; /* K rows of N distances */
@@ -52,6 +51,7 @@ struct run {
 
 struct worker {
         struct run *r;
+        struct ss_backend *b;
         unsigned lane;
 };
 
@@ -92,7 +92,7 @@ static void *work(void *p)
                                        .path_len = plen};
                 struct ss_err err = {0};
                 const uint64_t t0 = ss_now_ns();
-                int rc = ss_backend_run(r->b, w->lane, r->row, &task, &err);
+                int rc = ss_backend_run(w->b, w->lane, r->row, &task, &err);
                 const uint64_t dt = ss_now_ns() - t0;
                 if (rc) {
                         fprintf(stderr, "gpu-throughput: %u routes from %u: %s\n", k, s[0] + 1,
@@ -181,8 +181,8 @@ static void refs_part(void *arg, unsigned t, unsigned nt)
 int main(int argc, char **argv)
 {
         const char *path = NULL, *algo_name = "delta";
-        unsigned streams[16] = {4}, batches[16] = {1}, blocks = 0;
-        size_t nstreams = 1, nbatches = 1;
+        unsigned streams[16] = {4}, batches[16] = {1}, devs[16] = {0}, blocks = 0;
+        size_t nstreams = 1, nbatches = 1, ndevs = 1;
         unsigned nq = 20000, ns = 64;
         bool want_path = true;
         for (int i = 1; i < argc; i++) {
@@ -213,6 +213,8 @@ int main(int argc, char **argv)
                         ns = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--algorithm"))
                         algo_name = v;
+                else if (!strcmp(a, "--devices"))
+                        ndevs = parse_list(v, devs, 16);
                 else if (!strcmp(a, "--seed"))
                         rng_state = strtoull(v, NULL, 10) | 1;
                 else {
@@ -221,10 +223,11 @@ int main(int argc, char **argv)
                 }
         }
         const struct ss_solver *row = ss_solver_find(algo_name, SS_DEVICE_GPU);
-        if (!path || !nstreams || !nbatches || !nq || !ns || !row) {
+        if (!path || !nstreams || !nbatches || !nq || !ns || !row || !ndevs) {
                 fprintf(stderr, "usage: gpu-throughput GRAPH [--streams LIST] [--batch LIST] "
                                 "[--blocks B] [--queries Q] [--sources K] [--algorithm NAME] "
-                                "[--seed S] [--no-path]  (NAME: a GPU row of the solver table)\n");
+                                "[--devices LIST] [--seed S] [--no-path]  (NAME: a GPU row of "
+                                "the solver table)\n");
                 return 2;
         }
         if (access(path, R_OK) != 0) {
@@ -275,23 +278,35 @@ int main(int argc, char **argv)
         for (size_t si = 0; si < nstreams; si++) {
                 for (size_t bi = 0; bi < nbatches; bi++) {
                         const unsigned kb = batches[bi] ? batches[bi] : 1;
-                        struct ss_backend_config cfg = {
-                            .lanes = streams[si], .blocks = blocks, .batch = kb > 1 ? kb : 0};
-                        struct ss_backend *b = NULL;
-                        if (ss_backend_open(SS_DEVICE_GPU, g, &cfg, &b, &err)) {
-                                if (err.code == SS_ENOGPU && strstr(err.msg, "no CUDA")) {
-                                        printf("SKIP: %s\n", err.msg);
-                                        return 77;
+                        struct ss_backend *bs[16] = {NULL};
+                        unsigned k = 0, kcap = 0, opened = 0;
+                        for (size_t d = 0; d < ndevs; d++) {
+                                struct ss_backend_config cfg = {.lanes = streams[si],
+                                                                .gpu_device = (int)devs[d],
+                                                                .blocks = blocks,
+                                                                .batch = kb > 1 ? kb : 0};
+                                if (ss_backend_open(SS_DEVICE_GPU, g, &cfg, &bs[d], &err)) {
+                                        if (err.code == SS_ENOGPU && strstr(err.msg, "no CUDA")) {
+                                                printf("SKIP: %s\n", err.msg);
+                                                return 77;
+                                        }
+                                        printf("THROUGHPUT streams=%u batch=%u device=%u error: "
+                                               "%s\n",
+                                               streams[si], kb, devs[d], err.msg);
+                                        status = status ? status : 2;
+                                        break;
                                 }
-                                printf("THROUGHPUT streams=%u batch=%u error: %s\n", streams[si],
-                                       kb, err.msg);
-                                status = status ? status : 2;
+                                opened++;
+                                k += ss_backend_lanes(bs[d]);
+                                const unsigned c = ss_backend_batch(bs[d], row, SS_TASK_ROUTE);
+                                kcap = d == 0 || c < kcap ? c : kcap;
+                        }
+                        if (opened < ndevs) {
+                                for (unsigned d = 0; d < opened; d++)
+                                        ss_backend_close(bs[d]);
                                 continue;
                         }
-                        const unsigned k = ss_backend_lanes(b);
-                        const unsigned kcap = ss_backend_batch(b, row, SS_TASK_ROUTE);
                         struct run r = {.g = g,
-                                        .b = b,
                                         .row = row,
                                         .src = src,
                                         .ref = ref,
@@ -310,10 +325,12 @@ int main(int argc, char **argv)
                                 fprintf(stderr, "gpu-throughput: out of memory\n");
                                 return 2;
                         }
+                        for (unsigned d = 0, j = 0; d < ndevs; d++)
+                                for (unsigned l = 0; l < ss_backend_lanes(bs[d]); l++, j++)
+                                        w[j] = (struct worker){&r, bs[d], l};
                         const uint64_t t0 = ss_now_ns();
                         unsigned started = 0;
                         for (unsigned j = 0; j < k; j++) {
-                                w[j] = (struct worker){&r, j};
                                 if (pthread_create(&th[j], NULL, work, &w[j]) != 0)
                                         break;
                                 started++;
@@ -328,19 +345,28 @@ int main(int argc, char **argv)
                         const double secs = (ss_now_ns() - t0) / 1e9;
                         const unsigned nt = atomic_load(&r.ntasks);
                         qsort(lat, nt, sizeof(*lat), cmp_u64);
-                        char desc[512];
-                        ss_backend_describe(b, desc, sizeof(desc));
+                        char desc[1024];
+                        size_t dl = 0;
+                        for (unsigned d = 0; d < ndevs && dl < sizeof(desc); d++) {
+                                if (d)
+                                        dl += (size_t)snprintf(desc + dl, sizeof(desc) - dl, "; ");
+                                if (dl < sizeof(desc))
+                                        ss_backend_describe(bs[d], desc + dl, sizeof(desc) - dl);
+                                dl = strlen(desc);
+                        }
                         const unsigned bad = atomic_load(&r.mismatches);
                         const unsigned failed = atomic_load(&r.failures);
-                        printf("THROUGHPUT streams=%u batch=%u qps=%.0f task_p50_ms=%.3f "
-                               "task_p99_ms=%.3f mismatches=%u failures=%u (%s)\n",
-                               k, r.batch, nq / secs, nt ? lat[nt / 2] / 1e6 : 0,
+                        printf("THROUGHPUT devices=%zu streams=%u batch=%u qps=%.0f "
+                               "task_p50_ms=%.3f task_p99_ms=%.3f mismatches=%u failures=%u "
+                               "(%s)\n",
+                               ndevs, k, r.batch, nq / secs, nt ? lat[nt / 2] / 1e6 : 0,
                                nt ? lat[(size_t)(nt * 0.99)] / 1e6 : 0, bad, failed, desc);
                         if (bad || failed)
                                 status = 1;
                         free(w);
                         free(th);
-                        ss_backend_close(b);
+                        for (unsigned d = 0; d < ndevs; d++)
+                                ss_backend_close(bs[d]);
                 }
         }
         for (unsigned k = 0; k < ns; k++)
