@@ -150,6 +150,17 @@ typedef int (*ss_gpu_open_fn)(void *arg, int device, const struct ss_graph *g, u
  * for any graph (minutes on a continent); OFF makes none. Once a graph has
  * one, auto routes and matrices are answered with it on the CPU. */
 enum ss_engine_cch { SS_ENGINE_CCH_AUTO = 0, SS_ENGINE_CCH_ON, SS_ENGINE_CCH_OFF };
+
+/* How the pool uses several GPUs: REPLICATE gives every device the whole
+ * graph (each serves queries of its own); SPLIT cuts the graph over all of
+ * them for one partitioned search at a time (gpu/part.h), for graphs no
+ * single device holds; AUTO replicates, and splits when every device of at
+ * least two refused the graph as too large. */
+enum ss_engine_partition {
+        SS_ENGINE_PARTITION_AUTO = 0,
+        SS_ENGINE_PARTITION_REPLICATE,
+        SS_ENGINE_PARTITION_SPLIT
+};
 #define SS_ENGINE_CCH_AUTO_NODES 2000000u
 
 struct ss_engine_config {
@@ -159,6 +170,7 @@ struct ss_engine_config {
         unsigned ngpus;             /* entries of gpu_devices; 0 with gpu: every usable GPU */
         const int *gpu_devices;     /* CUDA device ids */
         bool gpu;                   /* use GPUs at all */
+        enum ss_engine_partition gpu_partition;
         unsigned gpu_streams;       /* per device (0: 4) */
         uint64_t gpu_memory;        /* bytes the engine may use per device (0: what is free) */
         const char *gpu_delta;      /* Δ rule (NULL: tuned) */

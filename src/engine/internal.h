@@ -18,6 +18,9 @@ struct ss__slot {
         struct ss_graph *g;      /* the graph b holds (a reference), NULL with b */
         unsigned lanes, batch;   /* of b */
         unsigned workers;        /* stream workers started for this slot */
+        /* This slot's backend is the partitioned search over every slot's
+         * device; the other slots then hold nothing of their own. */
+        bool split;
         char why[SS_ERRMSG_MAX]; /* description, or why it does not serve */
 };
 

@@ -14,6 +14,12 @@
  * opened as for a new graph. Either way the slot names the graph whose
  * weights the device holds, and a stream only runs jobs bound to that
  * graph: no job ever runs on another graph's weights.
+ *
+ * gpu_partition split (or auto, when every device of two or more refused
+ * the graph as too large) makes slot 0 hold the partitioned search over
+ * every slot's device instead (gpu/part.h): one lane for the whole pool,
+ * and the other slots hold nothing of their own. Its backend takes no
+ * weights in place, so an update opens it again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,9 @@
 
 #include "core/log.h"
 #include "engine/internal.h"
+
+/* Devices of one partitioned search at most (SS_GPU_PART_MAX). */
+#define SS__POOL_MAX 16
 
 /* A slot's lock prefers writers: with every stream busy there is rarely a
  * moment without readers, and glibc's default (readers first) would let a
@@ -145,8 +154,12 @@ static int ss__open(struct ss_engine *e, struct ss__slot *s, struct ss_graph *g,
                     struct ss_backend **out, struct ss_err *err)
 {
         const unsigned streams = e->cfg.gpu_streams ? e->cfg.gpu_streams : 4;
-        if (e->cfg.gpu_open)
+        if (e->cfg.gpu_open && !s->split)
                 return e->cfg.gpu_open(e->cfg.gpu_open_arg, s->id, g, streams, out, err);
+        int ids[SS__POOL_MAX];
+        const unsigned nids = e->nslots < SS__POOL_MAX ? e->nslots : SS__POOL_MAX;
+        for (unsigned i = 0; i < nids; i++)
+                ids[i] = e->slots[i].id;
         struct ss_backend_config bc = {
             .lanes = streams,
             .gpu_device = s->id,
@@ -154,6 +167,9 @@ static int ss__open(struct ss_engine *e, struct ss__slot *s, struct ss_graph *g,
             .delta = e->cfg.gpu_delta,
             .batch = e->cfg.gpu_batch,
             .batch_streams = e->cfg.gpu_batch_streams,
+            .gpu_split = s->split,
+            .gpu_devices = ids,
+            .ngpu_devices = nids,
         };
         return ss_backend_open(SS_DEVICE_GPU, g, &bc, out, err);
 }
@@ -198,11 +214,47 @@ static int ss__slot_load(struct ss_engine *e, unsigned i, struct ss_graph *g)
         return rc;
 }
 
+/* Slot 0 opens the partitioned search over every slot's device; the other
+ * slots are closed and say where their device serves (pool_lock held). */
+static int ss__pool_split(struct ss_engine *e, struct ss_graph *g)
+{
+        for (unsigned i = 0; i < e->nslots; i++) {
+                struct ss__slot *s = &e->slots[i];
+                ss__slot_close(e, s);
+                s->split = i == 0;
+                if (i > 0) {
+                        pthread_mutex_lock(&e->lock);
+                        snprintf(s->why, sizeof(s->why),
+                                 "serves in the partitioned search of GPU %d's slot",
+                                 e->slots[0].id);
+                        pthread_mutex_unlock(&e->lock);
+                }
+        }
+        return ss__slot_load(e, 0, g);
+}
+
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g)
 {
         pthread_mutex_lock(&e->pool_lock);
-        for (unsigned i = 0; i < e->nslots; i++)
-                ss__slot_load(e, i, g);
+        const enum ss_engine_partition mode = e->cfg.gpu_partition;
+        if (mode == SS_ENGINE_PARTITION_SPLIT && e->nslots > 0) {
+                ss__pool_split(e, g);
+                pthread_mutex_unlock(&e->pool_lock);
+                return;
+        }
+        /* Whole copies first; auto splits when every device found the graph
+         * too large (not when they failed for another reason). */
+        bool too_big = e->nslots >= 2 && mode == SS_ENGINE_PARTITION_AUTO;
+        for (unsigned i = 0; i < e->nslots; i++) {
+                e->slots[i].split = false;
+                if (ss__slot_load(e, i, g) == SS_OK || !strstr(e->slots[i].why, "does not fit"))
+                        too_big = false;
+        }
+        if (too_big) {
+                ss_log_info("gpu", "the graph fits no single GPU: splitting it over %u GPUs",
+                            e->nslots);
+                ss__pool_split(e, g);
+        }
         pthread_mutex_unlock(&e->pool_lock);
 }
 

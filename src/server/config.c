@@ -59,6 +59,12 @@ static int ss__check_devices(const char *v, struct ss_err *err)
         return ss_config_gpu_devices(v, ids, 16, NULL, err);
 }
 
+static int ss__check_partition(const char *v, struct ss_err *err)
+{
+        int mode;
+        return ss_config_gpu_partition(v, &mode, err);
+}
+
 static int ss__check_cch(const char *v, struct ss_err *err)
 {
         int mode;
@@ -150,6 +156,10 @@ static const struct ss__key ss__keys[] = {
      "yes or no: serve from a GPU when one is usable (builds with CUDA)"},
     {"gpu_devices", SS__STR, SS__STRF(gpu_devices), "all", 0, 0, ss__check_devices,
      "CUDA devices to serve from: all (every usable one) or a list of ids, e.g. 0,1"},
+    {"gpu_partition", SS__STR, SS__STRF(gpu_partition), "auto", 0, 0, ss__check_partition,
+     "how several GPUs share the graph: replicate (a whole copy on each), split (one copy "
+     "cut over all of them, for graphs no single GPU holds) or auto (replicate, split when "
+     "every GPU refused the graph as too large)"},
     {"gpu_streams", SS__INT, SS__OFF(gpu_streams), 0, "4", 1, 64, NULL,
      "CUDA streams per GPU, each with its workspaces: GPU searches at once"},
     {"gpu_batch", SS__STR, SS__STRF(gpu_batch), "auto", 0, 0, ss__check_batch,
@@ -412,6 +422,20 @@ int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err)
                 return ss_err_set(err, SS_EINVAL,
                                   "gpu_batch: '%s' is not auto or a number of sources 0..4096", v);
         *out = (unsigned)x;
+        return SS_OK;
+}
+
+int ss_config_gpu_partition(const char *v, int *out, struct ss_err *err)
+{
+        if (!strcmp(v, "auto"))
+                *out = SS_ENGINE_PARTITION_AUTO;
+        else if (!strcmp(v, "replicate"))
+                *out = SS_ENGINE_PARTITION_REPLICATE;
+        else if (!strcmp(v, "split"))
+                *out = SS_ENGINE_PARTITION_SPLIT;
+        else
+                return ss_err_set(err, SS_EINVAL,
+                                  "gpu_partition: '%s' is not auto, replicate or split", v);
         return SS_OK;
 }
 

@@ -44,6 +44,7 @@ struct ss_config {
         int64_t shutdown_grace_ms;           /* extra wait for in-flight queries at exit */
         bool gpu;                            /* serve from a GPU when one is usable */
         char gpu_devices[128];               /* "all" or a list of CUDA ids */
+        char gpu_partition[16];              /* "auto", "replicate" or "split" */
         int64_t gpu_streams;                 /* CUDA streams per GPU */
         char gpu_batch[16];                  /* "auto" or sources per GPU search */
         int64_t batch_wait_us;               /* a stream's wait for a fuller batch */
@@ -82,6 +83,9 @@ int ss_config_gpu_devices(const char *v, int *ids, unsigned cap, unsigned *count
                           struct ss_err *err);
 /* Parses gpu_batch: "auto" (0xffffffff) or 0..4096. Returns SS_OK or SS_EINVAL. */
 int ss_config_gpu_batch(const char *v, unsigned *out, struct ss_err *err);
+/* The gpu_partition key: "auto", "replicate" or "split" into *out
+ * (SS_ENGINE_PARTITION_*). */
+int ss_config_gpu_partition(const char *v, int *out, struct ss_err *err);
 /* The cch key: "auto", "yes" or "no" into *out (SS_ENGINE_CCH_*). */
 int ss_config_cch(const char *v, int *out, struct ss_err *err);
 

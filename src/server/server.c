@@ -206,15 +206,17 @@ int ss_server_start(struct ss_server *srv, const struct ss_config *cfg, struct s
         srv->loop = uv_default_loop();
         int gpu_ids[16];
         unsigned ngpus = 0, batch = 0;
-        int cch = SS_ENGINE_CCH_AUTO;
-        /* All three were checked when the settings were read. */
+        int cch = SS_ENGINE_CCH_AUTO, partition = SS_ENGINE_PARTITION_AUTO;
+        /* All four were checked when the settings were read. */
         ss_config_gpu_devices(srv->cfg.gpu_devices, gpu_ids, 16, &ngpus, err);
+        ss_config_gpu_partition(srv->cfg.gpu_partition, &partition, err);
         ss_config_gpu_batch(srv->cfg.gpu_batch, &batch, err);
         ss_config_cch(srv->cfg.cch, &cch, err);
         struct ss_engine_config ec = {
             .cpu_workers = (unsigned)srv->cfg.workers,
             .queue_max = (size_t)srv->cfg.queue_max,
             .gpu = srv->cfg.gpu,
+            .gpu_partition = (enum ss_engine_partition)partition,
             .ngpus = ngpus,
             .gpu_devices = gpu_ids,
             .gpu_streams = (unsigned)srv->cfg.gpu_streams,

@@ -21,6 +21,7 @@ struct ss_backend {
 extern const struct ss_backend_ops ss__cpu_backend;
 #if SS_HAVE_CUDA
 extern const struct ss_backend_ops ss__gpu_backend;
+extern const struct ss_backend_ops ss__gpu_part_backend; /* solve/gpu_part.c */
 #endif
 
 /* Runs task t on the CPU with the Dijkstra workspace ws: the CPU rows' work,

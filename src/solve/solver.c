@@ -101,7 +101,7 @@ int ss_backend_open(enum ss_device device, const struct ss_graph *g,
                 ops = &ss__cpu_backend;
 #if SS_HAVE_CUDA
         else if (device == SS_DEVICE_GPU)
-                ops = &ss__gpu_backend;
+                ops = cfg->gpu_split ? &ss__gpu_part_backend : &ss__gpu_backend;
 #endif
         if (!ops)
                 return ss_err_set(err, SS_ENOGPU,
