@@ -6,20 +6,25 @@
  * cycles; deadlines, the memory limit and bad configurations. The cut
  * itself (ss_gpu_part_plan) needs no GPU: `test-gpu-part plan` checks it
  * alone (suite 'unit'). With 2 or more devices the search also runs over
- * two of them; with one, test_two_devices checks nothing and says so.
+ * two of them; with one, test_two_devices checks nothing and says so. The
+ * engine with gpu_partition split serves routes, matrices and one-to-all
+ * from it, also after new weights (test_engine_split).
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu/dijkstra.h"
+#include "engine/engine.h"
 #include "gen/gen.h"
 #include "gpu/gpu.h"
 #include "gpu/part.h"
 #include "io/load.h"
 #include "../check_run.h"
 #include "../data.h"
+#include "../engine/job_wait.h"
 
 static int ndevices;
 
@@ -336,6 +341,146 @@ START_TEST(test_two_devices)
 }
 END_TEST
 
+static void engine_run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind,
+                       const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
+{
+        struct waiter w = WAITER_INIT;
+        *j = (struct ss_job){.kind = kind,
+                             .algo = SS_ALGO_AUTO,
+                             .engine = SS_ENGINE_GPU,
+                             .graph = ss_engine_graph(e),
+                             .sources = s,
+                             .nsources = ns,
+                             .targets = t,
+                             .ntargets = nt,
+                             .done = on_done,
+                             .user = &w};
+        while (ss_engine_submit(e, j) == SS_EOVERLOAD)
+                usleep(1000);
+        ck_assert_int_eq(j->status, SS_OK);
+        waiter_wait(&w);
+        ck_assert_msg(j->status == SS_OK, "%s", j->err.msg);
+        /* Answered by the partitioned search, not handed to the CPU. */
+        ck_assert_int_eq(j->ran_engine, SS_ENGINE_GPU);
+        ck_assert(!j->fell_back);
+}
+
+/* Every answer of the engine's partitioned slot equals Dijkstra on the
+ * graph it serves. */
+static void check_engine(struct ss_engine *e)
+{
+        struct ss_graph *g = ss_engine_graph(e);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (unsigned k = 0; k < 6; k++) {
+                const uint32_t s = (uint32_t)(rnd() % g->n), t = (uint32_t)(rnd() % g->n);
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+                struct ss_job j;
+                engine_run(e, &j, SS_JOB_ROUTE, &s, 1, &t, 1);
+                ck_assert_uint_eq(j.dist[0], ss_dijkstra_dist(ws, t));
+                check_path(g, j.path, j.path_len, s, t, j.dist[0]);
+                ss_job_release(&j);
+                engine_run(e, &j, SS_JOB_ONE_TO_ALL, &s, 1, NULL, 0);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_uint_eq(j.dist[v], ss_dijkstra_dist(ws, v));
+                ss_job_release(&j);
+        }
+        uint32_t src[3], tg[40];
+        for (unsigned i = 0; i < 3; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        for (unsigned i = 0; i < 40; i++)
+                tg[i] = (uint32_t)(rnd() % g->n);
+        struct ss_job j;
+        engine_run(e, &j, SS_JOB_MATRIX, src, 3, tg, 40);
+        for (unsigned i = 0; i < 3; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (unsigned c = 0; c < 40; c++)
+                        ck_assert_uint_eq(j.dist[i * 40 + c], ss_dijkstra_dist(ws, tg[c]));
+        }
+        ss_job_release(&j);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+
+START_TEST(test_engine_split)
+{
+        struct ss_err err;
+        struct ss_graph *g = road(20000, 13);
+        const int ids[2] = {0, 1};
+        struct ss_engine_config cfg = {.cpu_workers = 2,
+                                       .queue_max = 64,
+                                       .gpu = true,
+                                       .gpu_partition = SS_ENGINE_PARTITION_SPLIT,
+                                       .ngpus = ndevices >= 2 ? 2 : 1,
+                                       .gpu_devices = ids,
+                                       .gpu_streams = 2,
+                                       .cch = SS_ENGINE_CCH_OFF};
+        struct ss_engine *e;
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        struct ss_engine_device dev[4];
+        const unsigned nd = ss_engine_devices(e, dev, 4);
+        ck_assert_uint_eq(nd, 1 + cfg.ngpus);
+        ck_assert(dev[1].serving);
+        ck_assert_msg(strstr(dev[1].what, "partitions on"), "%s", dev[1].what);
+        ck_assert_uint_eq(dev[1].lanes, 1);
+        if (nd > 2) {
+                ck_assert(!dev[2].serving);
+                ck_assert_msg(strstr(dev[2].what, "partitioned search"), "%s", dev[2].what);
+        }
+        check_engine(e);
+        /* New weights: the slot opens its search again on the new graph. */
+        struct ss_graph *cur = ss_engine_graph(e);
+        struct ss_weight_change c[50];
+        for (unsigned i = 0; i < 50; i++) {
+                const uint32_t u = (uint32_t)(rnd() % cur->n);
+                ck_assert_uint_gt(cur->row[u + 1], cur->row[u]);
+                const uint64_t a = cur->row[u] + rnd() % (cur->row[u + 1] - cur->row[u]);
+                c[i] = (struct ss_weight_change){u, cur->col[a], (uint32_t)(rnd() % 3 ? 1 : 50000)};
+        }
+        ss_graph_unref(cur);
+        struct ss_weights_result res;
+        ck_assert_int_eq(ss_engine_set_weights(e, c, 50, &res, &err), SS_OK);
+        ck_assert_uint_eq(res.gpus, 1);
+        ck_assert_uint_eq(res.gpus_in_place, 0);
+        check_engine(e);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Two devices, auto, under a limit that neither meets with the whole graph
+ * and one stream: the pool splits it over both. */
+START_TEST(test_engine_auto_splits)
+{
+        if (ndevices < 2) {
+                printf("test_engine_auto_splits: one device, not run\n");
+                return;
+        }
+        struct ss_err err;
+        struct ss_graph *g = road(400000, 17);
+        const int ids[2] = {0, 1};
+        /* One device needs 48 bytes a node and 8 an arc for the graph and
+         * one stream (no batches); each half of the split 24 and 4. */
+        const uint64_t limit = (uint64_t)g->n * 36 + g->m * 6;
+        struct ss_engine_config cfg = {.cpu_workers = 2,
+                                       .queue_max = 64,
+                                       .gpu = true,
+                                       .ngpus = 2,
+                                       .gpu_devices = ids,
+                                       .gpu_streams = 1,
+                                       .gpu_memory = limit,
+                                       .cch = SS_ENGINE_CCH_OFF};
+        struct ss_engine *e;
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        struct ss_engine_device dev[4];
+        ck_assert_uint_eq(ss_engine_devices(e, dev, 4), 3);
+        ck_assert_msg(dev[1].serving && strstr(dev[1].what, "2 partitions on 2 device"), "%s",
+                      dev[1].what);
+        check_engine(e);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* "plan" as the argument: the cut alone, which needs no GPU (suite
  * 'unit'); without it every test, skipped (77) without a usable GPU. */
 int main(int argc, char **argv)
@@ -361,5 +506,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_deadline_and_reuse);
         tcase_add_test(tc, test_limits_and_bad_config);
         tcase_add_test(tc, test_two_devices);
+        tcase_add_test(tc, test_engine_split);
+        tcase_add_test(tc, test_engine_auto_splits);
         return ss_check_run(s, true);
 }
