@@ -22,9 +22,11 @@
  *
  * The host's cancel flag is read by the first device only, into a slot per
  * barrier (cflag[b % 3], written before the first device arrives at barrier
- * b), so that every device stops at the same barrier. A device that waits
- * at a barrier while the host's flag is up gives up (stop 2): another
- * device's kernel may never have started, and the search is void anyway.
+ * b), so that every device stops at the same barrier. A thread that waits
+ * at a barrier while the host's flag is up gives up too: another device's
+ * kernel may never have started (the host raises the flag when a launch
+ * fails), and the search is void anyway. Those that went on meet the flag
+ * at their next barrier, so every block ends.
  *
  * Without the single-block mode of delta.cu, a phase on one device costs
  * two grid barriers instead of one; the partitioned search exists for
@@ -219,53 +221,82 @@ static __device__ __forceinline__ void ss__part_expand(const ss__part_launch &L,
         }
 }
 
+/* The sums the next decision needs, read after a barrier by one thread:
+ * near-queue entries in slot qslot, the smallest far bucket in slot
+ * fslot, the target's distance, and the cancel flag of barrier b. */
+static __device__ void ss__part_sums(const ss__part_launch &L, unsigned b, unsigned qslot,
+                                     unsigned fslot, unsigned stop, ss__sagg *a)
+{
+        unsigned qs = 0;
+        unsigned long long fm = SS__INF;
+        for (unsigned p = 0; p < L.nparts; p++) {
+                ss__sctl *c = L.parts[p].ctl;
+                qs += ss__ldv(&c->qcnt[qslot]);
+                const unsigned long long f = ss__ldv(&c->farmin[fslot]);
+                fm = f < fm ? f : fm;
+        }
+        unsigned long long td = SS__INF;
+        if (L.target != SS__NO_NODE) {
+                const unsigned q = ss__owner(L, L.target);
+                td = ss__ldv(&L.parts[q].dist[L.target - L.bases[q]]);
+        }
+        if (!stop && ss__ldv(&L.sh->cflag[b % 3]))
+                stop = 1;
+        a->qsum = qs;
+        a->fmin = fm;
+        a->tdist = td;
+        a->stop = stop;
+        /* The flag for the next barrier, before this thread arrives there. */
+        if (L.dev == 0 && blockIdx.x == 0)
+                *(volatile unsigned int *)&L.sh->cflag[(b + 1) % 3] = *L.cancel != 0;
+}
+
+/* Waits until the search's counter reaches want; gives up (stop 1) when
+ * the host's flag goes up meanwhile (see the top of this file). */
+static __device__ __forceinline__ unsigned ss__part_wait(const ss__part_launch &L, unsigned want)
+{
+        while (ss__ldv(&L.sh->arrive) < want)
+                if (*L.cancel)
+                        return 1;
+        return 0;
+}
+
 /* The barrier of every device of the search (b counts them, alike in every
- * thread), followed by the sums the next decision needs: near-queue
- * entries in slot qslot, the smallest far bucket in slot fslot, and the
- * target's distance. */
+ * thread), followed by the sums (ss__part_sums) in *a, which every thread
+ * of the block (SS__PB_BLOCKS) or of the device (grid mode) then reads.
+ *
+ * Grid mode: a grid barrier, one thread per device on the counter (and
+ * the sums into device memory), a second grid barrier. Block mode: every
+ * block arrives on the counter itself and its first thread reads the sums
+ * into shared memory; one wait instead of two grid barriers around one. */
 static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group &grid,
-                                        unsigned &b, unsigned qslot, unsigned fslot)
+                                        unsigned &b, unsigned qslot, unsigned fslot, ss__sagg *a)
 {
         b++;
         if (L.ndev > 1)
                 __threadfence_system(); /* this thread's writes to other devices first */
+        if (L.block_barrier) {
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                        __threadfence_system();
+                        atomicAdd_system(&L.sh->arrive, 1u);
+                        const unsigned stop = ss__part_wait(L, b * L.all_blocks);
+                        __threadfence_system();
+                        ss__part_sums(L, b, qslot, fslot, stop, a);
+                }
+                __syncthreads();
+                return;
+        }
         grid.sync();
         if (blockIdx.x == 0 && threadIdx.x == 0) {
                 unsigned stop = 0;
                 if (L.ndev > 1) {
                         __threadfence_system();
                         atomicAdd_system(&L.sh->arrive, 1u);
-                        const unsigned want = b * L.ndev;
-                        while (ss__ldv(&L.sh->arrive) < want) {
-                                if (*L.cancel) {
-                                        stop = 2;
-                                        break;
-                                }
-                        }
+                        stop = ss__part_wait(L, b * L.ndev);
                         __threadfence_system();
                 }
-                unsigned qs = 0;
-                unsigned long long fm = SS__INF;
-                for (unsigned p = 0; p < L.nparts; p++) {
-                        ss__sctl *c = L.parts[p].ctl;
-                        qs += ss__ldv(&c->qcnt[qslot]);
-                        const unsigned long long f = ss__ldv(&c->farmin[fslot]);
-                        fm = f < fm ? f : fm;
-                }
-                unsigned long long td = SS__INF;
-                if (L.target != SS__NO_NODE) {
-                        const unsigned q = ss__owner(L, L.target);
-                        td = ss__ldv(&L.parts[q].dist[L.target - L.bases[q]]);
-                }
-                if (!stop && ss__ldv(&L.sh->cflag[b % 3]))
-                        stop = 1;
-                L.agg->qsum = qs;
-                L.agg->fmin = fm;
-                L.agg->tdist = td;
-                L.agg->stop = stop;
-                /* The flag for the next barrier, before this device arrives there. */
-                if (L.dev == 0)
-                        *(volatile unsigned int *)&L.sh->cflag[(b + 1) % 3] = *L.cancel != 0;
+                ss__part_sums(L, b, qslot, fslot, stop, a);
                 __threadfence();
         }
         grid.sync();
@@ -274,6 +305,8 @@ static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group
 __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
 {
         cg::grid_group grid = cg::this_grid();
+        __shared__ ss__sagg block_sums;
+        ss__sagg *A = L.block_barrier ? &block_sums : L.agg;
         const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
         const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
         const uint32_t warp = (uint32_t)(tid >> 5), nwarps = (uint32_t)(nthreads >> 5);
@@ -313,7 +346,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                         *(volatile unsigned int *)&L.sh->cflag[1] = *L.cancel != 0;
         }
         unsigned b = 0;
-        ss__part_barrier(L, grid, b, 0, 0);
+        ss__part_barrier(L, grid, b, 0, 0, A);
         if (tid == 0) {
                 const unsigned q = ss__owner(L, L.source);
                 if (q >= L.first && q < L.first + L.nlocal) {
@@ -325,7 +358,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                         p.ctl->qcnt[ph % 3] = 1;
                 }
         }
-        ss__part_barrier(L, grid, b, ph % 3, 0);
+        ss__part_barrier(L, grid, b, ph % 3, 0, A);
 
         unsigned long long bucket = 0;
         unsigned side = 0, qsel = 0;
@@ -341,8 +374,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                 s.fside = side;
                 /* Light phases. */
                 for (;;) {
-                        stop = ss__ldv(&L.agg->stop);
-                        if (stop || ss__ldv(&L.agg->qsum) == 0)
+                        stop = ss__ldv(&A->stop);
+                        if (stop || ss__ldv(&A->qsum) == 0)
                                 break;
                         if (tid == 0)
                                 for (unsigned lp = L.first; lp < L.first + L.nlocal; lp++)
@@ -355,7 +388,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                                 const uint32_t cnt = ss__ld(&m.ctl->qcnt[ph % 3]);
                                 ss__part_expand(L, m, s, m.list, cnt, false, sg, warp, nwarps);
                         }
-                        ss__part_barrier(L, grid, b, (ph + 1) % 3, bc % 3);
+                        ss__part_barrier(L, grid, b, (ph + 1) % 3, bc % 3, A);
                         ph++;
                         qsel ^= 1;
                         phases++;
@@ -378,16 +411,16 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                         }
                         phases++;
                 }
-                ss__part_barrier(L, grid, b, ph % 3, bc % 3);
-                stop = ss__ldv(&L.agg->stop);
+                ss__part_barrier(L, grid, b, ph % 3, bc % 3, A);
+                stop = ss__ldv(&A->stop);
                 if (stop)
                         break;
                 /* Everything below the next bucket is final. */
-                const unsigned long long nb = ss__ldv(&L.agg->fmin);
+                const unsigned long long nb = ss__ldv(&A->fmin);
                 if (nb == SS__INF)
                         break;
                 const unsigned long long bound = nb * L.delta;
-                if (L.target != SS__NO_NODE && ss__ldv(&L.agg->tdist) < bound)
+                if (L.target != SS__NO_NODE && ss__ldv(&A->tdist) < bound)
                         break;
                 /* The next bucket's far entries move to the near queue. */
                 if (tid == 0)
@@ -422,7 +455,7 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                         }
                         ss__warp_min_to(&c->farmin[(bc + 1) % 3], lmin);
                 }
-                ss__part_barrier(L, grid, b, ph % 3, (bc + 1) % 3);
+                ss__part_barrier(L, grid, b, ph % 3, (bc + 1) % 3, A);
                 bc++;
                 ep++;
                 sg++;

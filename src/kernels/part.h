@@ -58,7 +58,7 @@ struct ss__sagg {
         unsigned int qsum;        /* near-queue entries over every partition */
         unsigned long long fmin;  /* smallest far bucket over every partition */
         unsigned long long tdist; /* the target's distance (after a heavy pass) */
-        unsigned int stop;        /* 1: cancelled by the host; 2: a device went missing */
+        unsigned int stop;        /* 1: cancelled by the host */
         /* Statistics of the search, written at its end. */
         unsigned int phases, buckets, barriers;
 };
@@ -82,6 +82,11 @@ struct ss__part_launch {
         uint32_t source, target;           /* global ids; target SS__NO_NODE for none */
         unsigned long long delta;
         bool has_heavy;
+        /* Barriers where every block arrives on the devices' counter
+         * (all_blocks: the blocks of every device) instead of grid barriers
+         * around one thread a device (part.cu). */
+        bool block_barrier;
+        unsigned all_blocks;
 };
 
 /* Launches one device's share of a search on stream with `blocks` blocks
