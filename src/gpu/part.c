@@ -52,8 +52,7 @@ struct ss_gpu_part {
         struct ss__sagg *hagg;  /* pinned, ndev entries */
         unsigned long long *hdist; /* pinned, one entry: the target's distance */
         uint64_t delta, cut;
-        bool has_heavy, block_barrier;
-        unsigned all_blocks; /* over every device */
+        bool has_heavy;
         pthread_mutex_t lock;
         atomic_bool healthy;
 };
@@ -307,7 +306,6 @@ int ss_gpu_part_open(const struct ss_graph *g, const struct ss_gpu_part_config *
         dc.delta = cfg->delta;
         h->delta = ss__choose_delta(g, &dc);
         h->has_heavy = g->max_w > h->delta;
-        h->block_barrier = cfg->block_barrier;
         uint2 *packed = NULL;
         if ((rc = ss_gpu_part_plan(g, parts, h->bases, err)) != SS_OK)
                 goto fail;
@@ -375,7 +373,6 @@ int ss_gpu_part_open(const struct ss_graph *g, const struct ss_gpu_part_config *
                 dv->blocks = cfg->blocks ? cfg->blocks : (unsigned)sms;
                 if (dv->blocks > most)
                         dv->blocks = most;
-                h->all_blocks += dv->blocks;
                 for (unsigned p = dv->first; p < dv->first + dv->nlocal; p++)
                         if ((rc = ss__part_upload(h, p, packed, err)) != SS_OK)
                                 goto fail;
@@ -509,9 +506,7 @@ static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, 
                                             .source = q->source,
                                             .target = q->target,
                                             .delta = h->delta,
-                                            .has_heavy = h->has_heavy,
-                                            .block_barrier = h->block_barrier,
-                                            .all_blocks = h->all_blocks};
+                                            .has_heavy = h->has_heavy};
                 memcpy(l.bases, h->bases, sizeof(l.bases));
                 int rc = ss__launch_part(&l, dv->blocks, dv->stream, err);
                 if (rc != SS_OK) {
@@ -662,6 +657,5 @@ void ss_gpu_part_describe(const struct ss_gpu_part *h, char *buf, size_t len)
                 o += (size_t)snprintf(buf + o, len - o, "%s%.0f", d ? " + " : "",
                                       h->dev[d].bytes / SS__MIB);
         if (o < len)
-                snprintf(buf + o, len - o, " MiB, delta %" PRIu64 ", %s barriers", h->delta,
-                         h->block_barrier ? "block" : "grid");
+                snprintf(buf + o, len - o, " MiB, delta %" PRIu64, h->delta);
 }

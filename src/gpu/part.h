@@ -42,10 +42,6 @@ struct ss_gpu_part_config {
         enum ss_gpu_delta_rule delta_rule;
         uint64_t delta;  /* Δ for SS_GPU_DELTA_FIXED */
         unsigned blocks; /* thread blocks per device (0: one per SM) */
-        /* How the devices meet after a phase (kernels/part.cu): false, grid
-         * barriers around one thread a device on the devices' counter;
-         * true, every block on the counter. */
-        bool block_barrier;
 };
 
 void ss_gpu_part_config_default(struct ss_gpu_part_config *cfg);

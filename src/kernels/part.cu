@@ -246,8 +246,8 @@ static __device__ void ss__part_sums(const ss__part_launch &L, unsigned b, unsig
         a->fmin = fm;
         a->tdist = td;
         a->stop = stop;
-        /* The flag for the next barrier, before this thread arrives there. */
-        if (L.dev == 0 && blockIdx.x == 0)
+        /* The flag for the next barrier, before this device arrives there. */
+        if (L.dev == 0)
                 *(volatile unsigned int *)&L.sh->cflag[(b + 1) % 3] = *L.cancel != 0;
 }
 
@@ -262,31 +262,19 @@ static __device__ __forceinline__ unsigned ss__part_wait(const ss__part_launch &
 }
 
 /* The barrier of every device of the search (b counts them, alike in every
- * thread), followed by the sums (ss__part_sums) in *a, which every thread
- * of the block (SS__PB_BLOCKS) or of the device (grid mode) then reads.
+ * thread): a grid barrier, one thread per device on the devices' counter
+ * and the sums (ss__part_sums) into its device's *a, a second grid barrier
+ * that hands them to the device.
  *
- * Grid mode: a grid barrier, one thread per device on the counter (and
- * the sums into device memory), a second grid barrier. Block mode: every
- * block arrives on the counter itself and its first thread reads the sums
- * into shared memory; one wait instead of two grid barriers around one. */
+ * A barrier where every block arrives on the counter itself, without the
+ * grid barriers, was tried: with a system-scope fence and a wait per block
+ * it took 20 to 50 times longer a phase (docs/gpu.md). */
 static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group &grid,
                                         unsigned &b, unsigned qslot, unsigned fslot, ss__sagg *a)
 {
         b++;
         if (L.ndev > 1)
                 __threadfence_system(); /* this thread's writes to other devices first */
-        if (L.block_barrier) {
-                __syncthreads();
-                if (threadIdx.x == 0) {
-                        __threadfence_system();
-                        atomicAdd_system(&L.sh->arrive, 1u);
-                        const unsigned stop = ss__part_wait(L, b * L.all_blocks);
-                        __threadfence_system();
-                        ss__part_sums(L, b, qslot, fslot, stop, a);
-                }
-                __syncthreads();
-                return;
-        }
         grid.sync();
         if (blockIdx.x == 0 && threadIdx.x == 0) {
                 unsigned stop = 0;
@@ -305,8 +293,7 @@ static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group
 __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
 {
         cg::grid_group grid = cg::this_grid();
-        __shared__ ss__sagg block_sums;
-        ss__sagg *A = L.block_barrier ? &block_sums : L.agg;
+        ss__sagg *A = L.agg;
         const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
         const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
         const uint32_t warp = (uint32_t)(tid >> 5), nwarps = (uint32_t)(nthreads >> 5);

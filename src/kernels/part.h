@@ -82,11 +82,6 @@ struct ss__part_launch {
         uint32_t source, target;           /* global ids; target SS__NO_NODE for none */
         unsigned long long delta;
         bool has_heavy;
-        /* Barriers where every block arrives on the devices' counter
-         * (all_blocks: the blocks of every device) instead of grid barriers
-         * around one thread a device (part.cu). */
-        bool block_barrier;
-        unsigned all_blocks;
 };
 
 /* Launches one device's share of a search on stream with `blocks` blocks

@@ -3,7 +3,6 @@
  *
  *   gpu-part GRAPH | --gen NODES  [--devices LIST] [--parts LIST] [--sources K]
  *            [--repeat R] [--p2p P] [--memory-limit BYTES] [--seed S] [--label NAME]
- *            [--barrier grid|block|both]
  *
  * --gen makes a road graph of NODES nodes (ssspd-gen's generator, seed S)
  * instead of reading one. The CPU Dijkstra's distances from K random
@@ -13,9 +12,7 @@
  * --parts (default: one per device) the partitioned search over --devices
  * runs R times from each source (median kept), every distance compared;
  * P routes with paths are checked too. One PART line per count and one
- * BASELINE line; exit 1 on any mismatch or failure. --barrier picks how the
- * devices meet after a phase (gpu/part.h); both runs every count with each,
- * alternating, for an A/B in one run.
+ * BASELINE line; exit 1 on any mismatch or failure.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -129,7 +126,6 @@ int main(int argc, char **argv)
         unsigned devs[SS_GPU_PART_MAX] = {0}, parts[16] = {0};
         size_t ndev = 1, nparts = 0;
         unsigned ns = 4, repeat = 5, np2p = 8;
-        const char *barrier = "grid";
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
                 if (a[0] != '-') {
@@ -159,8 +155,6 @@ int main(int argc, char **argv)
                         seed = strtoull(v, NULL, 10);
                 else if (!strcmp(a, "--label"))
                         label = v;
-                else if (!strcmp(a, "--barrier"))
-                        barrier = v;
                 else {
                         fprintf(stderr, "gpu-part: unknown option %s\n", a);
                         return 2;
@@ -275,12 +269,9 @@ int main(int argc, char **argv)
                 ids[d] = (int)devs[d];
                 o += (size_t)snprintf(dlist + o, sizeof(dlist) - o, "%s%u", d ? "," : "", devs[d]);
         }
-        const bool both = !strcmp(barrier, "both");
-        for (size_t run = 0; run < nparts * (both ? 2 : 1); run++) {
-                const size_t pi = both ? run / 2 : run;
+        for (size_t pi = 0; pi < nparts; pi++) {
                 struct ss_gpu_part_config cfg;
                 ss_gpu_part_config_default(&cfg);
-                cfg.block_barrier = both ? run % 2 == 1 : !strcmp(barrier, "block");
                 cfg.devices = ids;
                 cfg.ndev = (unsigned)ndev;
                 cfg.parts = parts[pi];
@@ -337,11 +328,10 @@ int main(int argc, char **argv)
                 const double ms = median_ms(kt, nk);
                 char desc[512];
                 ss_gpu_part_describe(h, desc, sizeof(desc));
-                printf("PART graph=%s n=%u m=%" PRIu64 " devices=%s parts=%u barrier=%s ms=%.3f "
-                       "total_ms=%.3f phases=%" PRIu64 " vs_baseline=%.2f mismatches=%" PRIu64
+                printf("PART graph=%s n=%u m=%" PRIu64 " devices=%s parts=%u ms=%.3f total_ms=%.3f "
+                       "phases=%" PRIu64 " vs_baseline=%.2f mismatches=%" PRIu64
                        " route_mismatches=%u open_s=%.2f%s (%s)\n",
-                       label, g->n, g->m, dlist, parts[pi], cfg.block_barrier ? "block" : "grid",
-                       ms, median_ms(tt, nk), phases,
+                       label, g->n, g->m, dlist, parts[pi], ms, median_ms(tt, nk), phases,
                        base_ms > 0 && ms > 0 ? base_ms / ms : 0, bad, pbad, open_s,
                        failed ? " FAILED" : "", desc);
                 if (bad || pbad || failed)

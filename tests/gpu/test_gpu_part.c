@@ -76,8 +76,7 @@ static struct ss_graph *scrambled(uint32_t n, uint32_t maxw)
                 ss_arcs_push(&a, perm[v + 1], perm[v], w);
         }
         for (uint32_t i = 0; i < n * 2; i++) {
-                const uint32_t u = (uint32_t)(rnd() % n),
-                               v = i % 50 == 0 ? u : (uint32_t)(rnd() % n);
+                const uint32_t u = (uint32_t)(rnd() % n), v = i % 50 == 0 ? u : (uint32_t)(rnd() % n);
                 ss_arcs_push(&a, u, v, rnd() % 10 ? (uint32_t)(rnd() % maxw) : 0);
         }
         free(perm);
@@ -86,8 +85,7 @@ static struct ss_graph *scrambled(uint32_t n, uint32_t maxw)
         return g;
 }
 
-static struct ss_gpu_part *open_part_with(const struct ss_graph *g, unsigned parts, unsigned ndev,
-                                          bool block_barrier)
+static struct ss_gpu_part *open_part(const struct ss_graph *g, unsigned parts, unsigned ndev)
 {
         static const int ids[2] = {0, 1};
         struct ss_gpu_part_config cfg;
@@ -95,18 +93,12 @@ static struct ss_gpu_part *open_part_with(const struct ss_graph *g, unsigned par
         cfg.devices = ids;
         cfg.ndev = ndev;
         cfg.parts = parts;
-        cfg.block_barrier = block_barrier;
         struct ss_gpu_part *h = NULL;
         struct ss_err err;
         int rc = ss_gpu_part_open(g, &cfg, &h, &err);
         ck_assert_msg(rc == SS_OK, "%u partitions on %u devices: %s", parts, ndev, err.msg);
         ck_assert_uint_eq(ss_gpu_part_count(h), parts);
         return h;
-}
-
-static struct ss_gpu_part *open_part(const struct ss_graph *g, unsigned parts, unsigned ndev)
-{
-        return open_part_with(g, parts, ndev, false);
 }
 
 static void check_path(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
@@ -175,12 +167,9 @@ static void check_counts(const struct ss_graph *g, const unsigned *parts, size_t
         for (size_t i = 0; i < np; i++) {
                 if (parts[i] > g->n)
                         continue;
-                /* Both ways of meeting after a phase. */
-                for (int bb = 0; bb < 2; bb++) {
-                        struct ss_gpu_part *h = open_part_with(g, parts[i], 1, bb);
-                        check_part(g, h, sources, p2p);
-                        ss_gpu_part_close(h);
-                }
+                struct ss_gpu_part *h = open_part(g, parts[i], 1);
+                check_part(g, h, sources, p2p);
+                ss_gpu_part_close(h);
         }
 }
 
@@ -198,8 +187,8 @@ START_TEST(test_plan)
                         ck_assert_uint_lt(bases[p], bases[p + 1]);
                         /* Each range's nodes + arcs within one node's worth of
                          * an equal share (degrees are small here). */
-                        const uint64_t cost =
-                            (bases[p + 1] - bases[p]) + (g->row[bases[p + 1]] - g->row[bases[p]]);
+                        const uint64_t cost = (bases[p + 1] - bases[p]) +
+                                              (g->row[bases[p + 1]] - g->row[bases[p]]);
                         ck_assert_uint_le(cost, total / parts + 64);
                         ck_assert_uint_ge(cost + 64, total / parts);
                 }
@@ -270,18 +259,16 @@ END_TEST
 START_TEST(test_deadline_and_reuse)
 {
         struct ss_graph *g = road(60000, 9);
-        for (int bb = 0; bb < 2; bb++) {
-                struct ss_gpu_part *h = open_part_with(g, 3, 1, bb);
-                struct ss_cancel c = {.deadline_ns = 1}; /* passed before the search starts */
-                struct ss_gpu_query q = {.source = 0, .target = g->n - 1, .cancel = &c};
-                struct ss_gpu_result r;
-                struct ss_err err;
-                ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_ETIMEDOUT);
-                /* A cancelled search leaves the handle ready for the next. */
-                ck_assert(ss_gpu_part_healthy(h));
-                check_part(g, h, 2, 4);
-                ss_gpu_part_close(h);
-        }
+        struct ss_gpu_part *h = open_part(g, 3, 1);
+        struct ss_cancel c = {.deadline_ns = 1}; /* passed before the search starts */
+        struct ss_gpu_query q = {.source = 0, .target = g->n - 1, .cancel = &c};
+        struct ss_gpu_result r;
+        struct ss_err err;
+        ck_assert_int_eq(ss_gpu_part_run(h, &q, &r, &err), SS_ETIMEDOUT);
+        /* A cancelled search leaves the handle ready for the next. */
+        ck_assert(ss_gpu_part_healthy(h));
+        check_part(g, h, 2, 4);
+        ss_gpu_part_close(h);
         ss_graph_unref(g);
 }
 END_TEST
@@ -340,9 +327,6 @@ START_TEST(test_two_devices)
         }
         struct ss_graph *g = road(60000, 11);
         struct ss_gpu_part *h = open_part(g, 2, 2);
-        check_part(g, h, 3, 6);
-        ss_gpu_part_close(h);
-        h = open_part_with(g, 2, 2, true);
         check_part(g, h, 3, 6);
         ss_gpu_part_close(h);
         h = open_part(g, 4, 2);
