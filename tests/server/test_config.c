@@ -30,6 +30,7 @@ START_TEST(defaults)
         ck_assert_int_eq(c.deadline_ms, 5000);
         ck_assert_int_eq(c.log_level, SS_LOG_INFO);
         ck_assert(c.access_log);
+        ck_assert_str_eq(c.gpu_partition, "auto");
 }
 END_TEST
 
@@ -71,6 +72,9 @@ static const struct {
     {"access_log", "maybe", SS_EINVAL, "yes or no"},
     {"log_level", "debug", SS_OK, ""},
     {"log_level", "loud", SS_EINVAL, "error, warn, info or debug"},
+    {"gpu_partition", "split", SS_OK, ""},
+    {"gpu_partition", "replicate", SS_OK, ""},
+    {"gpu_partition", "halves", SS_EINVAL, "not auto, replicate or split"},
     {"colour", "blue", SS_EPARSE, "unknown key 'colour'"},
 };
 
