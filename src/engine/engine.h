@@ -167,9 +167,9 @@ struct ss_engine_config {
         unsigned cpu_workers; /* CPU threads; 0 means one per online core */
         size_t queue_max;     /* jobs waiting (not running) at most; 0 means 1024 */
         /* The device pool. */
-        unsigned ngpus;             /* entries of gpu_devices; 0 with gpu: every usable GPU */
-        const int *gpu_devices;     /* CUDA device ids */
-        bool gpu;                   /* use GPUs at all */
+        unsigned ngpus;         /* entries of gpu_devices; 0 with gpu: every usable GPU */
+        const int *gpu_devices; /* CUDA device ids */
+        bool gpu;               /* use GPUs at all */
         enum ss_engine_partition gpu_partition;
         unsigned gpu_streams;       /* per device (0: 4) */
         uint64_t gpu_memory;        /* bytes the engine may use per device (0: what is free) */

@@ -14,10 +14,10 @@
 struct ss__slot {
         int id; /* CUDA device id */
         pthread_rwlock_t lock;
-        struct ss_backend *b;    /* NULL when this device does not serve */
-        struct ss_graph *g;      /* the graph b holds (a reference), NULL with b */
-        unsigned lanes, batch;   /* of b */
-        unsigned workers;        /* stream workers started for this slot */
+        struct ss_backend *b;  /* NULL when this device does not serve */
+        struct ss_graph *g;    /* the graph b holds (a reference), NULL with b */
+        unsigned lanes, batch; /* of b */
+        unsigned workers;      /* stream workers started for this slot */
         /* This slot's backend is the partitioned search over every slot's
          * device; the other slots then hold nothing of their own. */
         bool split;

@@ -32,7 +32,7 @@ struct ss__pdev {
 };
 
 struct ss__phost {
-        unsigned dev; /* index into devs */
+        unsigned dev;       /* index into devs */
         struct ss__spart p; /* device pointers */
         uint32_t *row, *split, *q, *far, *set, *stamps;
         uint2 *arcs;
@@ -47,9 +47,9 @@ struct ss_gpu_part {
         struct ss__pdev dev[SS_GPU_PART_MAX];
         struct ss__phost part[SS_GPU_PART_MAX];
         uint32_t bases[SS_GPU_PART_MAX + 1];
-        struct ss__sshared *sh; /* first device */
-        volatile int *hcancel;  /* pinned, mapped, portable */
-        struct ss__sagg *hagg;  /* pinned, ndev entries */
+        struct ss__sshared *sh;    /* first device */
+        volatile int *hcancel;     /* pinned, mapped, portable */
+        struct ss__sagg *hagg;     /* pinned, ndev entries */
         unsigned long long *hdist; /* pinned, one entry: the target's distance */
         uint64_t delta, cut;
         bool has_heavy;
@@ -154,8 +154,8 @@ static int ss__part_upload(struct ss_gpu_part *h, unsigned p, const uint2 *packe
                               out);
         SS__CUDA_GOTO(cudaMemsetAsync(x->stamps, 0, (size_t)n * 3 * sizeof(uint32_t), st), out);
         SS__CUDA_GOTO(cudaMemsetAsync(x->ctl, 0, sizeof(struct ss__sctl), st), out);
-        struct ss__dgraph dg = {.n = n, .m = m, .row = x->row, .arcs = x->arcs,
-                                .split = x->split, .delta = h->delta};
+        struct ss__dgraph dg = {
+            .n = n, .m = m, .row = x->row, .arcs = x->arcs, .split = x->split, .delta = h->delta};
         if ((rc = ss__launch_split(&dg, st, err)) != SS_OK)
                 goto out;
         /* The pageable copies above return once the data is staged; the
@@ -289,8 +289,8 @@ int ss_gpu_part_open(const struct ss_graph *g, const struct ss_gpu_part_config *
                         return ss_err_set(err, SS_ENOGPU, "no CUDA device %d (%d visible)", id,
                                           info.count);
                 if (!info.dev[id].cooperative)
-                        return ss_err_set(err, SS_ENOGPU,
-                                          "device %d has no cooperative launches", id);
+                        return ss_err_set(err, SS_ENOGPU, "device %d has no cooperative launches",
+                                          id);
         }
         struct ss_gpu_part *h = calloc(1, sizeof(*h));
         if (!h)
@@ -340,16 +340,15 @@ int ss_gpu_part_open(const struct ss_graph *g, const struct ss_gpu_part_config *
         SS__CUDA_GOTO(cudaHostAlloc((void **)&h->hagg, h->ndev * sizeof(struct ss__sagg),
                                     cudaHostAllocPortable),
                       fail);
-        SS__CUDA_GOTO(cudaHostAlloc((void **)&h->hdist, sizeof(unsigned long long),
-                                    cudaHostAllocPortable),
-                      fail);
+        SS__CUDA_GOTO(
+            cudaHostAlloc((void **)&h->hdist, sizeof(unsigned long long), cudaHostAllocPortable),
+            fail);
         for (unsigned d = 0; d < h->ndev; d++) {
                 struct ss__pdev *dv = &h->dev[d];
                 SS__CUDA_GOTO(cudaSetDevice(dv->id), fail);
                 SS__CUDA_GOTO(cudaStreamCreateWithFlags(&dv->stream, cudaStreamNonBlocking), fail);
                 SS__CUDA_GOTO(cudaEventCreate(&dv->ev_start), fail);
-                SS__CUDA_GOTO(cudaEventCreateWithFlags(&dv->ev_done, cudaEventDisableTiming),
-                              fail);
+                SS__CUDA_GOTO(cudaEventCreateWithFlags(&dv->ev_done, cudaEventDisableTiming), fail);
                 SS__CUDA_GOTO(cudaEventCreate(&dv->ev_end), fail);
                 SS__CUDA_GOTO(cudaMalloc((void **)&dv->agg, sizeof(struct ss__sagg)), fail);
                 SS__CUDA_GOTO(cudaMalloc((void **)&dv->tab, parts * sizeof(struct ss__spart)),
@@ -529,7 +528,8 @@ static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, 
                                                          cudaMemcpyDeviceToHost, dv->stream));
                         if (q->target != SS_NO_NODE && q->target >= x->p.base &&
                             q->target < x->p.base + x->p.n)
-                                SS__CUDA(cudaMemcpyAsync(h->hdist, x->dist + (q->target - x->p.base),
+                                SS__CUDA(cudaMemcpyAsync(h->hdist,
+                                                         x->dist + (q->target - x->p.base),
                                                          sizeof(unsigned long long),
                                                          cudaMemcpyDeviceToHost, dv->stream));
                 }
@@ -646,8 +646,8 @@ bool ss_gpu_part_healthy(const struct ss_gpu_part *h)
 
 void ss_gpu_part_describe(const struct ss_gpu_part *h, char *buf, size_t len)
 {
-        size_t o = (size_t)snprintf(buf, len, "%u partitions on %u device(s) (", h->nparts,
-                                    h->ndev);
+        size_t o =
+            (size_t)snprintf(buf, len, "%u partitions on %u device(s) (", h->nparts, h->ndev);
         for (unsigned d = 0; d < h->ndev && o < len; d++)
                 o += (size_t)snprintf(buf + o, len - o, "%s%d", d ? ", " : "", h->dev[d].id);
         if (o < len)

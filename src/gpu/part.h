@@ -50,8 +50,7 @@ void ss_gpu_part_config_default(struct ss_gpu_part_config *cfg);
  * (nodes + arcs) each: bases[0] = 0, bases[parts] = n, bases strictly
  * increasing. Returns SS_OK, or SS_EINVAL when parts is 0, above
  * SS_GPU_PART_MAX or above n. Needs no GPU. */
-int ss_gpu_part_plan(const struct ss_graph *g, unsigned parts, uint32_t *bases,
-                     struct ss_err *err);
+int ss_gpu_part_plan(const struct ss_graph *g, unsigned parts, uint32_t *bases, struct ss_err *err);
 
 struct ss_gpu_part;
 

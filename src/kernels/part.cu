@@ -42,7 +42,7 @@
 /* A lane's view of the phase being run. */
 struct ss__pstate {
         unsigned long long bucket_end, delta;
-        uint32_t ngen, fgen;  /* stamp generations of the next near queue and the far pile */
+        uint32_t ngen, fgen;   /* stamp generations of the next near queue and the far pile */
         unsigned nslot, nside; /* next near queue: counter slot and array */
         unsigned fslot, fside; /* far pile: counter slot and array */
 };
@@ -123,9 +123,9 @@ static __device__ __forceinline__ ss__pmine ss__part_mine(const ss__part_launch 
  * ss__delta_relax_warp, with heads of other partitions sent to their
  * owners). */
 static __device__ __forceinline__ void ss__part_relax_warp(const ss__part_launch &L,
-                                                           const ss__pmine &m,
-                                                           const ss__pstate &s, uint32_t begin,
-                                                           uint32_t end, unsigned long long d)
+                                                           const ss__pmine &m, const ss__pstate &s,
+                                                           uint32_t begin, uint32_t end,
+                                                           unsigned long long d)
 {
         const int lane = threadIdx.x & 31;
         const uint32_t incl = ss__warp_scan(end - begin);
@@ -191,11 +191,10 @@ static __device__ __forceinline__ void ss__part_relax_warp(const ss__part_launch
 /* Relaxes the light arcs of list[0..count) (adding each vertex to the
  * settled set) or the heavy arcs of the settled set, as delta.cu's
  * ss__delta_expand. */
-static __device__ __forceinline__ void ss__part_expand(const ss__part_launch &L,
-                                                       const ss__pmine &m, const ss__pstate &s,
-                                                       const uint32_t *list, uint32_t count,
-                                                       bool heavy, uint32_t sgen, uint32_t warp,
-                                                       uint32_t nwarps)
+static __device__ __forceinline__ void ss__part_expand(const ss__part_launch &L, const ss__pmine &m,
+                                                       const ss__pstate &s, const uint32_t *list,
+                                                       uint32_t count, bool heavy, uint32_t sgen,
+                                                       uint32_t warp, uint32_t nwarps)
 {
         const uint32_t lane = threadIdx.x & 31;
         uint32_t per = (count + nwarps - 1) / nwarps;
@@ -269,8 +268,8 @@ static __device__ __forceinline__ unsigned ss__part_wait(const ss__part_launch &
  * A barrier where every block arrives on the counter itself, without the
  * grid barriers, was tried: with a system-scope fence and a wait per block
  * it took 20 to 50 times longer a phase (docs/gpu.md). */
-static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group &grid,
-                                        unsigned &b, unsigned qslot, unsigned fslot, ss__sagg *a)
+static __device__ void ss__part_barrier(const ss__part_launch &L, cg::grid_group &grid, unsigned &b,
+                                        unsigned qslot, unsigned fslot, ss__sagg *a)
 {
         b++;
         if (L.ndev > 1)
@@ -474,9 +473,9 @@ extern "C" int ss__launch_part(const struct ss__part_launch *l, unsigned blocks,
 {
         ss__part_launch p = *l;
         void *args[] = {&p};
-        cudaError_t e = cudaLaunchCooperativeKernel((const void *)ss__part_kernel,
-                                                    dim3(blocks, 1, 1), dim3(SS__BLOCK, 1, 1),
-                                                    args, 0, stream);
+        cudaError_t e =
+            cudaLaunchCooperativeKernel((const void *)ss__part_kernel, dim3(blocks, 1, 1),
+                                        dim3(SS__BLOCK, 1, 1), args, 0, stream);
         if (e == cudaSuccess)
                 e = cudaGetLastError();
         if (e != cudaSuccess) {

@@ -71,15 +71,15 @@ struct ss__sshared {
 
 /* One device's launch. */
 struct ss__part_launch {
-        unsigned ndev, dev;           /* devices of the search; this one's index */
-        unsigned nparts;              /* partitions of the search */
-        unsigned first, nlocal;       /* this device's partitions [first, first + nlocal) */
+        unsigned ndev, dev;               /* devices of the search; this one's index */
+        unsigned nparts;                  /* partitions of the search */
+        unsigned first, nlocal;           /* this device's partitions [first, first + nlocal) */
         uint32_t bases[SS__PART_MAX + 1]; /* partition p holds [bases[p], bases[p + 1]) */
-        const struct ss__spart *parts;     /* nparts entries, in this device's memory */
-        struct ss__sagg *agg;              /* this device's */
-        struct ss__sshared *sh;            /* the first device's */
-        const volatile int *cancel;        /* mapped host flag */
-        uint32_t source, target;           /* global ids; target SS__NO_NODE for none */
+        const struct ss__spart *parts;    /* nparts entries, in this device's memory */
+        struct ss__sagg *agg;             /* this device's */
+        struct ss__sshared *sh;           /* the first device's */
+        const volatile int *cancel;       /* mapped host flag */
+        uint32_t source, target;          /* global ids; target SS__NO_NODE for none */
         unsigned long long delta;
         bool has_heavy;
 };

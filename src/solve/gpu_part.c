@@ -17,8 +17,8 @@
 
 struct ss__gpu_part {
         struct ss_gpu_part *h;
-        ss_dist *row;                /* a matrix row's one-to-all, made on the first */
-        struct ss_dijkstra_ws *cpu;  /* paths the host walk could not take */
+        ss_dist *row;               /* a matrix row's one-to-all, made on the first */
+        struct ss_dijkstra_ws *cpu; /* paths the host walk could not take */
 };
 
 static int ss__part_backend_open(struct ss_backend *b, const struct ss_backend_config *cfg,
@@ -76,8 +76,8 @@ static int ss__part_one(struct ss_backend *b, struct ss_task *t, size_t i, struc
         } else if (t->kind == SS_TASK_ONE_TO_ALL) {
                 q.all = t->dist + i * (size_t)n;
         } else {
-                if (!x->row && cudaMallocHost((void **)&x->row, (size_t)n * sizeof(ss_dist)) !=
-                                   cudaSuccess) {
+                if (!x->row &&
+                    cudaMallocHost((void **)&x->row, (size_t)n * sizeof(ss_dist)) != cudaSuccess) {
                         cudaGetLastError();
                         x->row = NULL;
                         return ss_err_set(err, SS_ENOMEM, "no pinned memory for a matrix row");

@@ -94,15 +94,15 @@ static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, c
         uint64_t bad = 0;
         for (uint32_t v = 0; v < n; v++)
                 if (got[v] != want[v] && bad++ < 3)
-                        fprintf(stderr, "MISMATCH %s source %u node %u: gpu %" PRIu64
-                                        " cpu %" PRIu64 "\n",
+                        fprintf(stderr,
+                                "MISMATCH %s source %u node %u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
                                 what, s + 1, v + 1, got[v], want[v]);
         return bad;
 }
 
 /* A path's arcs exist and add up to d. */
-static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
-                    uint32_t t, ss_dist d)
+static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s, uint32_t t,
+                    ss_dist d)
 {
         if (!len || p[0] != s || p[len - 1] != t)
                 return false;
@@ -232,8 +232,8 @@ int main(int argc, char **argv)
                         printf("BASELINE graph=%s device=%u refused: %s\n", label, devs[0],
                                err.msg);
                 } else {
-                        struct ss_gpu_query q = {.algo = SS_GPU_DELTA, .target = SS_NO_NODE,
-                                                 .all = all};
+                        struct ss_gpu_query q = {
+                            .algo = SS_GPU_DELTA, .target = SS_NO_NODE, .all = all};
                         struct ss_gpu_result r;
                         uint64_t bad = 0;
                         size_t nk = 0;
@@ -254,9 +254,10 @@ int main(int argc, char **argv)
                         base_ms = median_ms(kt, nk);
                         char desc[512];
                         ss_gpu_describe(gpu, desc, sizeof(desc));
-                        printf("BASELINE graph=%s device=%u ms=%.3f total_ms=%.3f mismatches=%" PRIu64
-                               " (%s)\n",
-                               label, devs[0], base_ms, median_ms(tt, nk), bad, desc);
+                        printf(
+                            "BASELINE graph=%s device=%u ms=%.3f total_ms=%.3f mismatches=%" PRIu64
+                            " (%s)\n",
+                            label, devs[0], base_ms, median_ms(tt, nk), bad, desc);
                         if (bad)
                                 status = 1;
                         ss_gpu_close(gpu);
@@ -313,15 +314,14 @@ int main(int argc, char **argv)
                         const uint32_t t = (uint32_t)(rnd() % g->n);
                         struct ss_gpu_query pq = {.source = src[k], .target = t, .want_path = true};
                         if (ss_gpu_part_run(h, &pq, &r, &err) != SS_OK) {
-                                fprintf(stderr, "gpu-part: route %u -> %u: %s\n", src[k] + 1,
-                                        t + 1, err.msg);
+                                fprintf(stderr, "gpu-part: route %u -> %u: %s\n", src[k] + 1, t + 1,
+                                        err.msg);
                                 failed = true;
                                 break;
                         }
                         const ss_dist want = ref[k][t];
-                        if (r.dist != want ||
-                            (want != SS_DIST_INF && !r.path_needs_cpu &&
-                             !path_ok(g, r.path, r.path_len, src[k], t, want)))
+                        if (r.dist != want || (want != SS_DIST_INF && !r.path_needs_cpu &&
+                                               !path_ok(g, r.path, r.path_len, src[k], t, want)))
                                 pbad++;
                         free(r.path);
                 }

@@ -76,7 +76,8 @@ static struct ss_graph *scrambled(uint32_t n, uint32_t maxw)
                 ss_arcs_push(&a, perm[v + 1], perm[v], w);
         }
         for (uint32_t i = 0; i < n * 2; i++) {
-                const uint32_t u = (uint32_t)(rnd() % n), v = i % 50 == 0 ? u : (uint32_t)(rnd() % n);
+                const uint32_t u = (uint32_t)(rnd() % n),
+                               v = i % 50 == 0 ? u : (uint32_t)(rnd() % n);
                 ss_arcs_push(&a, u, v, rnd() % 10 ? (uint32_t)(rnd() % maxw) : 0);
         }
         free(perm);
@@ -187,8 +188,8 @@ START_TEST(test_plan)
                         ck_assert_uint_lt(bases[p], bases[p + 1]);
                         /* Each range's nodes + arcs within one node's worth of
                          * an equal share (degrees are small here). */
-                        const uint64_t cost = (bases[p + 1] - bases[p]) +
-                                              (g->row[bases[p + 1]] - g->row[bases[p]]);
+                        const uint64_t cost =
+                            (bases[p + 1] - bases[p]) + (g->row[bases[p + 1]] - g->row[bases[p]]);
                         ck_assert_uint_le(cost, total / parts + 64);
                         ck_assert_uint_ge(cost + 64, total / parts);
                 }
