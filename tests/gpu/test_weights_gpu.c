@@ -304,6 +304,13 @@ START_TEST(test_engine_updates_on_gpu)
                                        .gpu_batch = SS_ENGINE_BATCH_AUTO,
                                        .cch = SS_ENGINE_CCH_ON};
         ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        /* Every GPU of the pool holds a replica and takes each update. */
+        struct ss_engine_device dev[17];
+        const unsigned nd = ss_engine_devices(e, dev, 17);
+        unsigned serving = 0;
+        for (unsigned i = 1; i < nd; i++)
+                serving += dev[i].serving;
+        ck_assert_uint_ge(serving, 1);
         uint64_t seed = 17;
         uint32_t *w = malloc(g->m * sizeof(uint32_t));
         memcpy(w, g->w, g->m * sizeof(uint32_t));
@@ -325,8 +332,8 @@ START_TEST(test_engine_updates_on_gpu)
                 ss_graph_unref(cur);
                 struct ss_weights_result res;
                 ck_assert_int_eq(ss_engine_set_weights(e, c, 500, &res, &err), SS_OK);
-                ck_assert_uint_eq(res.gpus, 1);
-                ck_assert_uint_eq(res.gpus_in_place, 1);
+                ck_assert_uint_eq(res.gpus, serving);
+                ck_assert_uint_eq(res.gpus_in_place, serving);
                 /* The CCH metric comes from the GPU's customization until
                  * the changes of mode 0 (round 1) set weights to
                  * UINT32_MAX: from then on the metric needs 64 bits, which

@@ -217,7 +217,9 @@ END_TEST
 START_TEST(memory_limit_forces_cpu)
 {
         char why[512];
-        const char *extra[] = {"--gpu-memory-limit-mb", "1", NULL};
+        /* replicate: with two devices or more, auto would split the graph
+         * over them instead (gpu_partition). */
+        const char *extra[] = {"--gpu-memory-limit-mb", "1", "--gpu-partition", "replicate", NULL};
         start(extra);
         const char *kind = serving(&dmn, why, sizeof(why));
         if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
@@ -233,6 +235,32 @@ START_TEST(memory_limit_forces_cpu)
         for (int i = 0; i < 10; i++)
                 ck_assert(
                     !same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1, "delta"));
+        ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
+}
+END_TEST
+
+/* gpu_partition split: the graph cut over every device (one range on a
+ * single GPU), routes answered by the partitioned search, equal to the
+ * CPU's. */
+START_TEST(split_serves_routes)
+{
+        char why[512];
+        const char *extra[] = {"--gpu-partition", "split", NULL};
+        start(extra);
+        const char *kind = serving(&dmn, why, sizeof(why));
+        if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
+            strstr(why, "no CUDA device")) {
+                printf("SKIP: no GPU here: %s\n", why);
+                h_stop(&dmn, SIGTERM);
+                h_cleanup();
+                exit(77);
+        }
+        ck_assert_str_eq(kind, "gpu");
+        ck_assert_msg(strstr(why, "partitions on"), "%s", why);
+        uint64_t seed = 11;
+        for (int i = 0; i < 10; i++)
+                ck_assert(
+                    same_route(&dmn, rnd(&seed) % 20000 + 1, rnd(&seed) % 20000 + 1, "delta"));
         ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
 }
 END_TEST
@@ -272,6 +300,7 @@ static Suite *gpu_suite(void)
         tcase_add_unchecked_fixture(tc, setup, NULL);
         tcase_add_test(tc, gpu_answers_equal_cpu);
         tcase_add_test(tc, memory_limit_forces_cpu);
+        tcase_add_test(tc, split_serves_routes);
         tcase_add_test(tc, injected_faults_fall_back);
         suite_add_tcase(s, tc);
         return s;
