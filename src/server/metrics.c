@@ -32,6 +32,37 @@ static void ss__head(FILE *f, const char *name, const char *type, const char *he
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One series per GPU of the engine's pool, labelled by CUDA id: whether it
+ * serves, its streams, its device memory and its faults. */
+static void ss__devices(FILE *f, const struct ss_metrics_gauges *g)
+{
+        static const struct {
+                const char *name, *type, *help;
+        } series[] = {
+            {"ssspd_gpu_serving", "gauge",
+             "1 when the GPU holds the serving graph and is healthy."},
+            {"ssspd_gpu_streams", "gauge", "Streams of the GPU that take queries."},
+            {"ssspd_gpu_memory_bytes", "gauge", "Device memory the engine holds on the GPU."},
+            {"ssspd_gpu_faults_total", "counter", "Device faults seen on the GPU."},
+        };
+        for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
+                bool head = false;
+                for (unsigned i = 0; i < g->ndev && i < 17; i++) {
+                        const struct ss_engine_device *d = &g->dev[i];
+                        if (d->device != SS_DEVICE_GPU)
+                                continue;
+                        if (!head)
+                                ss__head(f, series[k].name, series[k].type, series[k].help);
+                        head = true;
+                        const unsigned long long v = k == 0   ? (unsigned long long)d->serving
+                                                     : k == 1 ? (unsigned long long)d->lanes
+                                                     : k == 2 ? (unsigned long long)d->bytes
+                                                              : (unsigned long long)d->faults;
+                        fprintf(f, "%s{device=\"%d\"} %llu\n", series[k].name, d->id, v);
+                }
+        }
+}
+
 /* Weight updates (POST /weights): counts by result, their durations, and
  * the serving weights' version. */
 static void ss__weights(FILE *f, const struct ss_engine_stats *st)
@@ -176,6 +207,7 @@ char *ss_metrics_render(const struct ss_metrics *m, const struct ss_engine_stats
         fprintf(f, "ssspd_reloads_total{result=\"failed\"} %llu\n",
                 (unsigned long long)g->reloads_failed);
         ss__weights(f, st);
+        ss__devices(f, g);
         SS__ONE("ssspd_graph_nodes", "gauge", "Nodes of the serving graph.", "%u", g->nodes);
         SS__ONE("ssspd_graph_arcs", "gauge", "Arcs of the serving graph.", "%llu",
                 (unsigned long long)g->arcs);

@@ -31,6 +31,9 @@ struct ss_metrics_gauges {
         uint64_t answer_bytes;        /* answers built and not yet sent */
         uint64_t refused_connections; /* over client_connections */
         uint64_t cut_connections;     /* closed by request_timeout_s or a half-close */
+        /* The engine's devices (ss_engine_devices): the CPU, then each GPU. */
+        struct ss_engine_device dev[17];
+        unsigned ndev;
 };
 
 /* Counts one finished request. */

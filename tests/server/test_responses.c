@@ -344,7 +344,12 @@ START_TEST(metrics_text)
                                       .serving = 1,
                                       .reloads_failed = 2,
                                       .answer_bytes = 800032,
-                                      .refused_connections = 5};
+                                      .refused_connections = 5,
+                                      .ndev = 3};
+        g.dev[0] = (struct ss_engine_device){.device = SS_DEVICE_CPU, .id = -1, .serving = true};
+        g.dev[1] = (struct ss_engine_device){
+            .device = SS_DEVICE_GPU, .id = 0, .serving = true, .lanes = 4, .bytes = 1 << 20};
+        g.dev[2] = (struct ss_engine_device){.device = SS_DEVICE_GPU, .id = 3, .faults = 2};
         st.queries[SS_ENGINE_CPU][ss_algo_parse("dijkstra")] = 7;
         st.queue_depth = 3;
         st.fallbacks = 1;
@@ -376,6 +381,12 @@ START_TEST(metrics_text)
             "ssspd_connections_refused_total 5\n",
             "ssspd_connections_timed_out_total 0\n",
             "# TYPE ssspd_http_request_duration_seconds histogram\n",
+            "ssspd_gpu_serving{device=\"0\"} 1\n",
+            "ssspd_gpu_serving{device=\"3\"} 0\n",
+            "ssspd_gpu_streams{device=\"0\"} 4\n",
+            "ssspd_gpu_memory_bytes{device=\"0\"} 1048576\n",
+            "ssspd_gpu_faults_total{device=\"3\"} 2\n",
+            "# TYPE ssspd_gpu_faults_total counter\n",
         };
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
                 ck_assert_msg(strstr(s, want[i]) != NULL, "metrics lack: %s", want[i]);
