@@ -474,6 +474,96 @@ START_TEST(gpu_failure_falls_back_to_cpu)
 }
 END_TEST
 
+/* Two stand-in devices whose opens answer as pool_refusal says: device d
+ * refuses with refusal[d] (NULL: opens a stand-in). */
+static const char *pool_refusal[2];
+
+static int refusing_open(void *arg, int device, const struct ss_graph *g, unsigned streams,
+                         struct ss_backend **out, struct ss_err *err)
+{
+        if (device >= 0 && device < 2 && pool_refusal[device])
+                return ss_err_set(err, SS_ENOGPU, "%s", pool_refusal[device]);
+        return fake_open(arg, device, g, streams, out, err);
+}
+
+static struct ss_engine *engine_of_two(struct ss_graph *g, enum ss_engine_partition mode,
+                                       struct ss_engine_device *dev)
+{
+        static const int ids[2] = {0, 1};
+        struct ss_engine *e;
+        struct ss_err err;
+        fake.fail = 0;
+        fake.fail_call = 0;
+        memset(fake.plan, 0, sizeof(fake.plan));
+        fake.batch = 1;
+        atomic_store(&fake.calls, 0);
+        struct ss_engine_config cfg = {.cpu_workers = 1,
+                                       .gpu = true,
+                                       .gpu_partition = mode,
+                                       .ngpus = 2,
+                                       .gpu_devices = ids,
+                                       .gpu_streams = 1,
+                                       .gpu_open = refusing_open,
+                                       .cch = SS_ENGINE_CCH_OFF};
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_uint_eq(ss_engine_devices(e, dev, 3), 3);
+        return e;
+}
+
+/* A pool of two devices: one that refuses leaves the other serving; auto
+ * cuts the graph over both only when both refused it as too large (the
+ * partitioned search then opens on the first slot, which without a real
+ * GPU fails and leaves the CPU serving); replicate never does. */
+START_TEST(pool_of_two_devices)
+{
+        struct ss_graph *g = chain(100);
+        struct ss_engine_device dev[3];
+        atomic_store(&gate, 1);
+        const char *big = "graph does not fit: needs 9.0 MiB (graph 4.0 + one workspace 5.0), "
+                          "limit 1.0 MiB";
+
+        pool_refusal[0] = big;
+        pool_refusal[1] = NULL;
+        struct ss_engine *e = engine_of_two(g, SS_ENGINE_PARTITION_AUTO, dev);
+        ck_assert(!dev[1].serving);
+        ck_assert_ptr_nonnull(strstr(dev[1].what, "does not fit"));
+        ck_assert(dev[2].serving);
+        uint32_t s = 0, t = 60;
+        struct ss_job j;
+        w.done = 0;
+        job_init(&j, e, SS_JOB_ROUTE, &s, &t, 1);
+        j.engine = SS_ENGINE_GPU;
+        ck_assert_int_eq(ss_engine_submit(e, &j), SS_OK);
+        wait_done(1);
+        ck_assert_int_eq(j.status, SS_OK);
+        ck_assert_uint_eq(j.dist[0], 60);
+        ck_assert_int_eq(j.ran_engine, SS_ENGINE_GPU); /* the second device */
+        ck_assert(!j.fell_back);
+        ss_job_release(&j);
+        ss_engine_free(e);
+
+        pool_refusal[1] = big;
+        e = engine_of_two(g, SS_ENGINE_PARTITION_AUTO, dev);
+        ck_assert_msg(strstr(dev[2].what, "partitioned search of GPU 0"), "%s", dev[2].what);
+        ck_assert(!dev[2].serving);
+        ck_assert_ptr_null(strstr(dev[1].what, "does not fit")); /* the split's own answer */
+        ss_engine_free(e);
+
+        e = engine_of_two(g, SS_ENGINE_PARTITION_REPLICATE, dev);
+        ck_assert_ptr_nonnull(strstr(dev[1].what, "does not fit"));
+        ck_assert_ptr_nonnull(strstr(dev[2].what, "does not fit"));
+        ss_engine_free(e);
+
+        pool_refusal[0] = "simulated device loss";
+        e = engine_of_two(g, SS_ENGINE_PARTITION_AUTO, dev);
+        ck_assert_ptr_nonnull(strstr(dev[1].what, "simulated device loss"));
+        ck_assert_ptr_nonnull(strstr(dev[2].what, "does not fit"));
+        ss_engine_free(e);
+        pool_refusal[0] = pool_refusal[1] = NULL;
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* Routes queued while the GPU is busy are taken as batches: one search for
  * up to the backend's batch size, every answer still its own, and /metrics'
  * histogram counts them. */
@@ -1089,6 +1179,7 @@ int main(void)
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);
+        tcase_add_test(tc, pool_of_two_devices);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }
