@@ -15,7 +15,6 @@
  * BASELINE line; exit 1 on any mismatch or failure.
  */
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +22,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/team.h"
-#include "cpu/dijkstra.h"
 #include "gen/gen.h"
 #include "gpu/gpu.h"
 #include "gpu/part.h"
 #include "io/load.h"
+#include "tool_util.h"
 
 static uint64_t rng_state = 1;
 static uint64_t rnd(void)
@@ -64,30 +62,6 @@ static double median_ms(uint64_t *v, size_t n)
         return v[n / 2] / 1e6;
 }
 
-struct refs {
-        const struct ss_graph *g;
-        const uint32_t *src;
-        ss_dist **ref;
-        unsigned ns;
-        atomic_uint failed;
-};
-
-static void refs_part(void *arg, unsigned t, unsigned nt)
-{
-        struct refs *r = arg;
-        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(r->g->n);
-        for (unsigned k = t; k < r->ns; k += nt) {
-                r->ref[k] = malloc((size_t)r->g->n * sizeof(ss_dist));
-                if (!ws || !r->ref[k] || ss_dijkstra_run(r->g, ws, r->src[k], SS_NO_NODE, NULL)) {
-                        atomic_fetch_add(&r->failed, 1);
-                        continue;
-                }
-                for (uint32_t v = 0; v < r->g->n; v++)
-                        r->ref[k][v] = ss_dijkstra_dist(ws, v);
-        }
-        ss_dijkstra_ws_free(ws);
-}
-
 static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, const char *what,
                           uint32_t s)
 {
@@ -98,25 +72,6 @@ static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, c
                                 "MISMATCH %s source %u node %u: gpu %" PRIu64 " cpu %" PRIu64 "\n",
                                 what, s + 1, v + 1, got[v], want[v]);
         return bad;
-}
-
-/* A path's arcs exist and add up to d. */
-static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s, uint32_t t,
-                    ss_dist d)
-{
-        if (!len || p[0] != s || p[len - 1] != t)
-                return false;
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                ss_dist best = SS_DIST_INF;
-                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
-                        if (g->col[a] == p[i + 1] && g->w[a] < best)
-                                best = g->w[a];
-                if (best == SS_DIST_INF)
-                        return false;
-                sum += best;
-        }
-        return sum == d;
 }
 
 int main(int argc, char **argv)
@@ -209,10 +164,7 @@ int main(int argc, char **argv)
         for (unsigned k = 0; k < ns; k++)
                 src[k] = (uint32_t)(rnd() % g->n);
         t0 = ss_now_ns();
-        struct refs rf = {.g = g, .src = src, .ref = ref, .ns = ns};
-        atomic_init(&rf.failed, 0);
-        ss_team_run(ss_team_threads(0), NULL, refs_part, &rf);
-        if (atomic_load(&rf.failed)) {
+        if (!ss_refs_run(g, src, ns, ref)) {
                 fprintf(stderr, "gpu-part: a reference search failed\n");
                 return 2;
         }
@@ -320,8 +272,9 @@ int main(int argc, char **argv)
                                 break;
                         }
                         const ss_dist want = ref[k][t];
-                        if (r.dist != want || (want != SS_DIST_INF && !r.path_needs_cpu &&
-                                               !path_ok(g, r.path, r.path_len, src[k], t, want)))
+                        if (r.dist != want ||
+                            (want != SS_DIST_INF && !r.path_needs_cpu &&
+                             !ss_path_sums(g, r.path, r.path_len, src[k], t, want)))
                                 pbad++;
                         free(r.path);
                 }

@@ -33,6 +33,7 @@
 #include "cpu/dijkstra.h"
 #include "io/load.h"
 #include "solve/solver.h"
+#include "tool_util.h"
 
 struct run {
         const struct ss_graph *g;
@@ -153,31 +154,6 @@ static uint64_t rnd(void)
         return rng_state;
 }
 
-/* The CPU Dijkstra's distances from every source, on every core. */
-struct refs {
-        const struct ss_graph *g;
-        const uint32_t *src;
-        ss_dist **ref;
-        unsigned ns;
-        atomic_uint failed;
-};
-
-static void refs_part(void *arg, unsigned t, unsigned nt)
-{
-        struct refs *r = arg;
-        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(r->g->n);
-        for (unsigned k = t; k < r->ns; k += nt) {
-                r->ref[k] = malloc((size_t)r->g->n * sizeof(ss_dist));
-                if (!ws || !r->ref[k] || ss_dijkstra_run(r->g, ws, r->src[k], SS_NO_NODE, NULL)) {
-                        atomic_fetch_add(&r->failed, 1);
-                        continue;
-                }
-                for (uint32_t v = 0; v < r->g->n; v++)
-                        r->ref[k][v] = ss_dijkstra_dist(ws, v);
-        }
-        ss_dijkstra_ws_free(ws);
-}
-
 int main(int argc, char **argv)
 {
         const char *path = NULL, *algo_name = "delta";
@@ -252,10 +228,7 @@ int main(int argc, char **argv)
         }
         for (unsigned k = 0; k < ns; k++)
                 src[k] = (uint32_t)(rnd() % g->n);
-        struct refs rf = {.g = g, .src = src, .ref = ref, .ns = ns};
-        atomic_init(&rf.failed, 0);
-        ss_team_run(ss_team_threads(0), NULL, refs_part, &rf);
-        if (atomic_load(&rf.failed)) {
+        if (!ss_refs_run(g, src, ns, ref)) {
                 fprintf(stderr, "gpu-throughput: a reference search failed\n");
                 return 2;
         }

@@ -32,6 +32,7 @@
 #include "gpu/phast.h"
 #include "io/load.h"
 #include "solve/solver.h"
+#include "tool_util.h"
 
 static void usage(FILE *f)
 {
@@ -133,24 +134,6 @@ struct bcheck {
         atomic_ullong bad, bad_paths;
 };
 
-static bool path_sums(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
-                      uint32_t t, ss_dist d)
-{
-        if (len == 0 || p[0] != s || p[len - 1] != t)
-                return false;
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                ss_dist best = SS_DIST_INF;
-                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
-                        if (g->col[a] == p[i + 1] && g->w[a] < best)
-                                best = g->w[a];
-                if (best == SS_DIST_INF)
-                        return false;
-                sum += best;
-        }
-        return sum == d;
-}
-
 static void *bcheck_work(void *arg)
 {
         struct bcheck *c = arg;
@@ -169,7 +152,7 @@ static void *bcheck_work(void *arg)
                         const ss_dist d = ss_dijkstra_dist(ws, c->tgt[i]);
                         bad += c->got[i] != d;
                         if (d != SS_DIST_INF && c->paths &&
-                            !path_sums(c->g, c->paths[i], c->plen[i], c->src[i], c->tgt[i], d))
+                            !ss_path_sums(c->g, c->paths[i], c->plen[i], c->src[i], c->tgt[i], d))
                                 atomic_fetch_add(&c->bad_paths, 1);
                 } else {
                         ss_dijkstra_run(c->g, ws, c->src[i], SS_NO_NODE, NULL);

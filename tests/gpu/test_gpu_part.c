@@ -25,6 +25,7 @@
 #include "../check_run.h"
 #include "../data.h"
 #include "../engine/job_wait.h"
+#include "tool_util.h"
 
 static int ndevices;
 
@@ -105,19 +106,9 @@ static struct ss_gpu_part *open_part(const struct ss_graph *g, unsigned parts, u
 static void check_path(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
                        uint32_t t, ss_dist d)
 {
-        ck_assert_uint_gt(len, 0);
-        ck_assert_uint_eq(p[0], s);
-        ck_assert_uint_eq(p[len - 1], t);
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                ss_dist best = SS_DIST_INF;
-                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
-                        if (g->col[a] == p[i + 1] && g->w[a] < best)
-                                best = g->w[a];
-                ck_assert_msg(best != SS_DIST_INF, "no arc %u -> %u on the path", p[i], p[i + 1]);
-                sum += best;
-        }
-        ck_assert_uint_eq(sum, d);
+        ck_assert_msg(ss_path_sums(g, p, len, s, t, d),
+                      "path %u -> %u (%zu nodes) is not %llu long", s, t, len,
+                      (unsigned long long)d);
 }
 
 /* From `sources` random sources (the first is node 0): every distance of the

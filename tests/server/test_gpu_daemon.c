@@ -214,6 +214,19 @@ START_TEST(gpu_answers_equal_cpu)
 }
 END_TEST
 
+/* Ends the program as skipped (77) when the daemon's reason says there is
+ * no GPU to test. */
+static void skip_without_gpu(const char *why)
+{
+        if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
+            strstr(why, "no CUDA device")) {
+                printf("SKIP: no GPU here: %s\n", why);
+                h_stop(&dmn, SIGTERM);
+                h_cleanup();
+                exit(77);
+        }
+}
+
 START_TEST(memory_limit_forces_cpu)
 {
         char why[512];
@@ -222,13 +235,7 @@ START_TEST(memory_limit_forces_cpu)
         const char *extra[] = {"--gpu-memory-limit-mb", "1", "--gpu-partition", "replicate", NULL};
         start(extra);
         const char *kind = serving(&dmn, why, sizeof(why));
-        if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
-            strstr(why, "no CUDA device")) {
-                printf("SKIP: no GPU here: %s\n", why);
-                h_stop(&dmn, SIGTERM);
-                h_cleanup();
-                exit(77);
-        }
+        skip_without_gpu(why);
         ck_assert_str_eq(kind, "cpu");
         printf("reason with a 1 MiB limit: %s\n", why);
         uint64_t seed = 7;
@@ -248,13 +255,7 @@ START_TEST(split_serves_routes)
         const char *extra[] = {"--gpu-partition", "split", NULL};
         start(extra);
         const char *kind = serving(&dmn, why, sizeof(why));
-        if (strstr(why, "driver") || strstr(why, "no usable") || strstr(why, "without CUDA") ||
-            strstr(why, "no CUDA device")) {
-                printf("SKIP: no GPU here: %s\n", why);
-                h_stop(&dmn, SIGTERM);
-                h_cleanup();
-                exit(77);
-        }
+        skip_without_gpu(why);
         ck_assert_str_eq(kind, "gpu");
         ck_assert_msg(strstr(why, "partitions on"), "%s", why);
         uint64_t seed = 11;

@@ -1,0 +1,72 @@
+/* What the GPU tests and tools share: the CPU Dijkstra's distances from
+ * many sources on every core (the reference every GPU answer is checked
+ * against), and whether a path is made of existing arcs adding up to its
+ * distance. */
+#ifndef SS_TESTS_GPU_TOOL_UTIL_H
+#define SS_TESTS_GPU_TOOL_UTIL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/graph.h"
+#include "core/team.h"
+#include "cpu/dijkstra.h"
+
+struct ss_refs {
+        const struct ss_graph *g;
+        const uint32_t *src;
+        ss_dist **ref;
+        unsigned ns;
+        atomic_uint failed;
+};
+
+static void ss_refs_part(void *arg, unsigned t, unsigned nt)
+{
+        struct ss_refs *r = arg;
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(r->g->n);
+        for (unsigned k = t; k < r->ns; k += nt) {
+                r->ref[k] = malloc((size_t)r->g->n * sizeof(ss_dist));
+                if (!ws || !r->ref[k] || ss_dijkstra_run(r->g, ws, r->src[k], SS_NO_NODE, NULL)) {
+                        atomic_fetch_add(&r->failed, 1);
+                        continue;
+                }
+                for (uint32_t v = 0; v < r->g->n; v++)
+                        r->ref[k][v] = ss_dijkstra_dist(ws, v);
+        }
+        ss_dijkstra_ws_free(ws);
+}
+
+/* ref[k] (malloc'd, n entries) gets the distances from src[k], k < ns, on
+ * every core. Returns false when a search or an allocation failed. */
+static inline bool ss_refs_run(const struct ss_graph *g, const uint32_t *src, unsigned ns,
+                               ss_dist **ref)
+{
+        struct ss_refs r = {.g = g, .src = src, .ref = ref, .ns = ns};
+        atomic_init(&r.failed, 0);
+        ss_team_run(ss_team_threads(0), NULL, ss_refs_part, &r);
+        return atomic_load(&r.failed) == 0;
+}
+
+/* p[0..len) runs from s to t over arcs of g (the lightest of parallel ones)
+ * whose weights add up to d. */
+static inline bool ss_path_sums(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
+                                uint32_t t, ss_dist d)
+{
+        if (len == 0 || p[0] != s || p[len - 1] != t)
+                return false;
+        ss_dist sum = 0;
+        for (size_t i = 0; i + 1 < len; i++) {
+                ss_dist best = SS_DIST_INF;
+                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
+                        if (g->col[a] == p[i + 1] && g->w[a] < best)
+                                best = g->w[a];
+                if (best == SS_DIST_INF)
+                        return false;
+                sum += best;
+        }
+        return sum == d;
+}
+
+#endif
