@@ -230,7 +230,19 @@ static int ss__pool_split(struct ss_engine *e, struct ss_graph *g)
                         pthread_mutex_unlock(&e->lock);
                 }
         }
-        return ss__slot_load(e, 0, g);
+        const int rc = ss__slot_load(e, 0, g);
+        if (rc != SS_OK) {
+                /* Why it did not open: the first slot's reason, shortened to
+                 * fit the others' with the sentence around it. */
+                pthread_mutex_lock(&e->lock);
+                char why[256];
+                snprintf(why, sizeof(why), "%.250s", e->slots[0].why);
+                for (unsigned i = 1; i < e->nslots; i++)
+                        snprintf(e->slots[i].why, sizeof(e->slots[i].why),
+                                 "the partitioned search over every GPU did not open: %s", why);
+                pthread_mutex_unlock(&e->lock);
+        }
+        return rc;
 }
 
 void ss__pool_load(struct ss_engine *e, struct ss_graph *g)

@@ -47,10 +47,12 @@ struct ss_gpu_part {
         struct ss__pdev dev[SS_GPU_PART_MAX];
         struct ss__phost part[SS_GPU_PART_MAX];
         uint32_t bases[SS_GPU_PART_MAX + 1];
-        struct ss__sshared *sh;    /* first device */
-        volatile int *hcancel;     /* pinned, mapped, portable */
-        struct ss__sagg *hagg;     /* pinned, ndev entries */
-        unsigned long long *hdist; /* pinned, one entry: the target's distance */
+        struct ss__sshared *sh;     /* first device */
+        volatile int *hcancel;      /* pinned, mapped, portable: the deadline passed */
+        volatile int *habort;       /* likewise: leave every barrier (part.cu) */
+        unsigned long long *bounce; /* pinned, n: distances for pageable callers and paths */
+        struct ss__sagg *hagg;      /* pinned, ndev entries */
+        unsigned long long *hdist;  /* pinned, one entry: the target's distance */
         uint64_t delta, cut;
         bool has_heavy;
         pthread_mutex_t lock;
@@ -213,6 +215,8 @@ void ss_gpu_part_close(struct ss_gpu_part *h)
                         cudaStreamDestroy(dv->stream);
         }
         cudaFreeHost((void *)h->hcancel);
+        cudaFreeHost((void *)h->habort);
+        cudaFreeHost(h->bounce);
         cudaFreeHost(h->hagg);
         cudaFreeHost(h->hdist);
         cudaGetLastError();
@@ -337,6 +341,10 @@ int ss_gpu_part_open(const struct ss_graph *g, const struct ss_gpu_part_config *
                                     cudaHostAllocMapped | cudaHostAllocPortable),
                       fail);
         *h->hcancel = 0;
+        SS__CUDA_GOTO(cudaHostAlloc((void **)&h->habort, sizeof(int),
+                                    cudaHostAllocMapped | cudaHostAllocPortable),
+                      fail);
+        *h->habort = 0;
         SS__CUDA_GOTO(cudaHostAlloc((void **)&h->hagg, h->ndev * sizeof(struct ss__sagg),
                                     cudaHostAllocPortable),
                       fail);
@@ -454,36 +462,54 @@ static void ss__part_nap(uint64_t ns)
 }
 
 /* Waits for the first device's last event (every device's work ends
- * before it), raising the cancel flag at the
- * deadline (every device's kernel reads it). */
+ * before it). At the deadline it raises the cancel flag, which every device
+ * meets at the same barrier. A search still running 5 s after that, or a
+ * device that reports an error, is aborted: the abort flag makes every
+ * thread waiting at a barrier leave, and the wait goes on for at most 5 s
+ * more. Returns SS_OK, or SS_EGPU (the handle is then not used again). */
 static int ss__part_wait(struct ss_gpu_part *h, const struct ss_cancel *cancel, struct ss_err *err)
 {
         const uint64_t start = ss_now_ns();
-        uint64_t cancel_at = 0;
+        uint64_t cancel_at = 0, abort_at = 0;
+        int rc = SS_OK;
         for (;;) {
                 cudaError_t e = cudaEventQuery(h->dev[0].ev_done);
                 if (e == cudaSuccess)
-                        return SS_OK;
-                if (e != cudaErrorNotReady)
-                        return ss__cuda_fail(err, "cudaEventQuery", e, __FILE__, __LINE__);
+                        return rc;
+                for (unsigned d = 1; e == cudaErrorNotReady && d < h->ndev; d++) {
+                        e = cudaEventQuery(h->dev[d].ev_end);
+                        e = e == cudaSuccess ? cudaErrorNotReady : e;
+                }
                 const uint64_t now = ss_now_ns();
+                if (e != cudaErrorNotReady && !abort_at) {
+                        *h->habort = 1;
+                        abort_at = now;
+                        rc = ss__cuda_fail(err, "cudaEventQuery", e, __FILE__, __LINE__);
+                }
                 if (!cancel_at && ss_cancelled(cancel)) {
                         *h->hcancel = 1;
                         cancel_at = now;
                 }
-                if (cancel_at && now - cancel_at > 5000000000ull)
-                        return ss_err_set(err, SS_EGPU,
-                                          "the devices did not stop a cancelled search within 5 s");
+                if (cancel_at && !abort_at && now - cancel_at > 5000000000ull) {
+                        *h->habort = 1;
+                        abort_at = now;
+                        rc = ss_err_set(err, SS_EGPU,
+                                        "the devices did not stop a cancelled search within 5 s");
+                }
+                if (abort_at && now - abort_at > 5000000000ull)
+                        return rc;
                 ss__part_nap(now - start < 200000 ? 2000 : 20000);
         }
 }
 
-/* Enqueues the search on every device. On a failure after some devices
- * started, the cancel flag makes them leave their barriers. */
-static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, ss_dist *all,
-                           unsigned long long *dist_all, struct ss_err *err)
+/* Enqueues the search on every device, the distances going to dst (pinned,
+ * n entries; NULL for none). *launched counts the devices whose kernel was
+ * launched: after a failure the caller aborts and waits for those. */
+static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q,
+                           unsigned long long *dst, unsigned *launched, struct ss_err *err)
 {
         struct ss__pdev *d0 = &h->dev[0];
+        *launched = 0;
         SS__CUDA(cudaSetDevice(d0->id));
         SS__CUDA(cudaEventRecord(d0->ev_start, d0->stream));
         SS__CUDA(cudaMemsetAsync(&h->sh->arrive, 0, sizeof(unsigned int), d0->stream));
@@ -502,16 +528,16 @@ static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, 
                                             .agg = dv->agg,
                                             .sh = h->sh,
                                             .cancel = h->hcancel,
+                                            .abort = h->habort,
                                             .source = q->source,
                                             .target = q->target,
                                             .delta = h->delta,
                                             .has_heavy = h->has_heavy};
                 memcpy(l.bases, h->bases, sizeof(l.bases));
                 int rc = ss__launch_part(&l, dv->blocks, dv->stream, err);
-                if (rc != SS_OK) {
-                        *h->hcancel = 1;
+                if (rc != SS_OK)
                         return rc;
-                }
+                (*launched)++;
         }
         /* Results: each device copies its partitions' distances and its
          * statistics, then the first device's stream waits for all. */
@@ -521,7 +547,6 @@ static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, 
                 SS__CUDA(cudaEventRecord(dv->ev_end, dv->stream)); /* the search's end */
                 for (unsigned p = dv->first; p < dv->first + dv->nlocal; p++) {
                         const struct ss__phost *x = &h->part[p];
-                        ss_dist *dst = all ? all : (ss_dist *)dist_all;
                         if (dst)
                                 SS__CUDA(cudaMemcpyAsync(dst + x->p.base, x->dist,
                                                          (size_t)x->p.n * sizeof(ss_dist),
@@ -546,6 +571,89 @@ static int ss__part_launch(struct ss_gpu_part *h, const struct ss_gpu_query *q, 
         return SS_OK;
 }
 
+/* Whether p is page-locked host memory (copies into it run while the host
+ * waits; into pageable memory a copy holds the host until the search ends,
+ * deadline or not). */
+static bool ss__pinned(const void *p)
+{
+        struct cudaPointerAttributes a;
+        if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+                cudaGetLastError();
+                return false;
+        }
+        return a.type == cudaMemoryTypeHost;
+}
+
+/* One search, h->lock held. */
+static int ss__part_search(struct ss_gpu_part *h, const struct ss_gpu_query *q,
+                           struct ss_gpu_result *r, struct ss_err *err)
+{
+        const uint32_t n = h->g->n;
+        if (!atomic_load(&h->healthy))
+                return ss_err_set(err, SS_ENOGPU,
+                                  "the partitioned search failed earlier and is not used");
+        /* Distances go to the caller's memory when it is pinned, else to
+         * the handle's pinned buffer (paths are walked from there too). */
+        const bool direct = q->all && !q->want_path && ss__pinned(q->all);
+        unsigned long long *dst = direct ? (unsigned long long *)q->all : NULL;
+        if (!direct && (q->all || q->want_path)) {
+                if (!h->bounce &&
+                    cudaMallocHost((void **)&h->bounce, (size_t)n * sizeof(unsigned long long)) !=
+                        cudaSuccess) {
+                        cudaGetLastError();
+                        h->bounce = NULL;
+                        return ss_err_set(err, SS_ENOMEM, "no pinned memory for %u distances", n);
+                }
+                dst = h->bounce;
+        }
+        /* A deadline already past stops the search at its first barrier. */
+        *h->hcancel = ss_cancelled(q->cancel) ? 1 : 0;
+        *h->habort = 0;
+        const uint64_t t0 = ss_now_ns();
+        unsigned launched = 0;
+        int rc = ss__part_launch(h, q, dst, &launched, err);
+        if (rc != SS_OK) {
+                /* The kernels that started leave their barriers. */
+                *h->habort = 1;
+                for (unsigned d = 0; d < launched; d++) {
+                        cudaSetDevice(h->dev[d].id);
+                        cudaStreamSynchronize(h->dev[d].stream);
+                }
+                cudaGetLastError();
+                atomic_store(&h->healthy, false);
+                return rc;
+        }
+        if ((rc = ss__part_wait(h, q->cancel, err)) != SS_OK) {
+                atomic_store(&h->healthy, false);
+                return rc;
+        }
+        unsigned stop = 0;
+        for (unsigned d = 0; d < h->ndev; d++)
+                stop = h->hagg[d].stop > stop ? h->hagg[d].stop : stop;
+        if (stop == 2) {
+                atomic_store(&h->healthy, false);
+                return ss_err_set(err, SS_EGPU, "the partitioned search was aborted");
+        }
+        if (stop)
+                return ss_err_set(err, SS_ETIMEDOUT, "the query passed its deadline");
+        float ms = 0;
+        cudaSetDevice(h->dev[0].id);
+        if (cudaEventElapsedTime(&ms, h->dev[0].ev_start, h->dev[0].ev_end) == cudaSuccess)
+                r->kernel_ns = (uint64_t)(ms * 1e6);
+        r->phases = h->hagg[0].phases;
+        r->buckets = h->hagg[0].buckets;
+        r->launches = h->ndev;
+        r->delta = h->delta;
+        if (q->target != SS_NO_NODE)
+                r->dist = *h->hdist;
+        if (q->all && !direct)
+                memcpy(q->all, h->bounce, (size_t)n * sizeof(ss_dist));
+        if (q->want_path)
+                rc = ss__part_path(h, h->bounce, q->source, q->target, r, err);
+        r->total_ns = ss_now_ns() - t0;
+        return rc;
+}
+
 int ss_gpu_part_run(struct ss_gpu_part *h, const struct ss_gpu_query *q, struct ss_gpu_result *r,
                     struct ss_err *err)
 {
@@ -561,56 +669,9 @@ int ss_gpu_part_run(struct ss_gpu_part *h, const struct ss_gpu_query *q, struct 
                                   "not target lists");
         if (q->want_path && q->target == SS_NO_NODE)
                 return ss_err_set(err, SS_EINVAL, "a path needs a target");
-        if (!atomic_load(&h->healthy))
-                return ss_err_set(err, SS_ENOGPU,
-                                  "the partitioned search failed earlier and is not used");
-        unsigned long long *dist_all = NULL;
-        if (q->want_path && !q->all &&
-            cudaMallocHost((void **)&dist_all, (size_t)n * sizeof(unsigned long long)) !=
-                cudaSuccess) {
-                cudaGetLastError();
-                return ss_err_set(err, SS_ENOMEM, "no pinned memory for the distances of a path");
-        }
         pthread_mutex_lock(&h->lock);
-        /* A deadline already past stops the search at its first barrier. */
-        *h->hcancel = ss_cancelled(q->cancel) ? 1 : 0;
-        const uint64_t t0 = ss_now_ns();
-        int rc = ss__part_launch(h, q, q->all, dist_all, err);
-        /* Wait in every case: a device may have started before a failure. */
-        struct ss_err werr = {0};
-        int wrc = ss__part_wait(h, rc == SS_OK ? q->cancel : NULL, &werr);
-        if (rc == SS_OK && wrc != SS_OK) {
-                rc = wrc;
-                *err = werr;
-        }
-        if (rc == SS_OK) {
-                unsigned stop = 0;
-                for (unsigned d = 0; d < h->ndev; d++)
-                        stop = h->hagg[d].stop > stop ? h->hagg[d].stop : stop;
-                if (stop)
-                        rc = ss_err_set(err, SS_ETIMEDOUT, "the query passed its deadline");
-        }
-        if (rc == SS_OK) {
-                float ms = 0;
-                cudaSetDevice(h->dev[0].id);
-                if (cudaEventElapsedTime(&ms, h->dev[0].ev_start, h->dev[0].ev_end) == cudaSuccess)
-                        r->kernel_ns = (uint64_t)(ms * 1e6);
-                r->total_ns = ss_now_ns() - t0;
-                r->phases = h->hagg[0].phases;
-                r->buckets = h->hagg[0].buckets;
-                r->launches = h->ndev;
-                r->delta = h->delta;
-                if (q->target != SS_NO_NODE)
-                        r->dist = *h->hdist;
-        }
-        if (rc == SS_EGPU)
-                atomic_store(&h->healthy, false);
+        int rc = ss__part_search(h, q, r, err);
         pthread_mutex_unlock(&h->lock);
-        if (rc == SS_OK && q->want_path)
-                rc = ss__part_path(h, q->all ? (const unsigned long long *)q->all : dist_all,
-                                   q->source, q->target, r, err);
-        if (dist_all)
-                cudaFreeHost(dist_all);
         return rc;
 }
 

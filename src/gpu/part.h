@@ -69,8 +69,12 @@ void ss_gpu_part_close(struct ss_gpu_part *h);
  * the path when q->want_path (walked back on the host over the graph's
  * in-arcs from a copy of every distance; path_needs_cpu when that walk
  * meets a zero-weight cycle). Target lists are not taken (SS_EINVAL).
- * Returns as ss_gpu_run(): SS_OK, SS_EINVAL, SS_ETIMEDOUT, SS_EGPU (the
- * handle is unusable afterwards: SS_ENOGPU from then on), SS_ENOMEM. */
+ * Distances for pageable q->all and for paths go through a pinned buffer
+ * of 8n bytes that the handle keeps from its first such query, so that the
+ * deadline is watched while the devices work. Returns as ss_gpu_run():
+ * SS_OK, SS_EINVAL, SS_ETIMEDOUT, SS_EGPU (a device failed or the search
+ * had to be aborted; the handle is unusable afterwards: SS_ENOGPU from then
+ * on), SS_ENOMEM. */
 int ss_gpu_part_run(struct ss_gpu_part *h, const struct ss_gpu_query *q, struct ss_gpu_result *r,
                     struct ss_err *err);
 

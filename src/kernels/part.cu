@@ -22,11 +22,12 @@
  *
  * The host's cancel flag is read by the first device only, into a slot per
  * barrier (cflag[b % 3], written before the first device arrives at barrier
- * b), so that every device stops at the same barrier. A thread that waits
- * at a barrier while the host's flag is up gives up too: another device's
- * kernel may never have started (the host raises the flag when a launch
- * fails), and the search is void anyway. Those that went on meet the flag
- * at their next barrier, so every block ends.
+ * b), so that every device stops at the same barrier, with the same stamp
+ * generations (kept in each range's counters for the next search). The
+ * wait at a barrier looks at another flag, the abort: the host raises it
+ * when a launch failed (another device's kernel never started) or a
+ * search did not end; the handle is then not used again, since its devices
+ * may have stopped at different barriers.
  *
  * Without the single-block mode of delta.cu, a phase on one device costs
  * two grid barriers instead of one; the partitioned search exists for
@@ -250,13 +251,13 @@ static __device__ void ss__part_sums(const ss__part_launch &L, unsigned b, unsig
                 *(volatile unsigned int *)&L.sh->cflag[(b + 1) % 3] = *L.cancel != 0;
 }
 
-/* Waits until the search's counter reaches want; gives up (stop 1) when
- * the host's flag goes up meanwhile (see the top of this file). */
+/* Waits until the search's counter reaches want; gives up (stop 2) when
+ * the host aborts the search (see the top of this file). */
 static __device__ __forceinline__ unsigned ss__part_wait(const ss__part_launch &L, unsigned want)
 {
         while (ss__ldv(&L.sh->arrive) < want)
-                if (*L.cancel)
-                        return 1;
+                if (*L.abort)
+                        return 2;
         return 0;
 }
 

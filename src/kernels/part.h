@@ -58,7 +58,7 @@ struct ss__sagg {
         unsigned int qsum;        /* near-queue entries over every partition */
         unsigned long long fmin;  /* smallest far bucket over every partition */
         unsigned long long tdist; /* the target's distance (after a heavy pass) */
-        unsigned int stop;        /* 1: cancelled by the host */
+        unsigned int stop;        /* 1: cancelled by the host; 2: aborted */
         /* Statistics of the search, written at its end. */
         unsigned int phases, buckets, barriers;
 };
@@ -78,7 +78,8 @@ struct ss__part_launch {
         const struct ss__spart *parts;    /* nparts entries, in this device's memory */
         struct ss__sagg *agg;             /* this device's */
         struct ss__sshared *sh;           /* the first device's */
-        const volatile int *cancel;       /* mapped host flag */
+        const volatile int *cancel;       /* mapped host flag: the query's deadline */
+        const volatile int *abort;        /* mapped host flag: leave every barrier */
         uint32_t source, target;          /* global ids; target SS__NO_NODE for none */
         unsigned long long delta;
         bool has_heavy;

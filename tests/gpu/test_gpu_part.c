@@ -153,6 +153,27 @@ static void check_part(const struct ss_graph *g, struct ss_gpu_part *h, unsigned
         ss_dijkstra_ws_free(ws);
 }
 
+/* Searches stopped by their deadline halfway (at different phases on each
+ * device), each followed by a whole search that must be exact: a stop
+ * leaves every device on the same barrier and stamp generations. */
+static void check_midway_deadlines(const struct ss_graph *g, struct ss_gpu_part *h)
+{
+        unsigned stopped = 0;
+        for (unsigned k = 0; k < 8; k++) {
+                struct ss_cancel c = {.deadline_ns = ss_now_ns() + 1000000 + k * 700000};
+                struct ss_gpu_query q = {
+                    .source = (uint32_t)(rnd() % g->n), .target = SS_NO_NODE, .cancel = &c};
+                struct ss_gpu_result r;
+                struct ss_err err;
+                const int rc = ss_gpu_part_run(h, &q, &r, &err);
+                ck_assert_msg(rc == SS_OK || rc == SS_ETIMEDOUT, "%s", err.msg);
+                stopped += rc == SS_ETIMEDOUT;
+                ck_assert(ss_gpu_part_healthy(h));
+                check_part(g, h, 1, 2);
+        }
+        printf("midway deadlines: %u of 8 stopped\n", stopped);
+}
+
 static void check_counts(const struct ss_graph *g, const unsigned *parts, size_t np,
                          unsigned sources, unsigned p2p)
 {
@@ -260,6 +281,7 @@ START_TEST(test_deadline_and_reuse)
         /* A cancelled search leaves the handle ready for the next. */
         ck_assert(ss_gpu_part_healthy(h));
         check_part(g, h, 2, 4);
+        check_midway_deadlines(g, h);
         ss_gpu_part_close(h);
         ss_graph_unref(g);
 }
@@ -323,6 +345,7 @@ START_TEST(test_two_devices)
         ss_gpu_part_close(h);
         h = open_part(g, 4, 2);
         check_part(g, h, 3, 6);
+        check_midway_deadlines(g, h);
         ss_gpu_part_close(h);
         ss_graph_unref(g);
         g = scrambled(20000, 1000);
