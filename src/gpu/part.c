@@ -695,11 +695,6 @@ uint64_t ss_gpu_part_cut_arcs(const struct ss_gpu_part *h)
         return h->cut;
 }
 
-uint64_t ss_gpu_part_delta(const struct ss_gpu_part *h)
-{
-        return h->delta;
-}
-
 bool ss_gpu_part_healthy(const struct ss_gpu_part *h)
 {
         return atomic_load(&h->healthy);

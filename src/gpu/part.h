@@ -84,7 +84,6 @@ unsigned ss_gpu_part_devices(const struct ss_gpu_part *h);
 uint64_t ss_gpu_part_mem_used(const struct ss_gpu_part *h, unsigned i);
 /* Arcs whose head is in another partition than their tail. */
 uint64_t ss_gpu_part_cut_arcs(const struct ss_gpu_part *h);
-uint64_t ss_gpu_part_delta(const struct ss_gpu_part *h);
 bool ss_gpu_part_healthy(const struct ss_gpu_part *h);
 /* "4 partitions on 2 devices (0, 1), 2.1% of arcs cut, 812 + 790 MiB, delta 3200" */
 void ss_gpu_part_describe(const struct ss_gpu_part *h, char *buf, size_t len);

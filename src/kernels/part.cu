@@ -458,7 +458,6 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__part_kernel(ss__part_launch L)
                 }
                 L.agg->phases = phases;
                 L.agg->buckets = buckets;
-                L.agg->barriers = b;
                 L.agg->stop = stop;
         }
 }

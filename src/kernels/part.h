@@ -60,7 +60,7 @@ struct ss__sagg {
         unsigned long long tdist; /* the target's distance (after a heavy pass) */
         unsigned int stop;        /* 1: cancelled by the host; 2: aborted */
         /* Statistics of the search, written at its end. */
-        unsigned int phases, buckets, barriers;
+        unsigned int phases, buckets;
 };
 
 /* Shared by the devices of a search; in the first device's memory. */

@@ -47,7 +47,7 @@ static void ss__devices(FILE *f, const struct ss_metrics_gauges *g)
         };
         for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
                 bool head = false;
-                for (unsigned i = 0; i < g->ndev && i < 17; i++) {
+                for (unsigned i = 0; i < g->ndev && i < SS_METRICS_MAX_DEVICES; i++) {
                         const struct ss_engine_device *d = &g->dev[i];
                         if (d->device != SS_DEVICE_GPU)
                                 continue;

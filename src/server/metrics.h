@@ -10,8 +10,9 @@
 #include "engine/engine.h"
 #include "server/endpoint.h"
 
-#define SS_METRICS_NCODES   12 /* 200 204 400 404 405 413 414 499 500 503 504 other */
-#define SS_METRICS_NBUCKETS 14
+#define SS_METRICS_NCODES      12 /* 200 204 400 404 405 413 414 499 500 503 504 other */
+#define SS_METRICS_NBUCKETS    14
+#define SS_METRICS_MAX_DEVICES 17 /* the CPU and 16 GPUs */
 
 struct ss_metrics {
         uint64_t requests[SS_EP_COUNT][SS_METRICS_NCODES];
@@ -32,7 +33,7 @@ struct ss_metrics_gauges {
         uint64_t refused_connections; /* over client_connections */
         uint64_t cut_connections;     /* closed by request_timeout_s or a half-close */
         /* The engine's devices (ss_engine_devices): the CPU, then each GPU. */
-        struct ss_engine_device dev[17];
+        struct ss_engine_device dev[SS_METRICS_MAX_DEVICES];
         unsigned ndev;
 };
 

@@ -330,7 +330,7 @@ int ss_status_metrics(const struct ss_routes *rt, struct ss_view *v, struct ss_e
             .refused_connections = rt->http->refused,
             .cut_connections = rt->http->cut,
         };
-        g.ndev = ss_engine_devices(rt->engine, g.dev, 17);
+        g.ndev = ss_engine_devices(rt->engine, g.dev, SS_METRICS_MAX_DEVICES);
         struct ss_metrics counts;
         ss_http_metrics(rt->http, &counts);
         v->text = ss_metrics_render(&counts, &st, &g, &v->len);

@@ -32,5 +32,11 @@ int ss__cpu_task(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar
 /* One route on the CPU into t's slot i (distance and, when t wants paths, the path). */
 int ss__cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
                   struct ss_task *t, size_t i, struct ss_err *err);
+/* Route i's path from the CPU Dijkstra when a GPU could not walk it (a
+ * zero-weight cycle on the way back, no room): t->dist[i] stays the
+ * device's, and a CPU distance that differs is SS_EINTERNAL. ws NULL is
+ * SS_ENOMEM (its allocation failed). */
+int ss__cpu_path(const struct ss_graph *g, struct ss_dijkstra_ws *ws, struct ss_task *t, size_t i,
+                 struct ss_err *err);
 
 #endif

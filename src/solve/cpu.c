@@ -65,6 +65,19 @@ static void ss__cpu_close(struct ss_backend *b)
         b->impl = NULL;
 }
 
+int ss__cpu_path(const struct ss_graph *g, struct ss_dijkstra_ws *ws, struct ss_task *t, size_t i,
+                 struct ss_err *err)
+{
+        if (!ws)
+                return ss_err_set(err, SS_ENOMEM, "no memory for a Dijkstra workspace");
+        const ss_dist d = t->dist[i];
+        int rc = ss__cpu_route(g, ws, false, t, i, err);
+        if (rc == SS_OK && t->dist[i] != d)
+                return ss_err_set(err, SS_EINTERNAL,
+                                  "the GPU and the CPU disagree on a route's distance");
+        return rc;
+}
+
 int ss__cpu_route(const struct ss_graph *g, struct ss_dijkstra_ws *ws, bool astar,
                   struct ss_task *t, size_t i, struct ss_err *err)
 {

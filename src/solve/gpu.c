@@ -88,20 +88,11 @@ static struct ss_dijkstra_ws *ss__lane_cpu(struct ss_backend *b, unsigned lane)
         return x->cpu[lane];
 }
 
-/* Route i's path from the CPU: the device found a zero-weight cycle on its
- * way back, or had no room to walk it. The distance stays the device's. */
-static int ss__cpu_path(struct ss_backend *b, unsigned lane, struct ss_task *t, size_t i,
-                        struct ss_err *err)
+/* Route i's path from the CPU, on this lane's workspace. */
+static int ss__lane_path(struct ss_backend *b, unsigned lane, struct ss_task *t, size_t i,
+                         struct ss_err *err)
 {
-        struct ss_dijkstra_ws *ws = ss__lane_cpu(b, lane);
-        if (!ws)
-                return ss_err_set(err, SS_ENOMEM, "no memory for a Dijkstra workspace");
-        const ss_dist d = t->dist[i];
-        int rc = ss__cpu_route(b->g, ws, false, t, i, err);
-        if (rc == SS_OK && t->dist[i] != d)
-                return ss_err_set(err, SS_EINTERNAL,
-                                  "the GPU and the CPU disagree on a route's distance");
-        return rc;
+        return ss__cpu_path(b->g, ss__lane_cpu(b, lane), t, i, err);
 }
 
 static enum ss_gpu_batch_kind ss__kind(enum ss_task_kind k)
@@ -133,7 +124,7 @@ static int ss__batched(struct ss_backend *b, unsigned lane, struct ss_task *t, s
         t->searches += r.searches;
         for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
                 if (needs[i])
-                        rc = ss__cpu_path(b, lane, t, i, err);
+                        rc = ss__lane_path(b, lane, t, i, err);
         free(needs);
         return rc;
 }
@@ -171,7 +162,7 @@ static int ss__single(struct ss_backend *b, unsigned lane, const struct ss_solve
         if (!t->path)
                 return SS_OK;
         if (res.path_needs_cpu)
-                return ss__cpu_path(b, lane, t, i, err);
+                return ss__lane_path(b, lane, t, i, err);
         t->path[i] = res.path;
         t->path_len[i] = res.path_len;
         return SS_OK;
@@ -189,7 +180,7 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                 int rc = ss__gpu_cch_task(x->cch, b->g, lane, t, needs, err);
                 for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
                         if (needs[i])
-                                rc = ss__cpu_path(b, lane, t, i, err);
+                                rc = ss__lane_path(b, lane, t, i, err);
                 free(needs);
                 if (rc != SS__ROW_NOT_READY)
                         return rc;

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -35,6 +36,33 @@ static inline void waiter_wait(struct waiter *w)
         while (!w->done)
                 pthread_cond_wait(&w->cond, &w->lock);
         pthread_mutex_unlock(&w->lock);
+}
+
+/* Makes *j a job of `kind` on e's current graph, submits it (waiting while
+ * the queue is full) and waits for its answer. Returns the submit's status:
+ * on SS_OK the job's outputs are there (the caller releases it); else the
+ * job was refused and nothing waits. */
+static inline int job_run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, int algo,
+                          enum ss_engine_kind eng, const uint32_t *s, size_t ns, const uint32_t *t,
+                          size_t nt)
+{
+        struct waiter w = WAITER_INIT;
+        *j = (struct ss_job){.kind = kind,
+                             .algo = algo,
+                             .engine = eng,
+                             .graph = ss_engine_graph(e),
+                             .sources = s,
+                             .nsources = ns,
+                             .targets = t,
+                             .ntargets = nt,
+                             .done = on_done,
+                             .user = &w};
+        int rc;
+        while ((rc = ss_engine_submit(e, j)) == SS_EOVERLOAD)
+                usleep(1000);
+        if (rc == SS_OK)
+                waiter_wait(&w);
+        return rc;
 }
 
 #endif

@@ -3,10 +3,12 @@
  *
  *   gpu-part GRAPH | --gen NODES  [--devices LIST] [--parts LIST] [--sources K]
  *            [--repeat R] [--p2p P] [--memory-limit BYTES] [--seed S] [--label NAME]
+ *            [--source ID]...
  *
  * --gen makes a road graph of NODES nodes (ssspd-gen's generator, seed S)
  * instead of reading one. The CPU Dijkstra's distances from K random
- * sources (on every core) are the reference. The baseline is ss_gpu_open()
+ * sources, or the 1-based --source ids (up to 64, for runs beside the
+ * peers on the same sources), on every core, are the reference. The baseline is ss_gpu_open()
  * on the first device of --devices under the same memory limit (it may
  * refuse: the graph does not fit one device). Then for every count of
  * --parts (default: one per device) the partitioned search over --devices
@@ -37,31 +39,6 @@ static uint64_t rnd(void)
         return rng_state;
 }
 
-static size_t parse_list(const char *s, unsigned *out, size_t cap)
-{
-        size_t n = 0;
-        char buf[256];
-        snprintf(buf, sizeof(buf), "%s", s);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
-             tok = strtok_r(NULL, ",", &save))
-                out[n++] = (unsigned)strtoul(tok, NULL, 10);
-        return n;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-        const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x < y ? -1 : x > y;
-}
-
-static double median_ms(uint64_t *v, size_t n)
-{
-        if (!n)
-                return 0;
-        qsort(v, n, sizeof(*v), cmp_u64);
-        return v[n / 2] / 1e6;
-}
-
 static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, const char *what,
                           uint32_t s)
 {
@@ -80,7 +57,8 @@ int main(int argc, char **argv)
         uint64_t gen_nodes = 0, limit = 0, seed = 1;
         unsigned devs[SS_GPU_PART_MAX] = {0}, parts[16] = {0};
         size_t ndev = 1, nparts = 0;
-        unsigned ns = 4, repeat = 5, np2p = 8;
+        unsigned ns = 4, repeat = 5, np2p = 8, nfixed = 0;
+        uint64_t fixed[64];
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
                 if (a[0] != '-') {
@@ -95,9 +73,9 @@ int main(int argc, char **argv)
                 if (!strcmp(a, "--gen"))
                         gen_nodes = strtoull(v, NULL, 10);
                 else if (!strcmp(a, "--devices"))
-                        ndev = parse_list(v, devs, SS_GPU_PART_MAX);
+                        ndev = ss_parse_list(v, devs, SS_GPU_PART_MAX);
                 else if (!strcmp(a, "--parts"))
-                        nparts = parse_list(v, parts, 16);
+                        nparts = ss_parse_list(v, parts, 16);
                 else if (!strcmp(a, "--sources"))
                         ns = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--repeat"))
@@ -110,6 +88,8 @@ int main(int argc, char **argv)
                         seed = strtoull(v, NULL, 10);
                 else if (!strcmp(a, "--label"))
                         label = v;
+                else if (!strcmp(a, "--source") && nfixed < 64)
+                        fixed[nfixed++] = strtoull(v, NULL, 10);
                 else {
                         fprintf(stderr, "gpu-part: unknown option %s\n", a);
                         return 2;
@@ -151,6 +131,8 @@ int main(int argc, char **argv)
         }
         printf("graph %s: n=%u m=%" PRIu64 ", ready in %.2f s\n", label, g->n, g->m,
                (ss_now_ns() - t0) / 1e9);
+        if (nfixed)
+                ns = nfixed;
         uint32_t *src = malloc(ns * sizeof(*src));
         ss_dist **ref = calloc(ns, sizeof(*ref));
         ss_dist *all = NULL;
@@ -161,8 +143,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gpu-part: out of memory\n");
                 return 2;
         }
-        for (unsigned k = 0; k < ns; k++)
-                src[k] = (uint32_t)(rnd() % g->n);
+        for (unsigned k = 0; k < ns; k++) {
+                src[k] = nfixed ? ss_node_from_dimacs(g, fixed[k]) : (uint32_t)(rnd() % g->n);
+                if (src[k] == SS_NO_NODE) {
+                        fprintf(stderr, "gpu-part: --source %" PRIu64 " is outside 1..%u\n",
+                                fixed[k], g->n);
+                        return 2;
+                }
+        }
         t0 = ss_now_ns();
         if (!ss_refs_run(g, src, ns, ref)) {
                 fprintf(stderr, "gpu-part: a reference search failed\n");
@@ -203,13 +191,13 @@ int main(int argc, char **argv)
                                         tt[nk++] = r.total_ns;
                                         bad += count_bad(all, ref[k], g->n, "delta", src[k]);
                                 }
-                        base_ms = median_ms(kt, nk);
+                        base_ms = ss_median_ms(kt, nk);
                         char desc[512];
                         ss_gpu_describe(gpu, desc, sizeof(desc));
                         printf(
                             "BASELINE graph=%s device=%u ms=%.3f total_ms=%.3f mismatches=%" PRIu64
                             " (%s)\n",
-                            label, devs[0], base_ms, median_ms(tt, nk), bad, desc);
+                            label, devs[0], base_ms, ss_median_ms(tt, nk), bad, desc);
                         if (bad)
                                 status = 1;
                         ss_gpu_close(gpu);
@@ -278,13 +266,13 @@ int main(int argc, char **argv)
                                 pbad++;
                         free(r.path);
                 }
-                const double ms = median_ms(kt, nk);
+                const double ms = ss_median_ms(kt, nk);
                 char desc[512];
                 ss_gpu_part_describe(h, desc, sizeof(desc));
                 printf("PART graph=%s n=%u m=%" PRIu64 " devices=%s parts=%u ms=%.3f total_ms=%.3f "
                        "phases=%" PRIu64 " vs_baseline=%.2f mismatches=%" PRIu64
                        " route_mismatches=%u open_s=%.2f%s (%s)\n",
-                       label, g->n, g->m, dlist, parts[pi], ms, median_ms(tt, nk), phases,
+                       label, g->n, g->m, dlist, parts[pi], ms, ss_median_ms(tt, nk), phases,
                        base_ms > 0 && ms > 0 ? base_ms / ms : 0, bad, pbad, open_s,
                        failed ? " FAILED" : "", desc);
                 if (bad || pbad || failed)

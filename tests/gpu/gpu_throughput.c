@@ -128,23 +128,6 @@ out:
         return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x < y ? -1 : x > y;
-}
-
-static size_t parse_list(const char *s, unsigned *out, size_t cap)
-{
-        size_t n = 0;
-        char buf[256];
-        snprintf(buf, sizeof(buf), "%s", s);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
-             tok = strtok_r(NULL, ",", &save))
-                out[n++] = (unsigned)strtoul(tok, NULL, 10);
-        return n;
-}
-
 static uint64_t rng_state = 1;
 static uint64_t rnd(void)
 {
@@ -178,9 +161,9 @@ int main(int argc, char **argv)
                 }
                 i++;
                 if (!strcmp(a, "--streams"))
-                        nstreams = parse_list(v, streams, 16);
+                        nstreams = ss_parse_list(v, streams, 16);
                 else if (!strcmp(a, "--batch"))
-                        nbatches = parse_list(v, batches, 16);
+                        nbatches = ss_parse_list(v, batches, 16);
                 else if (!strcmp(a, "--blocks"))
                         blocks = (unsigned)strtoul(v, NULL, 10);
                 else if (!strcmp(a, "--queries"))
@@ -190,7 +173,7 @@ int main(int argc, char **argv)
                 else if (!strcmp(a, "--algorithm"))
                         algo_name = v;
                 else if (!strcmp(a, "--devices"))
-                        ndevs = parse_list(v, devs, 16);
+                        ndevs = ss_parse_list(v, devs, 16);
                 else if (!strcmp(a, "--seed"))
                         rng_state = strtoull(v, NULL, 10) | 1;
                 else {
@@ -317,7 +300,7 @@ int main(int argc, char **argv)
                         }
                         const double secs = (ss_now_ns() - t0) / 1e9;
                         const unsigned nt = atomic_load(&r.ntasks);
-                        qsort(lat, nt, sizeof(*lat), cmp_u64);
+                        qsort(lat, nt, sizeof(*lat), ss_cmp_u64);
                         char desc[1024];
                         size_t dl = 0;
                         for (unsigned d = 0; d < ndevs && dl < sizeof(desc); d++) {

@@ -359,21 +359,7 @@ END_TEST
 static void engine_run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind,
                        const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
 {
-        struct waiter w = WAITER_INIT;
-        *j = (struct ss_job){.kind = kind,
-                             .algo = SS_ALGO_AUTO,
-                             .engine = SS_ENGINE_GPU,
-                             .graph = ss_engine_graph(e),
-                             .sources = s,
-                             .nsources = ns,
-                             .targets = t,
-                             .ntargets = nt,
-                             .done = on_done,
-                             .user = &w};
-        while (ss_engine_submit(e, j) == SS_EOVERLOAD)
-                usleep(1000);
-        ck_assert_int_eq(j->status, SS_OK);
-        waiter_wait(&w);
+        ck_assert_int_eq(job_run(e, j, kind, SS_ALGO_AUTO, SS_ENGINE_GPU, s, ns, t, nt), SS_OK);
         ck_assert_msg(j->status == SS_OK, "%s", j->err.msg);
         /* Answered by the partitioned search, not handed to the CPU. */
         ck_assert_int_eq(j->ran_engine, SS_ENGINE_GPU);

@@ -192,21 +192,7 @@ END_TEST
 static void run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, int algo,
                 const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
 {
-        struct waiter w = WAITER_INIT;
-        *j = (struct ss_job){.kind = kind,
-                             .algo = algo,
-                             .engine = SS_ENGINE_GPU,
-                             .graph = ss_engine_graph(e),
-                             .sources = s,
-                             .nsources = ns,
-                             .targets = t,
-                             .ntargets = nt,
-                             .done = on_done,
-                             .user = &w};
-        while (ss_engine_submit(e, j) == SS_EOVERLOAD)
-                usleep(1000);
-        ck_assert_int_eq(j->status, SS_OK);
-        waiter_wait(&w);
+        ck_assert_int_eq(job_run(e, j, kind, algo, SS_ENGINE_GPU, s, ns, t, nt), SS_OK);
 }
 
 struct race {

@@ -1,14 +1,16 @@
 /* What the GPU tests and tools share: the CPU Dijkstra's distances from
  * many sources on every core (the reference every GPU answer is checked
- * against), and whether a path is made of existing arcs adding up to its
- * distance. */
+ * against), whether a path is made of existing arcs adding up to its
+ * distance, and the tools' comma lists and medians. */
 #ifndef SS_TESTS_GPU_TOOL_UTIL_H
 #define SS_TESTS_GPU_TOOL_UTIL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/graph.h"
 #include "core/team.h"
@@ -67,6 +69,33 @@ static inline bool ss_path_sums(const struct ss_graph *g, const uint32_t *p, siz
                 sum += best;
         }
         return sum == d;
+}
+
+/* "4,8,16" into out (at most cap numbers); returns how many. */
+static inline size_t ss_parse_list(const char *s, unsigned *out, size_t cap)
+{
+        size_t n = 0;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", s);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
+             tok = strtok_r(NULL, ",", &save))
+                out[n++] = (unsigned)strtoul(tok, NULL, 10);
+        return n;
+}
+
+static inline int ss_cmp_u64(const void *a, const void *b)
+{
+        const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) nanoseconds, in milliseconds (v is sorted). */
+static inline double ss_median_ms(uint64_t *v, size_t n)
+{
+        if (!n)
+                return 0;
+        qsort(v, n, sizeof(*v), ss_cmp_u64);
+        return v[n / 2] / 1e6;
 }
 
 #endif
