@@ -9,6 +9,9 @@
  * (optionally as one gzip member), so memory stays small however large the
  * graph; only a snapshot needs the whole graph in memory.
  *
+ * A third model, tile.c, builds a large graph from copies of a real one
+ * (its own file says why); it needs the whole graph in memory.
+ *
  * The road model computes positions with exp/log/cos from the C library;
  * a build against another libm could round a coordinate differently, so
  * "the same bytes for the same seed" holds per platform, not across them.
@@ -56,6 +59,19 @@ struct ss_gen_rmat {
         uint32_t max_weight; /* weights are uniform in 1..max_weight, >= 1 */
 };
 
+/* The tiled model (tile.c): rows x cols copies of a real road graph, joined
+ * by a few roads between neighbouring copies, each copy's weights varied. */
+struct ss_gen_tile {
+        const struct ss_graph *base; /* with coordinates; not modified */
+        uint32_t rows, cols;         /* >= 1; rows * cols * base->n <= SS_MAX_NODES */
+        uint32_t links;              /* roads between two neighbouring copies, 1 .. base->n */
+        uint32_t jitter_pct;         /* weights vary by up to this percentage, 0 .. 50 */
+        uint64_t seed;
+};
+
+#define SS_GEN_TILE_DEFAULT_LINKS  8u
+#define SS_GEN_TILE_DEFAULT_JITTER 10u
+
 #define SS_GEN_RMAT_MAX_SCALE          31u
 #define SS_GEN_RMAT_MAX_EDGES          (1ull << 36) /* undirected edges, so arcs fit any reader */
 #define SS_GEN_RMAT_DEFAULT_MAX_WEIGHT 255u
@@ -85,6 +101,17 @@ int ss_gen_rmat_run(const struct ss_gen_rmat *p, const struct ss_gen_out *out, s
  * with one reference, or NULL with err set (SS_EINVAL, SS_ENOMEM). */
 struct ss_graph *ss_gen_rmat_graph(const struct ss_gen_rmat *p, unsigned threads,
                                    struct ss_err *err);
+
+/* Writes the tiled graph of p as out asks (.gr and .co, and/or a snapshot).
+ * The whole graph is built in memory first (16 bytes a node and 8 an arc).
+ * Returns SS_OK, SS_EINVAL (bad parameters, a base without coordinates),
+ * SS_EIO or SS_ENOMEM, with err naming the cause. */
+int ss_gen_tile_run(const struct ss_gen_tile *p, const struct ss_gen_out *out, struct ss_err *err);
+
+/* Builds the tiled graph of p in memory, with coordinates: the graph that
+ * the files of ss_gen_tile_run load into. Returns it with one reference, or
+ * NULL with err set (SS_EINVAL, SS_ENOMEM). */
+struct ss_graph *ss_gen_tile_graph(const struct ss_gen_tile *p, struct ss_err *err);
 
 /* The length in decimetres (the unit of the DIMACS distance graphs) of the
  * straight line between two points given as DIMACS coordinates (longitude

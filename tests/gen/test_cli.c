@@ -59,6 +59,8 @@ START_TEST(test_help)
         ck_assert(file_has("out", "--nodes"));
         ck_assert_int_eq(run("rmat --help"), 0);
         ck_assert(file_has("out", "--edge-factor"));
+        ck_assert_int_eq(run("tile --help"), 0);
+        ck_assert(file_has("out", "--links"));
         ck_assert_int_ne(run(""), 0);
         ck_assert_int_ne(run("cube --nodes 3"), 0);
         ck_assert(file_has("err", "unknown command"));
@@ -88,6 +90,18 @@ START_TEST(test_bad_arguments)
         ck_assert(file_has("err", "--edge-factor"));
         ck_assert_int_ne(run("rmat --scale 10 --edge-factor 2 --max-weight 0 --out '%s/r'", dir),
                          0);
+        ck_assert_int_ne(run("tile --rows 2 --cols 2 --out '%s/t'", dir), 0);
+        ck_assert(file_has("err", "missing --graph"));
+        ck_assert_int_ne(run("tile --graph '%s/none.gr' --rows 2 --cols 2 --out '%s/t'", dir, dir),
+                         0);
+        ck_assert(file_has("err", "none.gr"));
+        ck_assert_int_eq(run("rmat --scale 6 --edge-factor 2 --out '%s/r' --quiet", dir), 0);
+        ck_assert_int_ne(run("tile --graph '%s/r.gr' --rows 2 --cols 2 --out '%s/t'", dir, dir), 0);
+        ck_assert(file_has("err", "no coordinates"));
+        ck_assert_int_ne(run("tile --graph '%s/r.gr' --rows 0 --cols 2 --out '%s/t'", dir, dir), 0);
+        ck_assert(file_has("err", "out of range"));
+        ck_assert_int_ne(
+            run("tile --graph '%s/r.gr' --rows 2 --cols 2 --jitter 60 --out '%s/t'", dir, dir), 0);
 }
 END_TEST
 
@@ -102,6 +116,14 @@ START_TEST(test_outputs)
         ck_assert_int_eq(run("rmat --scale 6 --edge-factor 4 --out '%s/r' --max-weight 9", dir), 0);
         ck_assert(file_has("r.gr", "\np sp 64 512\n"));
         ck_assert_int_eq(run("road --nodes 500 --snapshot '%s/s.snap'", dir), 0);
+        ck_assert_int_eq(run("tile --graph '%s/g.gr' --coords '%s/g.co' --rows 2 --cols 3 "
+                             "--links 2 --out '%s/t' --quiet",
+                             dir, dir, dir),
+                         0);
+        ck_assert(file_has("t.gr", "\np sp 6000 "));
+        ck_assert(file_has("t.co", "\nv 6000 "));
+        ck_assert_int_eq(
+            run("tile --graph '%s/s.snap' --rows 1 --cols 2 --snapshot '%s/t.snap'", dir, dir), 0);
         char *snap = tu_path(dir, "s.snap");
         ck_assert_int_eq(access(snap, R_OK), 0);
         free(snap);
