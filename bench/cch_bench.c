@@ -262,8 +262,10 @@ int main(int argc, char **argv)
                 struct ss_gpu_customizer *z = NULL;
                 struct ss_cch_metric *gm = ss_cch_metric_new(c);
                 double *gt = calloc(reps, sizeof(double)), *gd = calloc(reps, sizeof(double));
+                double *gu = calloc(reps, sizeof(double)), *gk = calloc(reps, sizeof(double));
                 t0 = ss_now_ns();
-                if (!gm || !gt || !gd || ss_gpu_customizer_new(0, c, g, &z, &err) != SS_OK) {
+                if (!gm || !gt || !gd || !gu || !gk ||
+                    ss_gpu_customizer_new(0, c, g, &z, &err) != SS_OK) {
                         fprintf(stderr, "ssspd-cch-bench: %s\n", gm ? err.msg : "out of memory");
                         return 1;
                 }
@@ -276,18 +278,23 @@ int main(int argc, char **argv)
                         }
                         gt[r] = (double)gs.total_ns * 1e-9;
                         gd[r] = (double)gs.device_ns * 1e-9;
+                        gu[r] = (double)gs.upload_ns * 1e-9;
+                        gk[r] = (double)gs.kernels_ns * 1e-9;
                 }
                 for (uint64_t i = 0; i < 2 * (uint64_t)c->arcs; i++)
                         if (ss_cch_metric_weight(gm, i) != ss_cch_metric_weight(m, i) ||
                             gm->middle[i] != m->middle[i])
                                 gpu_bad++;
-                double gmed, gmin, gmax, dmed, dmin, dmax;
+                double gmed, gmin, gmax, dmed, dmin, dmax, umed, kmed;
                 ss__bench_stats(gt, reps, &gmed, &gmin, &gmax);
                 ss__bench_stats(gd, reps, &dmed, &dmin, &dmax);
-                printf("gpu customization: median %.4f s (min %.4f, max %.4f), device %.4f s, "
+                ss__bench_stats(gu, reps, &umed, &dmin, &dmax);
+                ss__bench_stats(gk, reps, &kmed, &dmin, &dmax);
+                printf("gpu customization: median %.4f s (min %.4f, max %.4f), device %.4f s "
+                       "(upload %.4f, kernels %.4f, download %.4f), "
                        "%u heights, setup %.3f s, %.1f MiB on the device; %" PRIu64
                        " slots differ from the CPU's\n",
-                       gmed, gmin, gmax, dmed, gs.heights, setup,
+                       gmed, gmin, gmax, dmed, umed, kmed, dmed - umed - kmed, gs.heights, setup,
                        (double)ss_gpu_customizer_bytes(z) / 1048576.0, gpu_bad);
                 (void)dmin;
                 (void)dmax;
@@ -295,6 +302,8 @@ int main(int argc, char **argv)
                 ss_cch_metric_unref(gm);
                 free(gt);
                 free(gd);
+                free(gu);
+                free(gk);
 #else
                 fprintf(stderr, "ssspd-cch-bench: --gpu: this build has no GPU support\n");
                 return 2;

@@ -108,6 +108,22 @@ static bool ss__apsp_serves(const struct ss_job *j)
         return j->algo == SS_ALGO_AUTO && j->engine != SS_ENGINE_GPU && ss_apsp_of(j->graph);
 }
 
+/* Whether the calibration at load gave up on the GPU's sweep: one tree took
+ * more than twice the Δ-stepping's search (or 50 ms). A hierarchy that
+ * large (a continent: 119M edges, 543 heights) makes every sweep long, and
+ * batches of routes from it ran past their deadlines (504s at 30 requests/s),
+ * where the batched Δ-stepping answers them. */
+static bool ss__sweep_too_slow(const struct ss_graph *g)
+{
+        const struct ss_engine_auto *a = ss__auto_of(g);
+        if (!a || !a->measured)
+                return false;
+        for (unsigned i = 0; i < a->ncand; i++)
+                if (a->cand[i].device == SS_DEVICE_GPU && !strcmp(a->cand[i].name, "gpu-cch"))
+                        return a->cand[i].slower_than_ms > 0;
+        return false;
+}
+
 /* engine=gpu asks for the GPU: with a customized CCH its sweep answers
  * matrices and whole trees, many sources at once, far sooner than a search
  * per source (routes stay the Δ-stepping's: the sweep has no paths). An
@@ -117,7 +133,7 @@ static bool ss__apsp_serves(const struct ss_job *j)
  * (docs/benchmarks.md). */
 static bool ss__gpu_cch_serves(const struct ss_job *j)
 {
-        if (j->algo != SS_ALGO_AUTO || !ss_cch_metric_of(j->graph))
+        if (j->algo != SS_ALGO_AUTO || !ss_cch_metric_of(j->graph) || ss__sweep_too_slow(j->graph))
                 return false;
         /* engine=gpu: routes too, 4 times the Δ-stepping's batches on NY
          * (docs/benchmarks.md). */

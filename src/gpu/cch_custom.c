@@ -29,7 +29,7 @@ struct ss_gpu_customizer {
         uint32_t *work_first; /* heights + 1: their triangles */
         uint64_t triangles;
         cudaStream_t stream;
-        cudaEvent_t ev0, ev1;
+        cudaEvent_t ev0, ev1, evu, evk; /* start, end; after the upload, after the kernels */
         uint32_t *d_up_first, *d_up_head, *d_down_tail, *d_down_arc;
         uint32_t *d_pos_entry, *d_pos_node, *d_pos_work;
         uint32_t *d_slot, *d_w, *d_w32, *d_mid;
@@ -55,6 +55,10 @@ void ss_gpu_customizer_free(struct ss_gpu_customizer *z)
                 cudaEventDestroy(z->ev0);
         if (z->ev1)
                 cudaEventDestroy(z->ev1);
+        if (z->evu)
+                cudaEventDestroy(z->evu);
+        if (z->evk)
+                cudaEventDestroy(z->evk);
         if (z->stream)
                 cudaStreamDestroy(z->stream);
         cudaGetLastError();
@@ -199,6 +203,8 @@ int ss_gpu_customizer_new(int device, const struct ss_cch *c, const struct ss_gr
         SS__CUDA_GOTO(cudaStreamCreateWithFlags(&z->stream, cudaStreamNonBlocking), fail);
         SS__CUDA_GOTO(cudaEventCreate(&z->ev0), fail);
         SS__CUDA_GOTO(cudaEventCreate(&z->ev1), fail);
+        SS__CUDA_GOTO(cudaEventCreate(&z->evu), fail);
+        SS__CUDA_GOTO(cudaEventCreate(&z->evk), fail);
         /* Device arrays: where, what to copy there (NULL: nothing), how
          * many bytes to allocate and to copy. */
         struct {
@@ -294,6 +300,7 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
                 SS__CUDA(cudaMemcpyAsync(z->d_w, w, z->m * 4, cudaMemcpyHostToDevice, s));
         SS__CUDA(cudaMemsetAsync(z->d_W, 0xff, (slots ? slots : 1) * 8, s));
         SS__CUDA(cudaMemsetAsync(z->d_over, 0, sizeof(int), s));
+        SS__CUDA(cudaEventRecord(z->evu, s));
         if ((rc = ss__cz_input(z->d_slot, z->d_w, z->m, z->d_W, z->d_over, s, err)))
                 return rc;
         for (uint32_t l = 0; l < z->heights; l++)
@@ -302,6 +309,7 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
                         return rc;
         if ((rc = ss__cz_split(z->d_W, slots, z->d_w32, z->d_mid, s, err)))
                 return rc;
+        SS__CUDA(cudaEventRecord(z->evk, s));
         /* A new metric's arrays are fresh pages: fault them in while the
          * device works, or the copies below would (one fault per page,
          * several milliseconds on NY). */
@@ -328,9 +336,13 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         free(m->w64);
         m->w64 = NULL;
         if (st) {
-                float ms = 0;
+                float ms = 0, up = 0, k = 0;
                 SS__CUDA(cudaEventElapsedTime(&ms, z->ev0, z->ev1));
+                SS__CUDA(cudaEventElapsedTime(&up, z->ev0, z->evu));
+                SS__CUDA(cudaEventElapsedTime(&k, z->evu, z->evk));
                 st->device_ns = (uint64_t)((double)ms * 1e6);
+                st->upload_ns = (uint64_t)((double)up * 1e6);
+                st->kernels_ns = (uint64_t)((double)k * 1e6);
                 st->heights = z->heights;
                 st->triangles = z->triangles;
                 st->total_ns = ss_now_ns() - t0;

@@ -31,10 +31,12 @@ struct ss_gpu_customizer;
 
 /* Where the time of one customization went. */
 struct ss_gpu_custom_stats {
-        uint64_t total_ns;  /* the whole call */
-        uint64_t device_ns; /* from the weights' upload to the metric's download (events) */
-        uint32_t heights;   /* launches of the triangle kernel */
-        uint64_t triangles; /* lower triangles relaxed */
+        uint64_t total_ns;   /* the whole call */
+        uint64_t device_ns;  /* from the weights' upload to the metric's download (events) */
+        uint64_t upload_ns;  /* of which the arc weights' upload and the fills */
+        uint64_t kernels_ns; /* the triangles and the split; the rest is the download */
+        uint32_t heights;    /* launches of the triangle kernel */
+        uint64_t triangles;  /* lower triangles relaxed */
 };
 
 /* Copies c's structure, and for g (of c's structure) which weight slot
