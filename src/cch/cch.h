@@ -155,6 +155,12 @@ struct ss_cch_metric {
         uint64_t *w64;
         uint32_t *middle;
         ss_atomic_uint refs;
+        /* When w32 and middle share one block lent by a pool (the GPU
+         * customizer's pinned host memory, which the device copies into at
+         * full speed) instead of coming from malloc: the metric gives the
+         * block back there when it goes. */
+        void (*give_back)(void *pool, void *block);
+        void *pool, *block;
 };
 
 /* The weight at index i of m's arrays (2a up, 2a + 1 down), SS_DIST_INF for

@@ -441,8 +441,11 @@ static int customize_as(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
         if (!wide && atomic_load(&r.over))
                 return 1; /* needs 64 bits */
         if (wide) {
-                free(m->w32);
-                m->w32 = NULL;
+                /* A lent block holds middle too: it stays whole. */
+                if (!m->give_back) {
+                        free(m->w32);
+                        m->w32 = NULL;
+                }
         } else {
                 free(m->w64);
                 m->w64 = NULL;
@@ -523,9 +526,13 @@ void ss_cch_metric_unref(struct ss_cch_metric *m)
 {
         if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
                 return;
-        free(m->w32);
+        if (m->give_back) {
+                m->give_back(m->pool, m->block);
+        } else {
+                free(m->w32);
+                free(m->middle);
+        }
         free(m->w64);
-        free(m->middle);
         free(m);
 }
 

@@ -17,6 +17,7 @@
 #ifndef SS_GPU_CCH_CUSTOM_H
 #define SS_GPU_CCH_CUSTOM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cch/cch.h"
@@ -36,6 +37,7 @@ struct ss_gpu_custom_stats {
         uint64_t upload_ns;  /* of which the arc weights' upload and the fills */
         uint64_t kernels_ns; /* the triangles and the split; the rest is the download */
         uint32_t heights;    /* launches of the triangle kernel */
+        bool pinned;         /* the metric came home into pinned memory */
         uint64_t triangles;  /* lower triangles relaxed */
 };
 
