@@ -321,6 +321,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                         ss_log_warn("graph", "%s", lerr.msg);
         }
         ss__calibrate(e, g);
+        ss__pool_warm(e, g);
         ss__apsp_start(e, g);
         return SS_OK;
 }

@@ -293,6 +293,11 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
  * Drop it with ss_graph_unref() (or let a job own it). */
 struct ss_graph *ss_engine_graph(struct ss_engine *e);
 
+/* Waits for the background work a prepare leaves behind on the GPUs (the
+ * CCH customizer's warm-up), so that a measurement that follows sees the
+ * steady state. Serving never needs to call it. */
+void ss_engine_settle(struct ss_engine *e);
+
 /* Makes g (prepared, or not: then it serves from the CPU) the graph for new
  * jobs; the engine takes its own reference. Jobs already bound to the old
  * graph finish on it; the old graph is freed with its last reference. Waits

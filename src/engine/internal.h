@@ -77,6 +77,9 @@ struct ss_engine {
          * slots_ready is set; ss__pool_wait() joins the probe. */
         pthread_t probe;
         bool probing;
+        /* The GPU customizer's warm-up after a load (pool.c). */
+        pthread_t warm;
+        bool warming;
         atomic_bool slots_ready;
         int probe_ids[16];
         unsigned probe_n;
@@ -123,6 +126,11 @@ unsigned ss__pool_reweight(struct ss_engine *e, struct ss_graph *from, struct ss
  * an error (SS_ENOGPU: none could) after which the CPU customizes. */
 int ss__pool_customize(struct ss_engine *e, struct ss_cch_metric *m, const struct ss_graph *g,
                        int *device, struct ss_err *err);
+/* After a load of g with a CCH: makes the GPU's customizer (its copy of the
+ * CCH and pinned blocks) in the background, so that the first weight
+ * update does not pay for it (seconds on a continent). Joined by the next
+ * warm-up and by ss__pool_free(). */
+void ss__pool_warm(struct ss_engine *e, struct ss_graph *g);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cch/cch.h"
 #include "core/log.h"
 #include "engine/internal.h"
 
@@ -137,6 +138,7 @@ static void ss__slot_close(struct ss_engine *e, struct ss__slot *s)
 
 void ss__pool_free(struct ss_engine *e)
 {
+        ss_engine_settle(e);
         if (e->probing) { /* never loaded: the probe's answer is not needed */
                 pthread_join(e->probe, NULL);
                 e->probing = false;
@@ -359,6 +361,57 @@ int ss__pool_customize(struct ss_engine *e, struct ss_cch_metric *m, const struc
                 }
         }
         return ss_err_set(err, SS_ENOGPU, "no GPU holds the graph");
+}
+
+struct ss__warm {
+        struct ss_engine *e;
+        struct ss_graph *g;
+};
+
+static void *ss__warm_main(void *arg)
+{
+        struct ss__warm *w = arg;
+        struct ss_cch_metric *m = ss_cch_metric_new(ss_cch_of(w->g));
+        struct ss_err err = {0};
+        int device = -1;
+        const uint64_t t0 = ss_now_ns();
+        /* A customization thrown away: what it leaves is the customizer. */
+        if (m && ss__pool_customize(w->e, m, w->g, &device, &err) == SS_OK)
+                ss_log_info("weights", "GPU %d ready to customize the CCH in %.0f ms", device,
+                            (double)(ss_now_ns() - t0) / 1e6);
+        else
+                ss_log_debug("weights", "no GPU customization of the CCH: %s",
+                             m ? err.msg : "out of memory");
+        ss_cch_metric_unref(m);
+        ss_graph_unref(w->g);
+        free(w);
+        return NULL;
+}
+
+void ss_engine_settle(struct ss_engine *e)
+{
+        if (e->warming) {
+                pthread_join(e->warm, NULL);
+                e->warming = false;
+        }
+}
+
+void ss__pool_warm(struct ss_engine *e, struct ss_graph *g)
+{
+        ss_engine_settle(e);
+        if (!ss_cch_metric_of(g) || !atomic_load(&e->slots_ready) || e->nslots == 0)
+                return;
+        struct ss__warm *w = malloc(sizeof(*w));
+        if (!w)
+                return;
+        w->e = e;
+        w->g = ss_graph_ref(g);
+        if (pthread_create(&e->warm, NULL, ss__warm_main, w) == 0) {
+                e->warming = true;
+        } else {
+                ss_graph_unref(w->g);
+                free(w);
+        }
 }
 
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,

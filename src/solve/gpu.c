@@ -4,6 +4,7 @@
  * Paths the device cannot walk (a zero-weight cycle on them) come from a
  * CPU Dijkstra on the same lane. */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,10 @@ struct ss__gpu {
         struct ss_dijkstra_ws **cpu; /* per lane, made when first needed */
         struct ss__gpu_cch *cch;     /* the gpu-cch row's sweeps */
         int device;
-        struct ss_gpu_customizer *cz; /* made on the first customization */
+        /* Made at the engine's warm-up after a load, or on the first
+         * customization; cz_lock serializes the two (and any later ones). */
+        struct ss_gpu_customizer *cz;
+        pthread_mutex_t cz_lock;
         /* The CCH no customizer could be made for (its sizes too, should
          * another CCH come at the same address after a reload). */
         const struct ss_cch *cz_failed;
@@ -62,6 +66,7 @@ static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cf
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
         }
         x->device = cfg->gpu_device;
+        pthread_mutex_init(&x->cz_lock, NULL);
         b->impl = x;
         return SS_OK;
 }
@@ -73,6 +78,7 @@ static void ss__gpu_close(struct ss_backend *b)
                 return;
         ss__gpu_cch_free(x->cch);
         ss_gpu_customizer_free(x->cz);
+        pthread_mutex_destroy(&x->cz_lock);
         ss_gpu_close(x->gpu);
         for (unsigned i = 0; i < b->lanes; i++)
                 ss_dijkstra_ws_free(x->cpu[i]);
@@ -311,10 +317,9 @@ static int ss__gpu_rebind(struct ss_backend *b, const struct ss_graph *g, const 
         return rc;
 }
 
-static int ss__gpu_customize(struct ss_backend *b, struct ss_cch_metric *m,
-                             const struct ss_graph *g, struct ss_err *err)
+static int ss__gpu_customize_locked(struct ss__gpu *x, struct ss_cch_metric *m,
+                                    const struct ss_graph *g, struct ss_err *err)
 {
-        struct ss__gpu *x = b->impl;
         if (x->cz && ss_gpu_customizer_cch(x->cz) != m->cch) {
                 ss_gpu_customizer_free(x->cz);
                 x->cz = NULL;
@@ -338,6 +343,16 @@ static int ss__gpu_customize(struct ss_backend *b, struct ss_cch_metric *m,
                 x->cz_bytes = ss_gpu_customizer_bytes(x->cz);
         }
         return ss_gpu_customize(x->cz, m, g, NULL, NULL, err);
+}
+
+static int ss__gpu_customize(struct ss_backend *b, struct ss_cch_metric *m,
+                             const struct ss_graph *g, struct ss_err *err)
+{
+        struct ss__gpu *x = b->impl;
+        pthread_mutex_lock(&x->cz_lock);
+        const int rc = ss__gpu_customize_locked(x, m, g, err);
+        pthread_mutex_unlock(&x->cz_lock);
+        return rc;
 }
 
 const struct ss_backend_ops ss__gpu_backend = {
