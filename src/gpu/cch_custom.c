@@ -329,6 +329,14 @@ int ss_gpu_customizer_new(int device, const struct ss_cch *c, const struct ss_gr
          * is no error, the copies then take pageable memory. */
         z->pool = ss__cz_pool_new(2 * s4);
         if (z->pool) {
+                /* Every block now: pinning takes about half a second a
+                 * gigabyte, which an update should not pay. */
+                void *b[SS__CZ_POOL_BLOCKS];
+                unsigned nb = 0;
+                while (nb < SS__CZ_POOL_BLOCKS && (b[nb] = ss__cz_pool_take(z->pool)))
+                        nb++;
+                for (unsigned i = 0; i < nb; i++)
+                        ss__cz_pool_give_back(z->pool, b[i]);
                 if (cudaHostAlloc((void **)&z->pin_w, m4, cudaHostAllocDefault) != cudaSuccess)
                         z->pin_w = NULL;
                 cudaGetLastError();
