@@ -8,6 +8,7 @@
  * version shares. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,6 +94,27 @@ START_TEST(new_weights_share_the_topology)
                 ck_assert_uint_gt(wu_dist(gs[i], 0, gs[i]->n - 1), 0);
                 ss_graph_unref(gs[i]);
         }
+}
+END_TEST
+
+/* The copy on several threads (large arrays; forced here by the variable
+ * that measurements use): every share lands where it belongs, whatever
+ * the split of the arcs over the threads. */
+START_TEST(copy_on_several_threads)
+{
+        uint64_t seed = 11;
+        struct ss_graph *g0 = wu_grid(31, 17, seed);
+        for (unsigned th = 2; th <= 7; th++) {
+                char v[4];
+                snprintf(v, sizeof v, "%u", th);
+                setenv("SS_WEIGHTS_COPY_THREADS", v, 1);
+                struct ss_weight_change *c = wu_changes(g0, 25, 0, &seed);
+                struct ss_graph *g = reweigh(g0, c, 25);
+                free(c);
+                ss_graph_unref(g);
+        }
+        unsetenv("SS_WEIGHTS_COPY_THREADS");
+        ss_graph_unref(g0);
 }
 END_TEST
 
@@ -342,6 +364,7 @@ static Suite *suite(void)
         Suite *s = suite_create("reweight");
         TCase *tc = tcase_create("reweight");
         tcase_add_test(tc, new_weights_share_the_topology);
+        tcase_add_test(tc, copy_on_several_threads);
         tcase_add_test(tc, bounds_and_checksum);
         tcase_add_test(tc, snapshot_owner);
         tcase_add_test(tc, plans);
