@@ -89,22 +89,6 @@ static void ss__engine_fields(json_t *o, const struct ss_job *job)
                             json_integer((json_int_t)job->graph->weights_version));
 }
 
-static json_t *ss__route(const struct ss_query *q, const struct ss_job *job)
-{
-        json_t *nodes = json_array();
-        for (size_t i = 0; nodes && i < job->path_len; i++)
-                json_array_append_new(nodes,
-                                      json_integer((json_int_t)ss_node_to_dimacs(job->path[i])));
-        json_t *o = json_pack("{s:s, s:I, s:I, s:o, s:o}", "code", "Ok", "from",
-                              (json_int_t)q->from[0], "to", (json_int_t)q->to[0], "distance",
-                              ss__dist(job->dist[0]), "nodes", nodes);
-        if (o && ss_route_extras(q, job, o) != SS_OK) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
-}
-
 /* A growing text buffer for the distance matrix. */
 struct ss__text {
         char *p;
@@ -227,6 +211,60 @@ out:
         return t.p;
 }
 
+/* The route answer as text, its node list printed straight from the path
+ * as the matrix is: a continent's route has thousands of nodes, and a
+ * json_t for each cost about as much as unpacking the path. The fields
+ * around it go through jansson, in the same order as ever. */
+static char *ss__route_text(const struct ss_query *q, const struct ss_job *job)
+{
+        char *hs = NULL, *ts = NULL;
+        struct ss__text t = {0};
+        bool ok = false;
+        json_t *head =
+            json_pack("{s:s, s:I, s:I, s:o}", "code", "Ok", "from", (json_int_t)q->from[0], "to",
+                      (json_int_t)q->to[0], "distance", ss__dist(job->dist[0]));
+        json_t *tail = json_object();
+        if (!head || !tail || ss_route_extras(q, job, tail) != SS_OK)
+                goto out;
+        ss__engine_fields(tail, job);
+        hs = json_dumps(head, SS__DUMP_FLAGS);
+        ts = json_dumps(tail, SS__DUMP_FLAGS);
+        if (!hs || !ts)
+                goto out;
+        size_t hl = strlen(hs), tl = strlen(ts);
+        /* head without its '}', the nodes, then tail without its '{' */
+        if (!ss__reserve(&t, hl + tl + 16 + job->path_len * 11))
+                goto out;
+        ss__put(&t, hs, hl - 1);
+        ss__put(&t, ",\"nodes\":[", 10);
+        for (size_t i = 0; i < job->path_len; i++) {
+                char tmp[24];
+                size_t n = 0;
+                uint64_t v = ss_node_to_dimacs(job->path[i]);
+                do {
+                        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+                        v /= 10;
+                } while (v);
+                if (i)
+                        ss__put(&t, ",", 1);
+                ss__put(&t, tmp + sizeof(tmp) - n, n);
+        }
+        ss__put(&t, "],", 2);
+        ss__put(&t, ts + 1, tl - 1);
+        t.p[t.len] = '\0';
+        ok = true;
+out:
+        json_decref(head);
+        json_decref(tail);
+        free(hs);
+        free(ts);
+        if (!ok) {
+                free(t.p);
+                return NULL;
+        }
+        return t.p;
+}
+
 static int ss__binary(struct ss_job *job, struct ss_body *out)
 {
         uint64_t rows = job->nsources;
@@ -275,12 +313,7 @@ static int ss__body_for_job(const struct ss_query *q, struct ss_job *job, struct
 
         char *text;
         if (q->ep == SS_EP_ROUTE) {
-                json_t *o = ss__route(q, job);
-                if (!o)
-                        return SS_ENOMEM;
-                ss__engine_fields(o, job);
-                text = json_dumps(o, SS__DUMP_FLAGS);
-                json_decref(o);
+                text = ss__route_text(q, job);
         } else {
                 text = ss__distances_text(q, job);
         }
