@@ -139,21 +139,6 @@ static uint32_t ss__heap_pop(struct ss_cch_partial *p, uint32_t *len)
 
 /* ---- the run ------------------------------------------------------------- */
 
-struct ss__copy {
-        uint32_t *w, *mid;
-        const uint32_t *ow, *omid;
-        uint64_t len;
-};
-
-static void ss__copy_part(void *arg, unsigned i, unsigned k)
-{
-        const struct ss__copy *c = arg;
-        uint64_t lo, hi;
-        ss_team_share(c->len, i, k, &lo, &hi);
-        memcpy(c->w + lo, c->ow + lo, (hi - lo) * sizeof(uint32_t));
-        memcpy(c->mid + lo, c->omid + lo, (hi - lo) * sizeof(uint32_t));
-}
-
 /* Recomputes rank x's edges from g's weights w; returns whether a weight
  * differs from before. */
 static bool ss__redo(struct ss_cch_partial *p, struct ss_cch_metric *m, const uint32_t *w,
@@ -196,8 +181,9 @@ int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
         const uint64_t len = 2 * ((uint64_t)c->arcs + 1);
         if (ss_cch_metric_reserve32(m) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for a metric of %u edges", c->arcs);
-        struct ss__copy cp = {m->w32, m->middle, old->w32, old->middle, len};
-        ss_team_run(len >= ((uint64_t)1 << 20) ? p->threads : 1, NULL, ss__copy_part, &cp);
+        const unsigned th = len >= ((uint64_t)1 << 20) ? p->threads : 1;
+        ss_team_memcpy(m->w32, old->w32, len * sizeof(uint32_t), th);
+        ss_team_memcpy(m->middle, old->middle, len * sizeof(uint32_t), th);
         m->wide = false;
         free(m->w64);
         m->w64 = NULL;

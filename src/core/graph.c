@@ -284,26 +284,11 @@ static uint32_t *ss__weights_alloc(uint64_t m)
         return ss_alloc_huge((m ? m : 1) * sizeof(uint32_t));
 }
 
-struct ss__copy {
-        uint32_t *dst;
-        const uint32_t *src;
-        uint64_t count;
-};
-
-static void ss__copy_part(void *arg, unsigned i, unsigned k)
-{
-        const struct ss__copy *c = arg;
-        uint64_t lo, hi;
-        ss_team_share(c->count, i, k, &lo, &hi);
-        memcpy(c->dst + lo, c->src + lo, (hi - lo) * sizeof(uint32_t));
-}
-
 /* Copies count weights. A continent's weights are hundreds of megabytes of
  * fresh pages: one thread faulting them in and copying took 96 ms of a
  * 10,000-arc update on a 24M-node graph, so large arrays go on several. */
 static void ss__weights_copy(uint32_t *dst, const uint32_t *src, uint64_t count)
 {
-        struct ss__copy c = {dst, src, count};
         const uint64_t bytes = count * sizeof(uint32_t);
         unsigned th = ss_team_threads(0);
         th = th > 8 ? 8 : th;
@@ -312,7 +297,7 @@ static void ss__weights_copy(uint32_t *dst, const uint32_t *src, uint64_t count)
         const char *env = getenv("SS_WEIGHTS_COPY_THREADS"); /* for measuring */
         if (env && *env)
                 th = ss_team_threads((unsigned)strtoul(env, NULL, 10));
-        ss_team_run(th, NULL, ss__copy_part, &c);
+        ss_team_memcpy(dst, src, bytes, th);
 }
 
 struct ss_graph *ss_graph_reweighted(struct ss_graph *g, const uint64_t *arcs, const uint32_t *w,

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 unsigned ss_team_threads(unsigned threads)
@@ -98,4 +99,24 @@ void ss_barrier_wait(struct ss_barrier *b)
                 else
                         cpu_relax();
         }
+}
+
+struct ss__team_copy {
+        unsigned char *dst;
+        const unsigned char *src;
+        size_t bytes;
+};
+
+static void ss__team_copy_part(void *arg, unsigned i, unsigned k)
+{
+        const struct ss__team_copy *c = arg;
+        uint64_t lo, hi;
+        ss_team_share(c->bytes, i, k, &lo, &hi);
+        memcpy(c->dst + lo, c->src + lo, hi - lo);
+}
+
+void ss_team_memcpy(void *dst, const void *src, size_t bytes, unsigned threads)
+{
+        struct ss__team_copy c = {dst, src, bytes};
+        ss_team_run(ss_team_threads(threads), NULL, ss__team_copy_part, &c);
 }

@@ -3,6 +3,7 @@
 #ifndef SS_CORE_TEAM_H
 #define SS_CORE_TEAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/atomic_compat.h"
@@ -22,6 +23,11 @@ struct ss_barrier;
  * it is initialised for k threads before any fn starts. */
 void ss_team_run(unsigned threads, struct ss_barrier *b,
                  void (*fn)(void *arg, unsigned i, unsigned nthreads), void *arg);
+
+/* memcpy on `threads` threads (0: the online CPUs), each a share: large
+ * copies into fresh pages are bound by the page faults, which threads take
+ * in parallel. */
+void ss_team_memcpy(void *dst, const void *src, size_t bytes, unsigned threads);
 
 /* The part [*lo, *hi) of 0..n that member i of k takes. */
 static inline void ss_team_share(uint64_t n, unsigned i, unsigned k, uint64_t *lo, uint64_t *hi)

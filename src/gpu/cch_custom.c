@@ -374,15 +374,6 @@ static void ss__cz_touch_part(void *arg, unsigned i, unsigned k)
         }
 }
 
-/* Copies a share of b into a (the same struct: a the destination). */
-static void ss__cz_copy_part(void *arg, unsigned i, unsigned k)
-{
-        const struct ss__cz_touch *t = arg;
-        uint64_t lo, hi;
-        ss_team_share(t->bytes, i, k, &lo, &hi);
-        memcpy(t->a + lo, t->b + lo, hi - lo);
-}
-
 int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const struct ss_graph *g,
                      const uint32_t *w, struct ss_gpu_custom_stats *st, struct ss_err *err)
 {
@@ -427,11 +418,10 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         const uint64_t t_stage = ss_now_ns();
         const uint32_t *src = w;
         if (z->pin_w && z->m) {
-                struct ss__cz_touch cp = {(unsigned char *)z->pin_w, (unsigned char *)w,
-                                          z->m * sizeof(uint32_t)};
+                const size_t bytes = z->m * sizeof(uint32_t);
                 const unsigned th = ss_team_threads(0);
-                ss_team_run(cp.bytes >= ((size_t)16 << 20) ? (th < 8 ? th : 8) : 1, NULL,
-                            ss__cz_copy_part, &cp);
+                ss_team_memcpy(z->pin_w, w, bytes,
+                               bytes >= ((size_t)16 << 20) ? (th < 8 ? th : 8) : 1);
                 src = z->pin_w;
         }
         const uint64_t stage_ns = ss_now_ns() - t_stage;

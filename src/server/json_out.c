@@ -117,11 +117,63 @@ static void ss__put(struct ss__text *t, const char *s, size_t n)
         t->len += n;
 }
 
-/* Appends one distance as ss__dist() would print it. */
-static bool ss__put_dist(struct ss__text *t, ss_dist d)
+/* Appends v in decimal; the caller reserved 20 bytes. */
+static void ss__put_u64(struct ss__text *t, uint64_t v)
 {
         char tmp[24];
         size_t n = 0;
+        do {
+                tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        ss__put(t, tmp + sizeof(tmp) - n, n);
+}
+
+/* The text of one object: head's fields, "key":[...] with the list that
+ * `list` appends (false: out of memory), then tail's fields. Big lists are
+ * printed straight from the job's arrays: a json_t per entry costs more
+ * than the search itself on a one-to-all of a few hundred thousand nodes,
+ * and about as much as unpacking a continent route's path. The small fields
+ * go through jansson, so the text is the same as a whole object's would
+ * be. Takes head and tail (either may be NULL: out of memory). */
+static char *ss__splice(json_t *head, const char *key, json_t *tail,
+                        bool (*list)(struct ss__text *t, const void *arg), const void *arg)
+{
+        char *hs = head ? json_dumps(head, SS__DUMP_FLAGS) : NULL;
+        char *ts = tail ? json_dumps(tail, SS__DUMP_FLAGS) : NULL;
+        struct ss__text t = {0};
+        bool ok = false;
+        if (!hs || !ts)
+                goto out;
+        const size_t hl = strlen(hs), tl = strlen(ts), kl = strlen(key);
+        /* head without its '}', the list, then tail without its '{' */
+        if (!ss__reserve(&t, hl + kl + 6))
+                goto out;
+        ss__put(&t, hs, hl - 1);
+        ss__put(&t, ",\"", 2);
+        ss__put(&t, key, kl);
+        ss__put(&t, "\":[", 3);
+        if (!list(&t, arg) || !ss__reserve(&t, tl + 2))
+                goto out;
+        ss__put(&t, "],", 2);
+        ss__put(&t, ts + 1, tl - 1);
+        t.p[t.len] = '\0';
+        ok = true;
+out:
+        json_decref(head);
+        json_decref(tail);
+        free(hs);
+        free(ts);
+        if (!ok) {
+                free(t.p);
+                return NULL;
+        }
+        return t.p;
+}
+
+/* Appends one distance as ss__dist() would print it. */
+static bool ss__put_dist(struct ss__text *t, ss_dist d)
+{
         if (d == SS_DIST_INF) {
                 ss__put(t, "null", 4);
                 return true;
@@ -136,133 +188,78 @@ static bool ss__put_dist(struct ss__text *t, ss_dist d)
                 free(s);
                 return ok;
         }
-        do {
-                tmp[sizeof(tmp) - 1 - n++] = (char)('0' + d % 10);
-                d /= 10;
-        } while (d);
-        ss__put(t, tmp + sizeof(tmp) - n, n);
+        ss__put_u64(t, d);
         return true;
 }
 
-/* The distances answer as text. The matrix is printed straight from the
- * job's array: a json_t per entry costs more than the search itself on a
- * one-to-all of a few hundred thousand nodes. The small fields around it
- * still go through jansson, so the text is the same as before. */
-static char *ss__distances_text(const struct ss_query *q, const struct ss_job *job)
+/* The distances matrix, a row a list. */
+static bool ss__matrix_list(struct ss__text *t, const void *arg)
 {
-        size_t rows = job->nsources;
-        size_t cols = job->kind == SS_JOB_ONE_TO_ALL ? job->graph->n : job->ntargets;
-        char *hs = NULL, *ts = NULL;
-        struct ss__text t = {0};
-        bool ok = false;
-
-        json_t *head = json_pack("{s:s, s:o}", "code", "Ok", "sources", ss__ids(q->from, q->nfrom));
-        json_t *tail = json_object();
-        if (!head || !tail)
-                goto out;
-        if (job->kind == SS_JOB_MATRIX)
-                json_object_set_new(head, "destinations", ss__ids(q->to, q->nto));
-        ss_snap_add(head, job->graph, q);
-        ss__engine_fields(tail, job);
-        hs = json_dumps(head, SS__DUMP_FLAGS);
-        ts = json_dumps(tail, SS__DUMP_FLAGS);
-        if (!hs || !ts)
-                goto out;
-        size_t hl = strlen(hs), tl = strlen(ts);
-        /* head without its '}', the matrix, then tail without its '{' */
-        if (!ss__reserve(&t, hl + tl + 16 + rows * (cols * 8 + 3)))
-                goto out;
-        ss__put(&t, hs, hl - 1);
-        ss__put(&t, ",\"distances\":[", 14);
+        const struct ss_job *job = arg;
+        const size_t rows = job->nsources;
+        const size_t cols = job->kind == SS_JOB_ONE_TO_ALL ? job->graph->n : job->ntargets;
         for (size_t i = 0; i < rows; i++) {
-                if (!ss__reserve(&t, 2))
-                        goto out;
+                if (!ss__reserve(t, 2))
+                        return false;
                 if (i)
-                        ss__put(&t, ",", 1);
-                ss__put(&t, "[", 1);
+                        ss__put(t, ",", 1);
+                ss__put(t, "[", 1);
                 const ss_dist *row = job->dist + i * cols;
                 for (size_t j = 0; j < cols; j++) {
-                        if (!ss__reserve(&t, 24))
-                                goto out;
+                        if (!ss__reserve(t, 24))
+                                return false;
                         if (j)
-                                ss__put(&t, ",", 1);
-                        if (!ss__put_dist(&t, row[j]))
-                                goto out;
+                                ss__put(t, ",", 1);
+                        if (!ss__put_dist(t, row[j]))
+                                return false;
                 }
-                if (!ss__reserve(&t, 1))
-                        goto out;
-                ss__put(&t, "]", 1);
+                if (!ss__reserve(t, 1))
+                        return false;
+                ss__put(t, "]", 1);
         }
-        if (!ss__reserve(&t, tl + 2))
-                goto out;
-        ss__put(&t, "],", 2);
-        ss__put(&t, ts + 1, tl - 1);
-        t.p[t.len] = '\0';
-        ok = true;
-out:
-        json_decref(head);
-        json_decref(tail);
-        free(hs);
-        free(ts);
-        if (!ok) {
-                free(t.p);
-                return NULL;
-        }
-        return t.p;
+        return true;
 }
 
-/* The route answer as text, its node list printed straight from the path
- * as the matrix is: a continent's route has thousands of nodes, and a
- * json_t for each cost about as much as unpacking the path. The fields
- * around it go through jansson, in the same order as ever. */
+static char *ss__distances_text(const struct ss_query *q, const struct ss_job *job)
+{
+        json_t *head = json_pack("{s:s, s:o}", "code", "Ok", "sources", ss__ids(q->from, q->nfrom));
+        json_t *tail = json_object();
+        if (head && tail) {
+                if (job->kind == SS_JOB_MATRIX)
+                        json_object_set_new(head, "destinations", ss__ids(q->to, q->nto));
+                ss_snap_add(head, job->graph, q);
+                ss__engine_fields(tail, job);
+        }
+        return ss__splice(head, "distances", tail, ss__matrix_list, job);
+}
+
+/* A route's nodes, DIMACS ids. */
+static bool ss__nodes_list(struct ss__text *t, const void *arg)
+{
+        const struct ss_job *job = arg;
+        if (!ss__reserve(t, job->path_len * 21))
+                return false;
+        for (size_t i = 0; i < job->path_len; i++) {
+                if (i)
+                        ss__put(t, ",", 1);
+                ss__put_u64(t, ss_node_to_dimacs(job->path[i]));
+        }
+        return true;
+}
+
 static char *ss__route_text(const struct ss_query *q, const struct ss_job *job)
 {
-        char *hs = NULL, *ts = NULL;
-        struct ss__text t = {0};
-        bool ok = false;
         json_t *head =
             json_pack("{s:s, s:I, s:I, s:o}", "code", "Ok", "from", (json_int_t)q->from[0], "to",
                       (json_int_t)q->to[0], "distance", ss__dist(job->dist[0]));
         json_t *tail = json_object();
-        if (!head || !tail || ss_route_extras(q, job, tail) != SS_OK)
-                goto out;
-        ss__engine_fields(tail, job);
-        hs = json_dumps(head, SS__DUMP_FLAGS);
-        ts = json_dumps(tail, SS__DUMP_FLAGS);
-        if (!hs || !ts)
-                goto out;
-        size_t hl = strlen(hs), tl = strlen(ts);
-        /* head without its '}', the nodes, then tail without its '{' */
-        if (!ss__reserve(&t, hl + tl + 16 + job->path_len * 11))
-                goto out;
-        ss__put(&t, hs, hl - 1);
-        ss__put(&t, ",\"nodes\":[", 10);
-        for (size_t i = 0; i < job->path_len; i++) {
-                char tmp[24];
-                size_t n = 0;
-                uint64_t v = ss_node_to_dimacs(job->path[i]);
-                do {
-                        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-                        v /= 10;
-                } while (v);
-                if (i)
-                        ss__put(&t, ",", 1);
-                ss__put(&t, tmp + sizeof(tmp) - n, n);
+        if (tail && ss_route_extras(q, job, tail) != SS_OK) {
+                json_decref(tail);
+                tail = NULL;
         }
-        ss__put(&t, "],", 2);
-        ss__put(&t, ts + 1, tl - 1);
-        t.p[t.len] = '\0';
-        ok = true;
-out:
-        json_decref(head);
-        json_decref(tail);
-        free(hs);
-        free(ts);
-        if (!ok) {
-                free(t.p);
-                return NULL;
-        }
-        return t.p;
+        if (tail)
+                ss__engine_fields(tail, job);
+        return ss__splice(head, "nodes", tail, ss__nodes_list, job);
 }
 
 static int ss__binary(struct ss_job *job, struct ss_body *out)
