@@ -380,8 +380,9 @@ static void *ss__warm_main(void *arg)
                 ss_log_info("weights", "GPU %d ready to customize the CCH in %.0f ms", device,
                             (double)(ss_now_ns() - t0) / 1e6);
         else
-                ss_log_debug("weights", "no GPU customization of the CCH: %s",
-                             m ? err.msg : "out of memory");
+                /* Updates then customize on the CPU: operators should know. */
+                ss_log_info("weights", "no GPU customization of the CCH, the CPU does it: %s",
+                            m ? err.msg : "out of memory");
         ss_cch_metric_unref(m);
         ss_graph_unref(w->g);
         free(w);

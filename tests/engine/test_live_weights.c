@@ -31,26 +31,10 @@
 static bool run(struct ss_engine *e, struct ss_job *j, enum ss_job_kind kind, int algo,
                 enum ss_engine_kind eng, const uint32_t *s, size_t ns, const uint32_t *t, size_t nt)
 {
-        struct waiter w = WAITER_INIT;
-        memset(j, 0, sizeof(*j));
-        *j = (struct ss_job){.kind = kind,
-                             .algo = algo,
-                             .engine = eng,
-                             .graph = ss_engine_graph(e),
-                             .sources = s,
-                             .nsources = ns,
-                             .targets = t,
-                             .ntargets = nt,
-                             .done = on_done,
-                             .user = &w};
-        while (ss_engine_submit(e, j) == SS_EOVERLOAD)
-                usleep(1000);
-        if (j->status != SS_OK && !j->dist) {
-                ss_job_release(j);
-                return false;
-        }
-        waiter_wait(&w);
-        return true;
+        if (job_run(e, j, kind, algo, eng, s, ns, t, nt) == SS_OK)
+                return true;
+        ss_job_release(j);
+        return false;
 }
 
 /* Whether a route job's answer is ref's, path included. */

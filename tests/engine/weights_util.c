@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu/dijkstra.h"
+#include "../path_sums.h"
 
 struct ss_graph *wu_grid(uint32_t w, uint32_t h, uint64_t seed)
 {
@@ -111,17 +112,5 @@ ss_dist wu_dist(const struct ss_graph *g, uint32_t s, uint32_t t)
 bool wu_path_ok(const struct ss_graph *g, const uint32_t *path, size_t len, uint32_t s, uint32_t t,
                 ss_dist d)
 {
-        if (!path || len == 0 || path[0] != s || path[len - 1] != t)
-                return false;
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                uint64_t best = UINT64_MAX;
-                for (uint64_t e = g->row[path[i]]; e < g->row[path[i] + 1]; e++)
-                        if (g->col[e] == path[i + 1] && g->w[e] < best)
-                                best = g->w[e];
-                if (best == UINT64_MAX)
-                        return false;
-                sum += best;
-        }
-        return sum == d;
+        return ss_path_sums(g, path, len, s, t, d);
 }

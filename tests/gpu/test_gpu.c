@@ -24,6 +24,7 @@
 #include "gpu/gpu.h"
 #include "gpu/phast.h"
 #include "io/load.h"
+#include "../path_sums.h"
 #include "solve/solver.h"
 #include "../check_run.h"
 #include "../data.h"
@@ -909,19 +910,9 @@ static struct ss_gpu *open_batch(const struct ss_graph *g, unsigned streams, uns
 static void check_path(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
                        uint32_t t, ss_dist d)
 {
-        ck_assert_uint_gt(len, 0);
-        ck_assert_uint_eq(p[0], s);
-        ck_assert_uint_eq(p[len - 1], t);
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                ss_dist best = SS_DIST_INF;
-                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
-                        if (g->col[a] == p[i + 1] && g->w[a] < best)
-                                best = g->w[a];
-                ck_assert_msg(best != SS_DIST_INF, "no arc %u -> %u on the path", p[i], p[i + 1]);
-                sum += best;
-        }
-        ck_assert_uint_eq(sum, d);
+        ck_assert_msg(ss_path_sums(g, p, len, s, t, d),
+                      "path %u -> %u (%zu nodes) is not one of distance %llu", s, t, len,
+                      (unsigned long long)d);
 }
 
 /* Every tree, route (and its path) and matrix row of a batch of k random

@@ -15,6 +15,7 @@
 #include "core/graph.h"
 #include "core/team.h"
 #include "cpu/dijkstra.h"
+#include "../path_sums.h"
 
 struct ss_refs {
         const struct ss_graph *g;
@@ -49,26 +50,6 @@ static inline bool ss_refs_run(const struct ss_graph *g, const uint32_t *src, un
         atomic_init(&r.failed, 0);
         ss_team_run(ss_team_threads(0), NULL, ss_refs_part, &r);
         return atomic_load(&r.failed) == 0;
-}
-
-/* p[0..len) runs from s to t over arcs of g (the lightest of parallel ones)
- * whose weights add up to d. */
-static inline bool ss_path_sums(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s,
-                                uint32_t t, ss_dist d)
-{
-        if (len == 0 || p[0] != s || p[len - 1] != t)
-                return false;
-        ss_dist sum = 0;
-        for (size_t i = 0; i + 1 < len; i++) {
-                ss_dist best = SS_DIST_INF;
-                for (uint64_t a = g->row[p[i]]; a < g->row[p[i] + 1]; a++)
-                        if (g->col[a] == p[i + 1] && g->w[a] < best)
-                                best = g->w[a];
-                if (best == SS_DIST_INF)
-                        return false;
-                sum += best;
-        }
-        return sum == d;
 }
 
 /* "4,8,16" into out (at most cap numbers); returns how many. */
