@@ -148,6 +148,8 @@ const struct ss_cch *ss_cch_of(const struct ss_graph *g);
  * any arc between the ends), or SS_NO_NODE when the weight is an arc's:
  * paths unpack without any search. */
 
+struct ss__cch_paths;
+
 struct ss_cch_metric {
         const struct ss_cch *cch;
         bool wide;
@@ -161,6 +163,9 @@ struct ss_cch_metric {
          * block back there when it goes. */
         void (*give_back)(void *pool, void *block);
         void *pool, *block;
+        /* Node lists of long shortcuts unpacked by routes (paths.c), made
+         * by the first route that needs it; NULL until then. */
+        struct ss__cch_paths *paths;
 };
 
 /* The weight at index i of m's arrays (2a up, 2a + 1 down), SS_DIST_INF for
@@ -192,6 +197,12 @@ int ss_cch_metric_reserve32(struct ss_cch_metric *m);
 /* Drops a reference; frees the metric with the last (NULL is ignored). */
 void ss_cch_metric_unref(struct ss_cch_metric *m);
 uint64_t ss_cch_metric_bytes(const struct ss_cch_metric *m);
+/* Drops the shortcuts' node lists kept for routes on m. A customization
+ * calls it (m must not be in use by a query then). */
+void ss_cch_metric_forget_paths(struct ss_cch_metric *m);
+/* The node lists kept: their number and bytes (at most an eighth of the
+ * metric's bytes, between 1 and 512 MiB). */
+void ss_cch_metric_paths_stats(const struct ss_cch_metric *m, uint64_t *entries, uint64_t *bytes);
 
 /* Customizes m for g's arcs with weights w[g->m] (NULL: g->w). g must be
  * the graph (or one of the same structure) the CCH was built for. m must

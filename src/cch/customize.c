@@ -464,6 +464,7 @@ int ss_cch_customize(struct ss_cch_customizer *cz, struct ss_cch_metric *m,
                                   g->n, (unsigned long long)g->m, c->n, (unsigned long long)c->m);
         if (!w)
                 w = g->w;
+        ss_cch_metric_forget_paths(m);
         int rc = customize_as(cz, m, g, w, false);
         if (rc == 1)
                 rc = customize_as(cz, m, g, w, true);
@@ -533,6 +534,7 @@ void ss_cch_metric_unref(struct ss_cch_metric *m)
                 free(m->middle);
         }
         free(m->w64);
+        ss__cch_paths_free(m->paths);
         free(m);
 }
 

@@ -196,6 +196,17 @@ ss__cch_relax_node(const struct ss_cch *c, void *wv, uint32_t *middle, uint32_t 
         }
 }
 
+/* ---- unpacked shortcuts (paths.c) ----------------------------------------- */
+
+/* m's cache of node lists, made when it has none (NULL: out of memory). */
+struct ss__cch_paths *ss__cch_paths_of(const struct ss_cch_metric *m);
+/* The node list of slot key (2a + direction) without its first node, or
+ * NULL; *len its length. */
+const uint32_t *ss__cch_paths_find(const struct ss__cch_paths *p, uint32_t key, uint32_t *len);
+/* Keeps v[0..len) for key, when it is long enough and the budget allows. */
+void ss__cch_paths_add(struct ss__cch_paths *p, uint32_t key, const uint32_t *v, uint32_t len);
+void ss__cch_paths_free(struct ss__cch_paths *p);
+
 /* ---- queries (query.c, matrix.c) ----------------------------------------- */
 
 /* One bucket entry of a matrix: the distance from rank x to target j. */

@@ -179,6 +179,7 @@ int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
                         return ss_err_set(err, SS_EINVAL, "changed arc %llu of %llu",
                                           (unsigned long long)changed[i], (unsigned long long)g->m);
         const uint64_t len = 2 * ((uint64_t)c->arcs + 1);
+        ss_cch_metric_forget_paths(m);
         if (ss_cch_metric_reserve32(m) != SS_OK)
                 return ss_err_set(err, SS_ENOMEM, "no memory for a metric of %u edges", c->arcs);
         const unsigned th = len >= ((uint64_t)1 << 20) ? p->threads : 1;

@@ -160,14 +160,36 @@ static int path_push(struct path *p, uint32_t v)
         return SS_OK;
 }
 
+static int path_append(struct path *p, const uint32_t *v, uint32_t len)
+{
+        if (p->len + len > p->cap) {
+                size_t cap = p->cap ? 2 * p->cap : 64;
+                while (cap < p->len + len)
+                        cap *= 2;
+                uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
+                if (!g)
+                        return SS_ENOMEM;
+                p->v = g;
+                p->cap = cap;
+        }
+        memcpy(p->v + p->len, v, (size_t)len * sizeof(uint32_t));
+        p->len += len;
+        return SS_OK;
+}
+
 /* Appends the graph nodes of the path from rank u to rank v, edge {u, v}
  * unpacked, without u itself. The stack holds (a, b, edge id of {a, b}):
  * both lower edges of a detour through w lie in w's upward list, so they
  * are found together while w's list is in the cache, and their corners are
  * prefetched before they are popped. A continent route unpacks thousands
- * of edges, each a few cache misses; this keeps fewer of them in a row. */
-static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t u, uint32_t v,
-                  struct path *out)
+ * of edges, each a few cache misses; this keeps fewer of them in a row.
+ *
+ * With a cache (paths.c), a detour already unpacked by an earlier route is
+ * copied from it, and one unpacked here leaves a marker (SS_NO_NODE, where
+ * its nodes start in out, its slot) under its two halves: when the marker
+ * comes back up, its nodes are all out and go to the cache. */
+static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m,
+                  struct ss__cch_paths *cache, uint32_t u, uint32_t v, struct path *out)
 {
         const struct ss_cch *c = q->cch;
         size_t top = 0;
@@ -181,11 +203,25 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_
         q->stack[top++] = e0;
         while (top > 0) {
                 const uint32_t e = q->stack[--top], b = q->stack[--top], a = q->stack[--top];
-                const uint32_t w = m->middle[2 * (uint64_t)e + (a > b)];
+                if (a == SS_NO_NODE) {
+                        ss__cch_paths_add(cache, e, out->v + b, (uint32_t)(out->len - b));
+                        continue;
+                }
+                const uint32_t slot = 2 * e + (a > b);
+                const uint32_t w = m->middle[slot];
                 if (w == SS_NO_NODE) {
                         if (path_push(out, c->node[b]) != SS_OK)
                                 return SS_ENOMEM;
                         continue;
+                }
+                if (cache) {
+                        uint32_t len;
+                        const uint32_t *seg = ss__cch_paths_find(cache, slot, &len);
+                        if (seg) {
+                                if (path_append(out, seg, len) != SS_OK)
+                                        return SS_ENOMEM;
+                                continue;
+                        }
                 }
                 /* w ranks below a and b: edges {w, a} and {w, b}, walked a
                  * -> w (down, slot 1) and w -> b (up, slot 0). */
@@ -194,8 +230,13 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_
                         return SS_EINTERNAL;
                 __builtin_prefetch(&m->middle[2 * (uint64_t)ea + 1]);
                 __builtin_prefetch(&m->middle[2 * (uint64_t)eb]);
-                if (stack_fit(q, top + 6) != SS_OK)
+                if (stack_fit(q, top + 9) != SS_OK)
                         return SS_ENOMEM;
+                if (cache) {
+                        q->stack[top++] = SS_NO_NODE;
+                        q->stack[top++] = (uint32_t)out->len;
+                        q->stack[top++] = slot;
+                }
                 q->stack[top++] = w; /* w -> b after a -> w */
                 q->stack[top++] = b;
                 q->stack[top++] = eb;
@@ -212,6 +253,7 @@ static int build_path(struct ss_cch_query *q, const struct ss_cch_metric *m, uin
                       uint32_t meet, struct path *out)
 {
         const struct ss_cch *c = q->cch;
+        struct ss__cch_paths *cache = ss__cch_paths_of(m); /* NULL: no memory, no cache */
         size_t nup = 0;
         /* the upward half, collected backwards from meet */
         for (uint32_t r = meet; r != x; r = q->pf[r]) {
@@ -227,12 +269,12 @@ static int build_path(struct ss_cch_query *q, const struct ss_cch_metric *m, uin
         int rc = path_push(out, c->node[x]);
         uint32_t at = x;
         for (size_t i = 0; i < nup && rc == SS_OK; i++) {
-                rc = unpack(q, m, at, up[i], out);
+                rc = unpack(q, m, cache, at, up[i], out);
                 at = up[i];
         }
         free(up);
         for (uint32_t r = meet; r != y && rc == SS_OK; r = q->pb[r])
-                rc = unpack(q, m, r, q->pb[r], out);
+                rc = unpack(q, m, cache, r, q->pb[r], out);
         return rc;
 }
 

@@ -386,6 +386,7 @@ int ss_gpu_customize(struct ss_gpu_customizer *z, struct ss_cch_metric *m, const
         if (!w)
                 w = g->w;
         const size_t len = 2 * ((size_t)z->arcs + 1);
+        ss_cch_metric_forget_paths(m);
         /* A fresh metric takes a pinned block when the pool has one. */
         if (!m->w32 && !m->middle && !m->give_back && z->pool) {
                 void *b = ss__cz_pool_take(z->pool);

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <pthread.h>
+
 #include "../check_run.h"
+#include "../path_sums.h"
 #include "../data.h"
 #include "cch/cch.h"
 #include "cpu/dijkstra.h"
@@ -424,6 +427,142 @@ START_TEST(test_road_graph)
 }
 END_TEST
 
+/* ---- unpacked shortcuts kept with a metric (paths.c) --------------------- */
+
+struct racer {
+        const struct ss_graph *g;
+        const struct ss_cch_metric *m;
+        uint64_t seed;
+        unsigned routes, bad;
+};
+
+static void *race_routes(void *arg)
+{
+        struct racer *r = arg;
+        struct ss_cch_query *q = ss_cch_query_new(r->m->cch);
+        struct ss_err err;
+        uint64_t rng = r->seed;
+        for (unsigned i = 0; q && i < r->routes; i++) {
+                uint32_t s = (uint32_t)(cu_rand(&rng) % r->g->n);
+                uint32_t t = (uint32_t)(cu_rand(&rng) % r->g->n);
+                ss_dist d, want = ss_cch_distance(q, r->m, s, t);
+                uint32_t *path;
+                size_t len;
+                if (ss_cch_route(q, r->m, s, t, &d, &path, &len, &err) != SS_OK || d != want ||
+                    !ss_path_sums(r->g, path, len, s, t, d))
+                        r->bad++;
+                free(path);
+        }
+        r->bad += !q;
+        ss_cch_query_free(q);
+        return NULL;
+}
+
+/* Routes on a road graph: paths from the kept node lists equal the ones
+ * unpacked the first time; a metric customized again for other weights
+ * drops them (its routes follow the new weights); threads that fill the
+ * lists of one metric together all get exact paths. */
+START_TEST(test_path_cache)
+{
+        struct ss_gen_road p = {.nodes = 30000, .seed = 9};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_customizer *cz = ss_cch_customizer_new(c, 2);
+        struct ss_cch_metric *m = ss_cch_metric_new(c);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ck_assert(cz && m && q && ws);
+        ck_assert_int_eq(ss_cch_customize(cz, m, g, NULL, &err), SS_OK);
+
+        enum { PAIRS = 200 };
+        uint32_t src[PAIRS], dst[PAIRS], *first[PAIRS];
+        size_t flen[PAIRS], longest = 0;
+        uint64_t rng = 77, kept, bytes;
+        for (unsigned i = 0; i < PAIRS; i++) {
+                src[i] = (uint32_t)(cu_rand(&rng) % g->n);
+                dst[i] = (uint32_t)(cu_rand(&rng) % g->n);
+                ss_dist d;
+                ck_assert_int_eq(ss_cch_route(q, m, src[i], dst[i], &d, &first[i], &flen[i], &err),
+                                 SS_OK);
+                if (i % 20 == 0) {
+                        ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], dst[i], NULL), SS_OK);
+                        ck_assert_uint_eq(d, ss_dijkstra_dist(ws, dst[i]));
+                }
+                cu_check_path(g, first[i], flen[i], src[i], dst[i], d);
+                longest = flen[i] > longest ? flen[i] : longest;
+        }
+        ss_cch_metric_paths_stats(m, &kept, &bytes);
+        ck_assert_msg(longest > 100, "the routes are too short to use the cache (%zu)", longest);
+        ck_assert_uint_gt(kept, 10);
+        ck_assert_uint_ge(bytes, kept * 32 * sizeof(uint32_t));
+        /* again, now from the kept lists: the same nodes */
+        for (unsigned i = 0; i < PAIRS; i++) {
+                ss_dist d;
+                uint32_t *path;
+                size_t len;
+                ck_assert_int_eq(ss_cch_route(q, m, src[i], dst[i], &d, &path, &len, &err), SS_OK);
+                ck_assert_uint_eq(len, flen[i]);
+                ck_assert_int_eq(memcmp(path, first[i], len * sizeof(uint32_t)), 0);
+                free(path);
+        }
+
+        /* The same metric for other weights: old lists would be paths of the
+         * old weights, which the new weights make longer. */
+        uint32_t *w = malloc(g->m * sizeof(uint32_t));
+        ck_assert(w);
+        for (uint64_t j = 0; j < g->m; j++)
+                w[j] = j % 3 == 0 ? g->w[j] * 7 + 50 : g->w[j];
+        struct ss_graph *h = cu_graph_reweighted(g, w);
+        ck_assert_int_eq(ss_cch_customize(cz, m, g, w, &err), SS_OK);
+        ss_cch_metric_paths_stats(m, &kept, &bytes);
+        ck_assert_uint_eq(kept, 0);
+        ck_assert_uint_eq(bytes, 0);
+        unsigned moved = 0;
+        for (unsigned i = 0; i < PAIRS; i++) {
+                ss_dist d;
+                uint32_t *path;
+                size_t len;
+                ck_assert_int_eq(ss_cch_route(q, m, src[i], dst[i], &d, &path, &len, &err), SS_OK);
+                if (i % 20 == 0) {
+                        ck_assert_int_eq(ss_dijkstra_run(h, ws, src[i], dst[i], NULL), SS_OK);
+                        ck_assert_uint_eq(d, ss_dijkstra_dist(ws, dst[i]));
+                }
+                cu_check_path(h, path, len, src[i], dst[i], d);
+                moved += len != flen[i] || memcmp(path, first[i], len * sizeof(uint32_t)) != 0;
+                free(path);
+                free(first[i]);
+        }
+        ck_assert_uint_gt(moved, PAIRS / 4); /* the weights did change the routes */
+
+        /* Four threads fill a fresh metric's lists at once. */
+        struct ss_cch_metric *m2 = cu_customize(c, g, w, 2);
+        struct racer r[4];
+        pthread_t th[4];
+        for (unsigned i = 0; i < 4; i++) {
+                r[i] = (struct racer){.g = h, .m = m2, .seed = 5 + i % 2, .routes = 150};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, race_routes, &r[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                ck_assert_uint_eq(r[i].bad, 0);
+        }
+        ss_cch_metric_paths_stats(m2, &kept, &bytes);
+        ck_assert_uint_gt(kept, 10);
+
+        ss_cch_metric_unref(m2);
+        ss_graph_unref(h);
+        free(w);
+        ss_dijkstra_ws_free(ws);
+        ss_cch_query_free(q);
+        ss_cch_metric_unref(m);
+        ss_cch_customizer_free(cz);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* ---- stored arrays ------------------------------------------------------- */
 
 static uint32_t *copy32(const uint32_t *a, size_t n)
@@ -664,6 +803,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_recustomize);
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
+        tcase_add_test(tc, test_path_cache);
         tcase_add_test(tc, test_from_arrays);
         tcase_add_test(tc, test_not_road_like);
         suite_add_tcase(s, tc);
