@@ -219,7 +219,9 @@ struct ss_cch_query {
         const struct ss_cch *cch;
         ss_dist *df, *db;  /* by rank, SS_DIST_INF between queries */
         uint32_t *pf, *pb; /* the rank each was reached from */
-        uint32_t *stack;   /* path unpacking: (rank, rank, edge) triples */
+        uint32_t *cf, *cb; /* the last search's two ancestor chains, bottom up */
+        uint32_t nf, nb;
+        uint32_t *stack; /* path unpacking: (rank, rank, edge) triples */
         size_t stack_cap;
         uint32_t *bucket; /* matrices: the first entry at each rank, or SS_NO_NODE */
         struct ss__cch_entry *entries;

@@ -30,7 +30,11 @@ struct ss_cch_query *ss_cch_query_new(const struct ss_cch *c)
         q->db = malloc(n * sizeof(ss_dist));
         q->pf = malloc(n * sizeof(uint32_t));
         q->pb = malloc(n * sizeof(uint32_t));
-        if (!q->df || !q->db || !q->pf || !q->pb) {
+        /* a chain has at most one rank a level of the elimination tree */
+        const size_t chain = (c->height ? c->height : (size_t)c->n) + 1;
+        q->cf = malloc(chain * sizeof(uint32_t));
+        q->cb = malloc(chain * sizeof(uint32_t));
+        if (!q->df || !q->db || !q->pf || !q->pb || !q->cf || !q->cb) {
                 ss_cch_query_free(q);
                 return NULL;
         }
@@ -47,6 +51,8 @@ void ss_cch_query_free(struct ss_cch_query *q)
         free(q->db);
         free(q->pf);
         free(q->pb);
+        free(q->cf);
+        free(q->cb);
         free(q->stack);
         free(q->bucket);
         free(q->entries);
@@ -54,52 +60,88 @@ void ss_cch_query_free(struct ss_cch_query *q)
         free(q);
 }
 
+/* The ancestor chain of x, bottom up, into chain; returns its length. The
+ * walk is a dependent miss per level (up_first, then the parent in
+ * up_head), so the caller walks both chains at once, and each level's
+ * weights and distance are prefetched for the relaxations that follow. */
+static inline __attribute__((always_inline)) uint32_t
+chain_step(const struct ss_cch *c, const struct ss_cch_metric *m, const ss_dist *d, uint32_t *x,
+           uint32_t *chain, uint32_t len, unsigned dir, bool wide)
+{
+        const uint32_t z = *x, lo = c->up_first[z], hi = c->up_first[z + 1];
+        chain[len] = z;
+        if (wide)
+                __builtin_prefetch(&m->w64[2 * (uint64_t)lo + dir]);
+        else
+                __builtin_prefetch(&m->w32[2 * (uint64_t)lo + dir]);
+        __builtin_prefetch(&d[z], 1);
+        *x = lo < hi ? c->up_head[lo] : SS_NO_NODE;
+        return len + 1;
+}
+
 /* Both chain searches; returns the distance and the meeting rank (or
- * SS_NO_NODE). The ranks' entries stay set for the path; reset() clears
- * them. */
+ * SS_NO_NODE). The two chains are left in q->cf[0..*nf) and q->cb[0..*nb)
+ * with their ranks' entries set, for the path; reset() clears them.
+ *
+ * The chains meet at the lowest common ancestor and share everything
+ * above it: below it each is relaxed on its own, then the common ranks
+ * from the bottom, where the best meeting so far prunes (a rank whose
+ * distance is no better than it is not relaxed: its edges cannot lead to
+ * anything shorter). */
 static inline __attribute__((always_inline)) ss_dist search(struct ss_cch_query *q,
                                                             const struct ss_cch_metric *m,
                                                             uint32_t x, uint32_t y, uint32_t *meet,
                                                             bool wide)
 {
         const struct ss_cch *c = q->cch;
+        uint32_t *cf = q->cf, *cb = q->cb, nf = 0, nb = 0;
+        while (x != SS_NO_NODE && y != SS_NO_NODE) {
+                nf = chain_step(c, m, q->df, &x, cf, nf, 0, wide);
+                nb = chain_step(c, m, q->db, &y, cb, nb, 1, wide);
+        }
+        while (x != SS_NO_NODE)
+                nf = chain_step(c, m, q->df, &x, cf, nf, 0, wide);
+        while (y != SS_NO_NODE)
+                nb = chain_step(c, m, q->db, &y, cb, nb, 1, wide);
+        uint32_t common = 0;
+        while (common < nf && common < nb && cf[nf - 1 - common] == cb[nb - 1 - common])
+                common++;
+        const uint32_t lf = nf - common, lb = nb - common;
+
         ss_dist mu = SS_DIST_INF;
         *meet = SS_NO_NODE;
-        q->df[x] = 0;
-        q->db[y] = 0;
-        /* SS_NO_NODE is above every rank: a chain that ends waits there. */
-        while (x != y) {
-                if (x < y) {
-                        if (q->df[x] < mu)
-                                ss__cch_relax(c, m, x, q->df, q->pf, 0, wide);
-                        x = ss_cch_parent(c, x);
-                } else {
-                        if (q->db[y] < mu)
-                                ss__cch_relax(c, m, y, q->db, q->pb, 1, wide);
-                        y = ss_cch_parent(c, y);
-                }
-        }
-        for (; x != SS_NO_NODE; x = ss_cch_parent(c, x)) {
-                ss_dist f = q->df[x], b = q->db[x];
+        q->df[cf[0]] = 0;
+        q->db[cb[0]] = 0;
+        q->nf = nf;
+        q->nb = nb;
+        for (uint32_t i = 0; i < lf; i++)
+                if (q->df[cf[i]] != SS_DIST_INF)
+                        ss__cch_relax(c, m, cf[i], q->df, q->pf, 0, wide);
+        for (uint32_t i = 0; i < lb; i++)
+                if (q->db[cb[i]] != SS_DIST_INF)
+                        ss__cch_relax(c, m, cb[i], q->db, q->pb, 1, wide);
+        for (uint32_t i = lf; i < nf; i++) {
+                const uint32_t z = cf[i];
+                const ss_dist f = q->df[z], b = q->db[z];
                 if (f != SS_DIST_INF && b != SS_DIST_INF && f + b < mu) {
                         mu = f + b;
-                        *meet = x;
+                        *meet = z;
                 }
                 if (f < mu)
-                        ss__cch_relax(c, m, x, q->df, q->pf, 0, wide);
+                        ss__cch_relax(c, m, z, q->df, q->pf, 0, wide);
                 if (b < mu)
-                        ss__cch_relax(c, m, x, q->db, q->pb, 1, wide);
+                        ss__cch_relax(c, m, z, q->db, q->pb, 1, wide);
         }
         return mu;
 }
 
-static void reset(struct ss_cch_query *q, uint32_t x, uint32_t y)
+static void reset(struct ss_cch_query *q)
 {
-        const struct ss_cch *c = q->cch;
-        for (; x != SS_NO_NODE; x = ss_cch_parent(c, x))
-                q->df[x] = SS_DIST_INF;
-        for (; y != SS_NO_NODE; y = ss_cch_parent(c, y))
-                q->db[y] = SS_DIST_INF;
+        for (uint32_t i = 0; i < q->nf; i++)
+                q->df[q->cf[i]] = SS_DIST_INF;
+        for (uint32_t i = 0; i < q->nb; i++)
+                q->db[q->cb[i]] = SS_DIST_INF;
+        q->nf = q->nb = 0;
 }
 
 static ss_dist search32(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x,
@@ -120,7 +162,7 @@ ss_dist ss_cch_distance(struct ss_cch_query *q, const struct ss_cch_metric *m, u
         const struct ss_cch *c = q->cch;
         uint32_t x = c->rank[s], y = c->rank[t], meet;
         ss_dist d = m->wide ? search64(q, m, x, y, &meet) : search32(q, m, x, y, &meet);
-        reset(q, x, y);
+        reset(q);
         return d;
 }
 
@@ -302,7 +344,7 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
                         free(p.v);
                 }
         }
-        reset(q, x, y);
+        reset(q);
         if (rc == SS_ENOMEM)
                 return ss_err_set(err, rc, "out of memory for a path");
         if (rc != SS_OK)
