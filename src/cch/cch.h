@@ -281,6 +281,19 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
 int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
                       ss_dist *dist, struct ss_err *err);
 
+/* The same on several threads: the nodes above a cut of the elimination
+ * tree on the calling thread, then the subtrees below it on `threads`
+ * threads (sweep.c). A sweeper holds the cut (4 bytes a node) and serves
+ * any number of queries, one at a time or at once; q and m must be of its
+ * CCH. threads 0: every online CPU. */
+struct ss_cch_sweeper;
+struct ss_cch_sweeper *ss_cch_sweeper_new(const struct ss_cch *c, unsigned threads);
+void ss_cch_sweeper_free(struct ss_cch_sweeper *sw);
+unsigned ss_cch_sweeper_threads(const struct ss_cch_sweeper *sw);
+int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
+                              const struct ss_cch_metric *m, uint32_t s, ss_dist *dist,
+                              struct ss_err *err);
+
 /* One step of an upward search from a source: lowers d[y] (by rank) for
  * every upward neighbour y of rank x, from d[x] and m's up weights. The
  * GPU's batched sweep (gpu/phast.c) runs its upward searches with it. */

@@ -40,12 +40,9 @@ struct ss_cch_customizer {
         unsigned threads;
         uint32_t **map; /* per thread: n entries, edge id by upper end */
 
-        /* Bottom: subtrees, as node lists in rank order, largest first. */
-        uint32_t ntasks;
-        uint32_t *task_first, *task_node;
-        /* Top: the nodes above, ascending, each split into chunks. */
-        uint32_t ntop;
-        uint32_t *top_node;
+        /* Bottom: subtrees, as node lists in rank order, largest first;
+         * top: the nodes above, ascending (split.c), each split into chunks. */
+        struct ss__cch_split sp;
         uint32_t *chunk_first;    /* ntop + 1: chunks of top node i */
         uint32_t *children;       /* ntop: children in the elimination tree */
         atomic_uint *pending;     /* ntop: children not done yet, this run */
@@ -67,9 +64,7 @@ void ss_cch_customizer_free(struct ss_cch_customizer *cz)
                 for (unsigned i = 0; i < cz->threads; i++)
                         free(cz->map[i]);
         free(cz->map);
-        free(cz->task_first);
-        free(cz->task_node);
-        free(cz->top_node);
+        ss__cch_split_free(&cz->sp);
         free(cz->chunk_first);
         free(cz->children);
         free(cz->pending);
@@ -78,18 +73,6 @@ void ss_cch_customizer_free(struct ss_cch_customizer *cz)
         pthread_mutex_destroy(&cz->lock);
         pthread_cond_destroy(&cz->cv);
         free(cz);
-}
-
-struct task_size {
-        uint32_t id, size;
-};
-
-static int by_size_desc(const void *a, const void *b)
-{
-        const struct task_size *x = a, *y = b;
-        if (x->size != y->size)
-                return x->size < y->size ? 1 : -1;
-        return (x->id > y->id) - (x->id < y->id);
 }
 
 static uint32_t chunks_of(const struct ss_cch *c, uint32_t x, unsigned threads)
@@ -108,10 +91,10 @@ static uint32_t chunks_of(const struct ss_cch *c, uint32_t x, unsigned threads)
 /* The position of top node x in top_node (which is ascending). */
 static uint32_t top_index(const struct ss_cch_customizer *cz, uint32_t x)
 {
-        uint32_t lo = 0, hi = cz->ntop;
+        uint32_t lo = 0, hi = cz->sp.ntop;
         while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if (cz->top_node[mid] < x)
+                if (cz->sp.top_node[mid] < x)
                         lo = mid + 1;
                 else
                         hi = mid;
@@ -124,96 +107,36 @@ static int plan(struct ss_cch_customizer *cz)
 {
         const struct ss_cch *c = cz->cch;
         uint32_t n = c->n, cutoff = n / (cz->threads * 16);
-        uint32_t *size = malloc(((size_t)n + 1) * sizeof(uint32_t));
-        uint32_t *tid = malloc(((size_t)n + 1) * sizeof(uint32_t));
-        struct task_size *ts = NULL;
-        uint32_t *newid = NULL;
-        int rc = SS_ENOMEM;
-
         if (cutoff < 256)
                 cutoff = 256;
-        if (!size || !tid)
-                goto out;
-        for (uint32_t x = 0; x < n; x++)
-                size[x] = 1;
-        for (uint32_t x = 0; x < n; x++) {
-                uint32_t p = ss_cch_parent(c, x);
-                if (p != SS_NO_NODE)
-                        size[p] += size[x];
-        }
-        /* Task ids top down: a subtree root starts a task, the nodes below
-         * it inherit its id; top nodes get none. */
-        uint32_t ntasks = 0, ntop = 0;
-        for (uint32_t x = n; x-- > 0;) {
-                uint32_t p = ss_cch_parent(c, x);
-                if (size[x] > cutoff) {
-                        tid[x] = SS_NO_NODE;
-                        ntop++;
-                } else if (p == SS_NO_NODE || size[p] > cutoff) {
-                        tid[x] = ntasks++;
-                } else {
-                        tid[x] = tid[p];
-                }
-        }
-        cz->ntasks = ntasks;
-        ts = malloc(((size_t)ntasks + 1) * sizeof(*ts));
-        newid = malloc(((size_t)ntasks + 1) * sizeof(uint32_t));
-        cz->task_first = calloc((size_t)ntasks + 2, sizeof(uint32_t));
-        cz->task_node = malloc(((size_t)(n - ntop) + 1) * sizeof(uint32_t));
-        if (!ts || !newid || !cz->task_first || !cz->task_node)
-                goto out;
-        for (uint32_t t = 0; t < ntasks; t++)
-                ts[t] = (struct task_size){t, 0};
-        for (uint32_t x = 0; x < n; x++)
-                if (tid[x] != SS_NO_NODE)
-                        ts[tid[x]].size++;
-        qsort(ts, ntasks, sizeof(*ts), by_size_desc);
-        for (uint32_t t = 0; t < ntasks; t++) {
-                newid[ts[t].id] = t;
-                cz->task_first[t + 1] = cz->task_first[t] + ts[t].size;
-        }
-        for (uint32_t x = 0; x < n; x++)
-                if (tid[x] != SS_NO_NODE)
-                        cz->task_node[cz->task_first[newid[tid[x]]]++] = x;
-        for (uint32_t t = ntasks; t > 0; t--)
-                cz->task_first[t] = cz->task_first[t - 1];
-        cz->task_first[0] = 0;
+        if (ss__cch_split(c, cutoff, &cz->sp) != SS_OK)
+                return SS_ENOMEM;
+        const uint32_t ntasks = cz->sp.ntasks, ntop = cz->sp.ntop;
 
-        /* Top nodes in ascending rank, their chunks and children. */
-        cz->ntop = ntop;
-        cz->top_node = malloc(((size_t)ntop + 1) * sizeof(uint32_t));
+        /* Top nodes' chunks and children. */
         cz->chunk_first = calloc((size_t)ntop + 2, sizeof(uint32_t));
         cz->children = calloc((size_t)ntop + 1, sizeof(uint32_t));
         cz->pending = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
         cz->chunks_left = malloc(((size_t)ntop + 1) * sizeof(atomic_uint));
-        if (!cz->top_node || !cz->chunk_first || !cz->children || !cz->pending || !cz->chunks_left)
-                goto out;
-        uint32_t at = 0;
-        for (uint32_t x = 0; x < n; x++)
-                if (tid[x] == SS_NO_NODE)
-                        cz->top_node[at++] = x;
+        if (!cz->chunk_first || !cz->children || !cz->pending || !cz->chunks_left)
+                return SS_ENOMEM;
         for (uint32_t i = 0; i < ntop; i++)
                 cz->chunk_first[i + 1] =
-                    cz->chunk_first[i] + chunks_of(c, cz->top_node[i], cz->threads);
+                    cz->chunk_first[i] + chunks_of(c, cz->sp.top_node[i], cz->threads);
         for (uint32_t x = 0; x < n; x++) {
                 uint32_t p = ss_cch_parent(c, x);
+                if (p == SS_NO_NODE)
+                        continue;
                 /* a top node's child: a top node or a task's root */
-                if (p != SS_NO_NODE && tid[p] == SS_NO_NODE)
-                        cz->children[top_index(cz, p)]++;
+                uint32_t i = top_index(cz, p);
+                if (i < ntop && cz->sp.top_node[i] == p)
+                        cz->children[i]++;
         }
         uint64_t items = (uint64_t)ntasks + cz->chunk_first[ntop];
         if (items >= UINT32_MAX)
-                goto out;
+                return SS_ENOMEM;
         cz->queue = malloc((items + 1) * sizeof(uint32_t));
-        if (!cz->queue)
-                goto out;
-        rc = SS_OK;
-out:
-        free(size);
-        free(tid);
-        free(ts);
-        free(newid);
-        return rc;
+        return cz->queue ? SS_OK : SS_ENOMEM;
 }
 
 struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned threads)
@@ -272,7 +195,7 @@ static void finish(struct ss_cch_customizer *cz, uint32_t done)
         pthread_mutex_lock(&cz->lock);
         if (ready != SS_NO_NODE) {
                 for (uint32_t k = cz->chunk_first[ready]; k < cz->chunk_first[ready + 1]; k++)
-                        cz->queue[cz->queued++] = cz->ntasks + k;
+                        cz->queue[cz->queued++] = cz->sp.ntasks + k;
         }
         if (--cz->left == 0 || cz->queued > 1)
                 pthread_cond_broadcast(&cz->cv);
@@ -286,10 +209,10 @@ static void finish(struct ss_cch_customizer *cz, uint32_t done)
 static void schedule(struct ss_cch_customizer *cz)
 {
         cz->queued = 0;
-        for (uint32_t t = cz->ntasks; t-- > 0;)
+        for (uint32_t t = cz->sp.ntasks; t-- > 0;)
                 cz->queue[cz->queued++] = t;
-        cz->left = cz->ntasks + cz->chunk_first[cz->ntop];
-        for (uint32_t i = 0; i < cz->ntop; i++) {
+        cz->left = cz->sp.ntasks + cz->chunk_first[cz->sp.ntop];
+        for (uint32_t i = 0; i < cz->sp.ntop; i++) {
                 atomic_init(&cz->pending[i], cz->children[i]);
                 atomic_init(&cz->chunks_left[i], cz->chunk_first[i + 1] - cz->chunk_first[i]);
         }
@@ -370,17 +293,17 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                 uint32_t item;
                 while ((item = pop(cz)) != SS_NO_NODE) {
                         uint32_t done = SS_NO_NODE; /* a node or task root now finished */
-                        if (item < cz->ntasks) {
-                                for (uint32_t j = cz->task_first[item];
-                                     j < cz->task_first[item + 1]; j++) {
-                                        uint32_t x = cz->task_node[j];
+                        if (item < cz->sp.ntasks) {
+                                for (uint32_t j = cz->sp.task_first[item];
+                                     j < cz->sp.task_first[item + 1]; j++) {
+                                        uint32_t x = cz->sp.task_node[j];
                                         ss__cch_relax_node(c, r->wv, r->middle, map, x,
                                                            c->up_first[x], c->up_first[x + 1], wide,
                                                            &over);
                                 }
-                                done = cz->task_node[cz->task_first[item + 1] - 1];
+                                done = cz->sp.task_node[cz->sp.task_first[item + 1] - 1];
                         } else {
-                                uint32_t ci = item - cz->ntasks, lo = 0, hi = cz->ntop;
+                                uint32_t ci = item - cz->sp.ntasks, lo = 0, hi = cz->sp.ntop;
                                 while (lo + 1 < hi) { /* the top node whose chunks hold ci */
                                         uint32_t mid = lo + (hi - lo) / 2;
                                         if (cz->chunk_first[mid] <= ci)
@@ -388,7 +311,7 @@ static inline __attribute__((always_inline)) void work(struct run *r, unsigned i
                                         else
                                                 hi = mid;
                                 }
-                                uint32_t x = cz->top_node[lo];
+                                uint32_t x = cz->sp.top_node[lo];
                                 uint32_t nch = cz->chunk_first[lo + 1] - cz->chunk_first[lo];
                                 uint32_t k0 = ci - cz->chunk_first[lo];
                                 uint32_t f = c->up_first[x], deg = c->up_first[x + 1] - f;

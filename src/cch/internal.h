@@ -96,6 +96,23 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
         return lo < c->up_first[x + 1] && c->up_head[lo] == y ? lo : SS_CCH_NO_ARC;
 }
 
+/* ---- the tree cut for threads (split.c) ----------------------------------- */
+
+/* Subtrees of at most cutoff nodes whose parent is larger (or that are whole
+ * trees), as node lists in ascending rank, the largest first; and the
+ * nodes above them, ascending. Every node is in exactly one. */
+struct ss__cch_split {
+        uint32_t ntasks;
+        uint32_t *task_first; /* ntasks + 1 */
+        uint32_t *task_node;
+        uint32_t ntop;
+        uint32_t *top_node;
+};
+
+/* SS_OK or SS_ENOMEM (sp then empty). */
+int ss__cch_split(const struct ss_cch *c, uint32_t cutoff, struct ss__cch_split *sp);
+void ss__cch_split_free(struct ss__cch_split *sp);
+
 /* ---- weights ------------------------------------------------------------- */
 
 /* ss_cch_metric_weight() for hot loops: callers pass a constant wide so that

@@ -563,6 +563,78 @@ START_TEST(test_path_cache)
 }
 END_TEST
 
+/* ---- one-to-all on several threads (sweep.c) ----------------------------- */
+
+static void check_sweeper(const struct ss_graph *g, const struct ss_cch_metric *m, unsigned threads,
+                          unsigned sources, uint64_t seed)
+{
+        struct ss_cch_sweeper *sw = ss_cch_sweeper_new(m->cch, threads);
+        struct ss_cch_query *q = ss_cch_query_new(m->cch);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ss_dist *got = malloc(((size_t)g->n + 1) * sizeof(ss_dist));
+        struct ss_err err;
+        ck_assert(sw && q && ws && got);
+        uint64_t rng = seed;
+        for (unsigned i = 0; i < sources; i++) {
+                const uint32_t s = (uint32_t)(cu_rand(&rng) % g->n);
+                for (uint32_t v = 0; v < g->n; v++)
+                        got[v] = 12345; /* every entry must be written */
+                ck_assert_int_eq(ss_cch_one_to_all_threads(sw, q, m, s, got, &err), SS_OK);
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        CU_CHECK(got[v] == ss_dijkstra_dist(ws, v),
+                                 "%u threads: %u -> %u: %" PRIu64 ", Dijkstra %" PRIu64, threads,
+                                 s + 1, v + 1, got[v], ss_dijkstra_dist(ws, v));
+                /* the workspace is clean again: a point-to-point query on it */
+                const uint32_t t = (uint32_t)(cu_rand(&rng) % g->n);
+                ck_assert_uint_eq(ss_cch_distance(q, m, s, t), ss_dijkstra_dist(ws, t));
+        }
+        ck_assert_int_eq(ss_cch_one_to_all_threads(sw, q, m, g->n, got, &err), SS_ERANGE);
+        free(got);
+        ss_dijkstra_ws_free(ws);
+        ss_cch_query_free(q);
+        ss_cch_sweeper_free(sw);
+}
+
+/* The threaded sweep equals Dijkstra from random sources on a road graph
+ * (1 to 5 threads, many subtrees), on random graphs with unreachable
+ * nodes, zero weights and parallel arcs, and with 64-bit weights. */
+START_TEST(test_sweep_threads)
+{
+        struct ss_gen_road p = {.nodes = 40000, .seed = 3};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
+        for (unsigned th = 1; th <= 5; th += 2)
+                check_sweeper(g, m, th, 4, 10 + th);
+        ss_cch_metric_unref(m);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+                struct cu_shape sh = {.n = 5000,
+                                      .arcs = 12000,
+                                      .max_w = 1000,
+                                      .zero_pct = 5,
+                                      .parallel = true,
+                                      .loops = true,
+                                      .coords = true,
+                                      .huge = seed == 4,
+                                      .local = true};
+                struct ss_graph *r = cu_random_graph(&sh, seed);
+                struct ss_cch *rc = cu_build(r, 2, false);
+                struct ss_cch_metric *rm = cu_customize(rc, r, NULL, 2);
+                ck_assert(rm->wide == (seed == 4));
+                check_sweeper(r, rm, 4, 3, seed);
+                ss_cch_metric_unref(rm);
+                ss_cch_free(rc);
+                ss_graph_unref(r);
+        }
+}
+END_TEST
+
 /* ---- stored arrays ------------------------------------------------------- */
 
 static uint32_t *copy32(const uint32_t *a, size_t n)
@@ -804,6 +876,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
         tcase_add_test(tc, test_path_cache);
+        tcase_add_test(tc, test_sweep_threads);
         tcase_add_test(tc, test_from_arrays);
         tcase_add_test(tc, test_not_road_like);
         suite_add_tcase(s, tc);
