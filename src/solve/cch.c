@@ -15,6 +15,7 @@
 #include "cch/cch.h"
 #include "core/cancel.h"
 #include "core/log.h"
+#include "core/team.h"
 #include "solve/cpu_internal.h"
 
 struct ss__cpu_cch {
@@ -28,6 +29,11 @@ struct ss__cpu_cch {
         const struct ss_cch_metric *metric;
         struct ss_cch_query **q; /* one per lane, made on first use */
         unsigned lanes;
+        /* One-to-all on `threads` threads when that is more than one (the
+         * CLI and the benchmark; the daemon's workers run one thread
+         * each), made on first use for the structure sweeper_of. */
+        struct ss_cch_sweeper *sweeper;
+        const struct ss_cch *sweeper_of;
 };
 
 struct ss__cpu_cch *ss__cpu_cch_new(unsigned lanes, bool build, unsigned threads)
@@ -51,6 +57,7 @@ void ss__cpu_cch_free(struct ss__cpu_cch *x)
         for (unsigned i = 0; i < x->lanes; i++)
                 ss_cch_query_free(x->q[i]);
         free(x->q);
+        ss_cch_sweeper_free(x->sweeper);
         ss_cch_metric_unref(x->own_metric);
         ss_cch_free(x->own);
         pthread_mutex_destroy(&x->lock);
@@ -110,6 +117,23 @@ const struct ss_cch_metric *ss__cpu_cch_metric(struct ss__cpu_cch *x, const stru
         return x->metric;
 }
 
+/* The sweeper for x->cch, or NULL for one thread (or no memory for one:
+ * the sweep then runs on the calling thread). */
+static struct ss_cch_sweeper *ss__sweeper(struct ss__cpu_cch *x)
+{
+        if (ss_team_threads(x->threads) < 2)
+                return NULL;
+        pthread_mutex_lock(&x->lock);
+        if (x->sweeper_of != x->cch) {
+                ss_cch_sweeper_free(x->sweeper);
+                x->sweeper = ss_cch_sweeper_new(x->cch, x->threads);
+                x->sweeper_of = x->sweeper ? x->cch : NULL;
+        }
+        struct ss_cch_sweeper *sw = x->sweeper;
+        pthread_mutex_unlock(&x->lock);
+        return sw;
+}
+
 /* CCH queries take micro- to milliseconds and do not look at the cancel
  * token while they run; the token is checked between them, so that a task
  * past its deadline ends with SS_ETIMEDOUT as every other row's does. */
@@ -137,15 +161,18 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
                 rc = ss_cch_matrix(q, m, t->sources, t->nsources, t->targets, t->ntargets, t->dist,
                                    err);
                 return rc == SS_OK ? ss__stop(t, err) : rc;
-        case SS_TASK_ONE_TO_ALL:
+        case SS_TASK_ONE_TO_ALL: {
+                struct ss_cch_sweeper *sw = ss__sweeper(x);
                 for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
                         t->searches++;
-                        rc =
-                            ss_cch_one_to_all(q, m, t->sources[i], t->dist + i * (size_t)g->n, err);
+                        ss_dist *out = t->dist + i * (size_t)g->n;
+                        rc = sw ? ss_cch_one_to_all_threads(sw, q, m, t->sources[i], out, err)
+                                : ss_cch_one_to_all(q, m, t->sources[i], out, err);
                         if (rc == SS_OK)
                                 rc = ss__stop(t, err);
                 }
                 return rc;
+        }
         case SS_TASK_ROUTE:
                 for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
                         t->searches++;
