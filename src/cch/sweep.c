@@ -53,9 +53,8 @@ unsigned ss_cch_sweeper_threads(const struct ss_cch_sweeper *sw)
 }
 
 /* d[z] from z's upward neighbours (final by then), with the down weights. */
-static inline __attribute__((always_inline)) void down(const struct ss_cch *c,
-                                                       const struct ss_cch_metric *m, ss_dist *d,
-                                                       uint32_t z, bool wide)
+static inline __attribute__((always_inline)) void
+down(const struct ss_cch *c, const struct ss_cch_metric *m, ss_dist *d, uint32_t z, bool wide)
 {
         ss_dist best = d[z];
         for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
