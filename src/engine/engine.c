@@ -109,10 +109,7 @@ static bool ss__apsp_serves(const struct ss_job *j)
 }
 
 /* Whether the calibration at load gave up on the GPU's sweep: one tree took
- * more than twice the Δ-stepping's search (or 50 ms). A hierarchy that
- * large (a continent: 119M edges, 543 heights) makes every sweep long, and
- * batches of routes from it ran past their deadlines (504s at 30 requests/s),
- * where the batched Δ-stepping answers them. */
+ * more than twice the Δ-stepping's search (or 50 ms). */
 static bool ss__sweep_too_slow(const struct ss_graph *g)
 {
         const struct ss_engine_auto *a = ss__auto_of(g);
@@ -124,21 +121,36 @@ static bool ss__sweep_too_slow(const struct ss_graph *g)
         return false;
 }
 
+/* Whether the sweep's batches fit: routes and matrices sweep up to 256
+ * sources at once, a tree of 8 bytes a node each on the device. Up to 2M
+ * nodes that is at most 4 GiB; on a continent (24M nodes) it would be 49
+ * GiB, so a sweep ran few sources, or found no room and handed its routes
+ * to the CPU's Dijkstra (seconds each: 504s at 7 requests/s), where the
+ * batched Δ-stepping answers 125 a second. */
+static bool ss__sweep_batches_fit(const struct ss_graph *g)
+{
+        return (uint64_t)g->n * sizeof(ss_dist) * 256 <= ((uint64_t)4 << 30);
+}
+
 /* engine=gpu asks for the GPU: with a customized CCH its sweep answers
  * matrices and whole trees, many sources at once, far sooner than a search
- * per source (routes stay the Δ-stepping's: the sweep has no paths). An
- * auto matrix of SS__SWEEP_MATRIX_MIN sources or more goes there too: on NY
- * a 1000 x 1000 matrix took 45-54 ms from the sweep against 79-96 ms from
- * the CPU's buckets, while at 100 x 100 the CPU was the faster
- * (docs/benchmarks.md). */
+ * per source. An auto matrix of SS__SWEEP_MATRIX_MIN sources or more goes
+ * there too: on NY a 1000 x 1000 matrix took 45-54 ms from the sweep
+ * against 79-96 ms from the CPU's buckets, while at 100 x 100 the CPU was
+ * the faster (docs/benchmarks.md). */
 static bool ss__gpu_cch_serves(const struct ss_job *j)
 {
         if (j->algo != SS_ALGO_AUTO || !ss_cch_metric_of(j->graph) || ss__sweep_too_slow(j->graph))
                 return false;
+        /* A whole tree, one source a sweep: 10.9 ms on the continent. */
+        if (j->engine == SS_ENGINE_GPU && j->kind == SS_JOB_ONE_TO_ALL)
+                return !j->bounded;
+        if (!ss__sweep_batches_fit(j->graph))
+                return false;
         /* engine=gpu: routes too, 4 times the Δ-stepping's batches on NY
          * (docs/benchmarks.md). */
         if (j->engine == SS_ENGINE_GPU)
-                return !(j->kind == SS_JOB_ONE_TO_ALL && j->bounded);
+                return true;
         return j->engine == SS_ENGINE_AUTO && j->kind == SS_JOB_MATRIX &&
                j->nsources >= SS__SWEEP_MATRIX_MIN && !ss_apsp_of(j->graph);
 }
