@@ -188,32 +188,34 @@ struct path {
         size_t len, cap;
 };
 
+/* Room for need entries in all (a doubling growth). */
+static int path_fit(struct path *p, size_t need)
+{
+        if (need <= p->cap)
+                return SS_OK;
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        while (cap < need)
+                cap *= 2;
+        uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
+        if (!g)
+                return SS_ENOMEM;
+        p->v = g;
+        p->cap = cap;
+        return SS_OK;
+}
+
 static int path_push(struct path *p, uint32_t v)
 {
-        if (p->len == p->cap) {
-                size_t cap = p->cap ? 2 * p->cap : 64;
-                uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
-                if (!g)
-                        return SS_ENOMEM;
-                p->v = g;
-                p->cap = cap;
-        }
+        if (path_fit(p, p->len + 1) != SS_OK)
+                return SS_ENOMEM;
         p->v[p->len++] = v;
         return SS_OK;
 }
 
 static int path_append(struct path *p, const uint32_t *v, uint32_t len)
 {
-        if (p->len + len > p->cap) {
-                size_t cap = p->cap ? 2 * p->cap : 64;
-                while (cap < p->len + len)
-                        cap *= 2;
-                uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
-                if (!g)
-                        return SS_ENOMEM;
-                p->v = g;
-                p->cap = cap;
-        }
+        if (path_fit(p, p->len + len) != SS_OK)
+                return SS_ENOMEM;
         memcpy(p->v + p->len, v, (size_t)len * sizeof(uint32_t));
         p->len += len;
         return SS_OK;
