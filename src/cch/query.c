@@ -251,16 +251,19 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m,
                         ss__cch_paths_add(cache, e, out->v + b, (uint32_t)(out->len - b));
                         continue;
                 }
-                const uint32_t slot = 2 * e + (a > b);
+                const uint64_t slot = 2 * (uint64_t)e + (a > b);
                 const uint32_t w = m->middle[slot];
+                /* Keys are 32 bits: the slots of a CCH of 2^31 edges or more
+                 * past that are unpacked without the cache. */
+                const bool keyed = cache && slot < UINT32_MAX;
                 if (w == SS_NO_NODE) {
                         if (path_push(out, c->node[b]) != SS_OK)
                                 return SS_ENOMEM;
                         continue;
                 }
-                if (cache) {
+                if (keyed) {
                         uint32_t len;
-                        const uint32_t *seg = ss__cch_paths_find(cache, slot, &len);
+                        const uint32_t *seg = ss__cch_paths_find(cache, (uint32_t)slot, &len);
                         if (seg) {
                                 if (path_append(out, seg, len) != SS_OK)
                                         return SS_ENOMEM;
@@ -276,10 +279,10 @@ static int unpack(struct ss_cch_query *q, const struct ss_cch_metric *m,
                 __builtin_prefetch(&m->middle[2 * (uint64_t)eb]);
                 if (stack_fit(q, top + 9) != SS_OK)
                         return SS_ENOMEM;
-                if (cache) {
+                if (keyed) {
                         q->stack[top++] = SS_NO_NODE;
                         q->stack[top++] = (uint32_t)out->len;
-                        q->stack[top++] = slot;
+                        q->stack[top++] = (uint32_t)slot;
                 }
                 q->stack[top++] = w; /* w -> b after a -> w */
                 q->stack[top++] = b;

@@ -51,7 +51,7 @@ const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g)
  * b (after one untimed run, which has warm_ms), in ms; or -1 when it failed
  * or passed the deadline (then *slow says whether it was the deadline). */
 static double ss__time(struct ss_backend *b, const struct ss_solver *row, const uint32_t *src,
-                       ss_dist *dist, double limit_ms, double warm_ms, bool *slow)
+                       ss_dist *dist, double limit_ms, double warm_ms, bool *slow, double *passed)
 {
         double t[SS__SOURCES];
         unsigned n = 0;
@@ -70,6 +70,7 @@ static double ss__time(struct ss_backend *b, const struct ss_solver *row, const 
                 const double ms = (double)(ss_now_ns() - t0) / 1e6;
                 if (rc == SS_ETIMEDOUT) {
                         *slow = true;
+                        *passed = ms_allowed;
                         return -1;
                 }
                 if (rc != SS_OK || (task.ran && task.ran != row)) {
@@ -122,7 +123,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 src[i] = (uint32_t)((x >> 33) % g->n);
         }
         const uint64_t t0 = ss_now_ns();
-        double best_cpu = -1, best = -1;
+        double best_cpu = -1, best = -1, passed = 0;
         bool slow;
 
         /* The GPU first: it is the fastest on large graphs, and its time
@@ -137,8 +138,8 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                         pthread_rwlock_unlock(&s->lock);
                         continue;
                 }
-                double ms = ss__time(s->b, row, src, dist, 10000, 10000, &slow);
-                ss__note(a, row, ms, slow, 10000);
+                double ms = ss__time(s->b, row, src, dist, 10000, 10000, &slow, &passed);
+                ss__note(a, row, ms, slow, passed);
                 a->gpu_row = row->name;
                 a->gpu_ms = ms;
                 const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
@@ -147,8 +148,9 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                         /* Its first run makes the lane's copy of the CCH:
                          * seconds on a continent, where a sweep then takes
                          * 11 ms against the Δ-stepping's 134. */
-                        double ms2 = ss__time(s->b, sweep, src, dist, limit, SS__WARM_MS, &slow);
-                        ss__note(a, sweep, ms2, slow, limit);
+                        double ms2 =
+                            ss__time(s->b, sweep, src, dist, limit, SS__WARM_MS, &slow, &passed);
+                        ss__note(a, sweep, ms2, slow, passed);
                         if (ms2 >= 0 && (ms < 0 || ms2 < ms)) {
                                 a->gpu_row = sweep->name;
                                 a->gpu_ms = ms2;
@@ -192,8 +194,8 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                                 limit = 10 * best;
                         if (limit < 50)
                                 limit = 50;
-                        double ms = ss__time(cb, row, src, dist, limit, limit, &slow);
-                        ss__note(a, row, ms, slow, limit);
+                        double ms = ss__time(cb, row, src, dist, limit, limit, &slow, &passed);
+                        ss__note(a, row, ms, slow, passed);
                         if (ms >= 0 && (best_cpu < 0 || ms < best_cpu)) {
                                 best_cpu = ms;
                                 a->cpu_row = row->name;

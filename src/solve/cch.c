@@ -76,6 +76,11 @@ void ss__cpu_cch_rebind(struct ss__cpu_cch *x, const struct ss_graph *g)
                 }
                 x->cch = NULL;
         }
+        /* The cut belongs to a structure: a new one (perhaps at the same
+         * address) gets its own. */
+        ss_cch_sweeper_free(x->sweeper);
+        x->sweeper = NULL;
+        x->sweeper_of = NULL;
         ss_cch_metric_unref(x->own_metric);
         x->own_metric = NULL;
         x->metric = NULL;

@@ -508,6 +508,23 @@ START_TEST(test_path_cache)
                 free(path);
         }
 
+        /* The same weights without the cache: the same nodes again. */
+        setenv("SS_CCH_PATH_CACHE", "0", 1);
+        struct ss_cch_metric *m0 = cu_customize(c, g, NULL, 2);
+        for (unsigned i = 0; i < PAIRS; i++) {
+                ss_dist d;
+                uint32_t *path;
+                size_t len;
+                ck_assert_int_eq(ss_cch_route(q, m0, src[i], dst[i], &d, &path, &len, &err), SS_OK);
+                ck_assert_uint_eq(len, flen[i]);
+                ck_assert_int_eq(memcmp(path, first[i], len * sizeof(uint32_t)), 0);
+                free(path);
+        }
+        ss_cch_metric_paths_stats(m0, &kept, &bytes);
+        ck_assert_uint_eq(kept, 0);
+        unsetenv("SS_CCH_PATH_CACHE");
+        ss_cch_metric_unref(m0);
+
         /* The same metric for other weights: old lists would be paths of the
          * old weights, which the new weights make longer. */
         uint32_t *w = malloc(g->m * sizeof(uint32_t));
@@ -578,7 +595,7 @@ static void check_sweeper(const struct ss_graph *g, const struct ss_cch_metric *
         for (unsigned i = 0; i < sources; i++) {
                 const uint32_t s = (uint32_t)(cu_rand(&rng) % g->n);
                 for (uint32_t v = 0; v < g->n; v++)
-                        got[v] = 12345; /* every entry must be written */
+                        got[v] = SS_DIST_INF - 1; /* every entry must be written */
                 ck_assert_int_eq(ss_cch_one_to_all_threads(sw, q, m, s, got, &err), SS_OK);
                 ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
                 for (uint32_t v = 0; v < g->n; v++)
