@@ -132,7 +132,13 @@ static json_t *ss__auto(struct ss_engine *e)
         const struct ss_cch *c = ss_cch_of(g);
         const bool cch = ss_cch_metric_of(g) != NULL;
         json_t *o = json_object();
-        ss__set(o, "cch", cch ? json_pack("{s:I}", "edges", (json_int_t)c->arcs) : json_null());
+        uint64_t kept = 0, kept_bytes = 0;
+        if (cch)
+                ss_cch_metric_paths_stats(ss_cch_metric_of(g), &kept, &kept_bytes);
+        ss__set(o, "cch",
+                cch ? json_pack("{s:I, s:{s:I, s:I}}", "edges", (json_int_t)c->arcs, "kept_paths",
+                                "lists", (json_int_t)kept, "bytes", (json_int_t)kept_bytes)
+                    : json_null());
         struct ss_apsp_status ap;
         ss_apsp_status_of(g, &ap);
         static const char *const states[] = {"off", "computing", "ready", "failed"};

@@ -486,6 +486,11 @@ START_TEST(status_and_metrics)
         json_t *au = json_object_get(e, "auto");
         ck_assert_str_eq(json_string_value(json_object_get(au, "route")), "cch");
         ck_assert(json_integer_value(json_object_get(json_object_get(au, "cch"), "edges")) > 0);
+        /* the routes' kept shortcut lists: 32 nodes of 4 bytes or more each */
+        json_t *kp = json_object_get(json_object_get(au, "cch"), "kept_paths");
+        ck_assert(json_is_integer(json_object_get(kp, "lists")));
+        ck_assert_int_ge(json_integer_value(json_object_get(kp, "bytes")),
+                         128 * json_integer_value(json_object_get(kp, "lists")));
         json_t *oa = json_object_get(au, "one_to_all");
         ck_assert_str_eq(json_string_value(json_object_get(oa, "engine")), "cpu");
         ck_assert_uint_eq(json_array_size(json_object_get(oa, "measured")), 2);
