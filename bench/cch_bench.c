@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../tests/path_sums.h"
 #include "bench.h"
 #include "cch/cch.h"
 #include "core/cancel.h"
@@ -73,29 +74,14 @@ static double mean(const double *v, size_t n)
         return n ? s / (double)n : 0;
 }
 
-/* The smallest weight of an arc u -> v, or UINT64_MAX when there is none. */
-static uint64_t arc_weight(const struct ss_graph *g, uint32_t u, uint32_t v)
+/* A route's answer is right: distance d (the reference's), and a path of
+ * graph arcs adding up to it, or none when t is unreachable. */
+static bool route_ok(const struct ss_graph *g, ss_dist got, ss_dist d, const uint32_t *p,
+                     size_t len, uint32_t s, uint32_t t)
 {
-        uint64_t best = UINT64_MAX;
-        for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++)
-                if (g->col[j] == v && g->w[j] < best)
-                        best = g->w[j];
-        return best;
-}
-
-static bool path_ok(const struct ss_graph *g, const uint32_t *p, size_t len, uint32_t s, uint32_t t,
-                    ss_dist d)
-{
-        if (len == 0 || p[0] != s || p[len - 1] != t)
+        if (got != d)
                 return false;
-        ss_dist sum = 0;
-        for (size_t i = 1; i < len; i++) {
-                uint64_t w = arc_weight(g, p[i - 1], p[i]);
-                if (w == UINT64_MAX)
-                        return false;
-                sum += w;
-        }
-        return sum == d;
+        return d == SS_DIST_INF ? p == NULL : ss_path_sums(g, p, len, s, t, d);
 }
 
 int main(int argc, char **argv)
@@ -464,9 +450,7 @@ int main(int argc, char **argv)
         for (unsigned long i = 0; i < queries; i++) {
                 /* Past the checked pairs, the distance is the CCH's own. */
                 ss_dist dd = i < checked ? ref[i] : cch_dist[i];
-                if (got[i] != dd ||
-                    (dd != SS_DIST_INF && !path_ok(g, paths[i], lens[i], src[i], dst[i], dd)) ||
-                    (dd == SS_DIST_INF && paths[i])) {
+                if (!route_ok(g, got[i], dd, paths[i], lens[i], src[i], dst[i])) {
                         if (bad_path++ < 5)
                                 printf("BAD PATH: %u -> %u (%zu nodes)\n", src[i] + 1, dst[i] + 1,
                                        lens[i]);
@@ -492,9 +476,7 @@ int main(int argc, char **argv)
                         fprintf(stderr, "ssspd-cch-bench: route: %s\n", err.msg);
                         return 1;
                 }
-                if (got[i] != want ||
-                    (want != SS_DIST_INF && !path_ok(g, paths[i], lens[i], s2, t2, want)) ||
-                    (want == SS_DIST_INF && paths[i])) {
+                if (!route_ok(g, got[i], want, paths[i], lens[i], s2, t2)) {
                         if (bad_path++ < 5)
                                 printf("BAD PATH: %u -> %u (%zu nodes)\n", s2 + 1, t2 + 1, lens[i]);
                 }

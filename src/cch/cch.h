@@ -289,7 +289,6 @@ int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uin
 struct ss_cch_sweeper;
 struct ss_cch_sweeper *ss_cch_sweeper_new(const struct ss_cch *c, unsigned threads);
 void ss_cch_sweeper_free(struct ss_cch_sweeper *sw);
-unsigned ss_cch_sweeper_threads(const struct ss_cch_sweeper *sw);
 int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
                               const struct ss_cch_metric *m, uint32_t s, ss_dist *dist,
                               struct ss_err *err);

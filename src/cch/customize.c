@@ -123,14 +123,14 @@ static int plan(struct ss_cch_customizer *cz)
         for (uint32_t i = 0; i < ntop; i++)
                 cz->chunk_first[i + 1] =
                     cz->chunk_first[i] + chunks_of(c, cz->sp.top_node[i], cz->threads);
-        for (uint32_t x = 0; x < n; x++) {
-                uint32_t p = ss_cch_parent(c, x);
-                if (p == SS_NO_NODE)
-                        continue;
-                /* a top node's child: a top node or a task's root */
-                uint32_t i = top_index(cz, p);
-                if (i < ntop && cz->sp.top_node[i] == p)
-                        cz->children[i]++;
+        /* A top node's children are top nodes and task roots (a task's
+         * last node: the highest rank of its subtree). */
+        for (uint64_t k = 0; k < (uint64_t)ntop + ntasks; k++) {
+                const uint32_t x = k < ntop ? cz->sp.top_node[k]
+                                            : cz->sp.task_node[cz->sp.task_first[k - ntop + 1] - 1];
+                const uint32_t p = ss_cch_parent(c, x);
+                if (p != SS_NO_NODE)
+                        cz->children[top_index(cz, p)]++;
         }
         uint64_t items = (uint64_t)ntasks + cz->chunk_first[ntop];
         if (items >= UINT32_MAX)
@@ -457,7 +457,7 @@ void ss_cch_metric_unref(struct ss_cch_metric *m)
                 free(m->middle);
         }
         free(m->w64);
-        ss__cch_paths_free(m->paths);
+        ss_cch_metric_forget_paths(m);
         free(m);
 }
 

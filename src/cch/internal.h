@@ -222,7 +222,6 @@ struct ss__cch_paths *ss__cch_paths_of(const struct ss_cch_metric *m);
 const uint32_t *ss__cch_paths_find(const struct ss__cch_paths *p, uint32_t key, uint32_t *len);
 /* Keeps v[0..len) for key, when it is long enough and the budget allows. */
 void ss__cch_paths_add(struct ss__cch_paths *p, uint32_t key, const uint32_t *v, uint32_t len);
-void ss__cch_paths_free(struct ss__cch_paths *p);
 
 /* ---- queries (query.c, matrix.c) ----------------------------------------- */
 
@@ -266,6 +265,35 @@ ss__cch_relax(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x,
                                 pred[y] = x;
                 }
         }
+}
+
+/* The start of a one-to-all: d[x] = 0 and the upward search along x's
+ * ancestors (up weights). */
+static inline __attribute__((always_inline)) void ss__cch_up_chain(const struct ss_cch *c,
+                                                                   const struct ss_cch_metric *m,
+                                                                   uint32_t x, ss_dist *d,
+                                                                   bool wide)
+{
+        d[x] = 0;
+        for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r))
+                if (d[r] != SS_DIST_INF)
+                        ss__cch_relax(c, m, r, d, NULL, 0, wide);
+}
+
+/* A one-to-all's downward step: d[z] from z's upward neighbours (final by
+ * then), with the down weights. */
+static inline __attribute__((always_inline)) void ss__cch_down(const struct ss_cch *c,
+                                                               const struct ss_cch_metric *m,
+                                                               ss_dist *d, uint32_t z, bool wide)
+{
+        ss_dist best = d[z];
+        for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
+                const ss_dist dy = d[c->up_head[a]];
+                const uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1, wide);
+                if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < best)
+                        best = dy + w;
+        }
+        d[z] = best;
 }
 
 #endif

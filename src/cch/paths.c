@@ -141,7 +141,7 @@ void ss__cch_paths_add(struct ss__cch_paths *p, uint32_t key, const uint32_t *v,
         free(g);
 }
 
-void ss__cch_paths_free(struct ss__cch_paths *p)
+static void paths_free(struct ss__cch_paths *p)
 {
         if (!p)
                 return;
@@ -152,7 +152,7 @@ void ss__cch_paths_free(struct ss__cch_paths *p)
 
 void ss_cch_metric_forget_paths(struct ss_cch_metric *m)
 {
-        ss__cch_paths_free(__atomic_exchange_n(&m->paths, NULL, __ATOMIC_ACQ_REL));
+        paths_free(__atomic_exchange_n(&m->paths, NULL, __ATOMIC_ACQ_REL));
 }
 
 void ss_cch_metric_paths_stats(const struct ss_cch_metric *m, uint64_t *entries, uint64_t *bytes)

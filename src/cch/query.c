@@ -60,10 +60,11 @@ void ss_cch_query_free(struct ss_cch_query *q)
         free(q);
 }
 
-/* The ancestor chain of x, bottom up, into chain; returns its length. The
- * walk is a dependent miss per level (up_first, then the parent in
- * up_head), so the caller walks both chains at once, and each level's
- * weights and distance are prefetched for the relaxations that follow. */
+/* One level of an ancestor chain: appends *x to chain, moves *x to its
+ * parent and returns the new length. Each level is a dependent miss
+ * (up_first, then the parent in up_head), so the caller walks both chains
+ * at once, and the level's weights and distance are prefetched for the
+ * relaxations that follow. */
 static inline __attribute__((always_inline)) uint32_t
 chain_step(const struct ss_cch *c, const struct ss_cch_metric *m, const ss_dist *d, uint32_t *x,
            uint32_t *chain, uint32_t len, unsigned dir, bool wide)
@@ -363,23 +364,11 @@ static inline __attribute__((always_inline)) void
 sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wide)
 {
         const struct ss_cch *c = q->cch;
-        ss_dist *d = q->df;
-        d[x] = 0;
-        for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r))
-                if (d[r] != SS_DIST_INF)
-                        ss__cch_relax(c, m, r, d, NULL, 0, wide);
+        ss__cch_up_chain(c, m, x, q->df, wide);
         /* Downwards over every edge, from the top: each rank's upward
          * neighbours are final when it comes. */
-        for (uint32_t z = c->n; z-- > 0;) {
-                ss_dist best = d[z];
-                for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
-                        ss_dist dy = d[c->up_head[a]];
-                        uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1, wide);
-                        if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < best)
-                                best = dy + w;
-                }
-                d[z] = best;
-        }
+        for (uint32_t z = c->n; z-- > 0;)
+                ss__cch_down(c, m, q->df, z, wide);
 }
 
 void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d)

@@ -47,25 +47,6 @@ void ss_cch_sweeper_free(struct ss_cch_sweeper *sw)
         free(sw);
 }
 
-unsigned ss_cch_sweeper_threads(const struct ss_cch_sweeper *sw)
-{
-        return sw->threads;
-}
-
-/* d[z] from z's upward neighbours (final by then), with the down weights. */
-static inline __attribute__((always_inline)) void
-down(const struct ss_cch *c, const struct ss_cch_metric *m, ss_dist *d, uint32_t z, bool wide)
-{
-        ss_dist best = d[z];
-        for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
-                const ss_dist dy = d[c->up_head[a]];
-                const uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1, wide);
-                if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < best)
-                        best = dy + w;
-        }
-        d[z] = best;
-}
-
 struct run {
         const struct ss_cch_sweeper *sw;
         const struct ss_cch_metric *m;
@@ -84,7 +65,7 @@ static inline __attribute__((always_inline)) void subtrees(struct run *r, bool w
                         return;
                 const uint32_t lo = sp->task_first[t], hi = sp->task_first[t + 1];
                 for (uint32_t j = hi; j-- > lo;)
-                        down(c, r->m, d, sp->task_node[j], wide);
+                        ss__cch_down(c, r->m, d, sp->task_node[j], wide);
                 for (uint32_t j = lo; j < hi; j++) {
                         const uint32_t z = sp->task_node[j];
                         r->dist[c->node[z]] = d[z];
@@ -108,13 +89,9 @@ static inline __attribute__((always_inline)) void top(const struct ss_cch_sweepe
                                                       const struct ss_cch_metric *m, ss_dist *d,
                                                       uint32_t x, bool wide)
 {
-        const struct ss_cch *c = sw->cch;
-        d[x] = 0;
-        for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r))
-                if (d[r] != SS_DIST_INF)
-                        ss__cch_relax(c, m, r, d, NULL, 0, wide);
+        ss__cch_up_chain(sw->cch, m, x, d, wide);
         for (uint32_t i = sw->sp.ntop; i-- > 0;)
-                down(c, m, d, sw->sp.top_node[i], wide);
+                ss__cch_down(sw->cch, m, d, sw->sp.top_node[i], wide);
 }
 
 int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,

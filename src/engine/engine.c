@@ -121,15 +121,14 @@ static bool ss__sweep_too_slow(const struct ss_graph *g)
         return false;
 }
 
-/* Whether the sweep's batches fit: routes and matrices sweep up to 256
- * sources at once, a tree of 8 bytes a node each on the device. Up to 2M
- * nodes that is at most 4 GiB; on a continent (24M nodes) it would be 49
- * GiB, so a sweep ran few sources, or found no room and handed its routes
- * to the CPU's Dijkstra (seconds each: 504s at 7 requests/s), where the
- * batched Δ-stepping answers 125 a second. */
+/* Whether the sweep takes routes and matrices in batches: at least 64
+ * sources a sweep (graphs up to 2M nodes, as a sweep holds at most a GiB
+ * of trees). On a 24M-node continent it takes 5, and engine=gpu routes
+ * there were 504s at 7 requests/s, where the batched Δ-stepping answers 120
+ * a second (docs/benchmarks.md). */
 static bool ss__sweep_batches_fit(const struct ss_graph *g)
 {
-        return (uint64_t)g->n * sizeof(ss_dist) * 256 <= ((uint64_t)4 << 30);
+        return ss_gpu_cch_sweep_sources(g->n) >= 64;
 }
 
 /* engine=gpu asks for the GPU: with a customized CCH its sweep answers

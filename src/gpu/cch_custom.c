@@ -107,8 +107,8 @@ static void *ss__cz_pool_take(struct ss__cz_pool *p)
         return b;
 }
 
-/* A pool for blocks of `bytes`, unless SS__CZ_POOL_BLOCKS of them would
- * pin more than an eighth of the host's memory. */
+/* A pool for blocks of `bytes`, pinned at once, unless SS__CZ_POOL_BLOCKS
+ * of them would pin more than an eighth of the host's memory. */
 static struct ss__cz_pool *ss__cz_pool_new(size_t bytes)
 {
         const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -121,6 +121,16 @@ static struct ss__cz_pool *ss__cz_pool_new(size_t bytes)
         pthread_mutex_init(&p->lock, NULL);
         p->refs = 1;
         p->bytes = bytes;
+        /* Every block now: pinning takes about half a second a gigabyte,
+         * which an update should not pay. One that fails is tried again by
+         * a take. */
+        for (unsigned i = 0; i < SS__CZ_POOL_BLOCKS; i++) {
+                if (cudaHostAlloc(&p->free[p->nfree], bytes, cudaHostAllocDefault) != cudaSuccess)
+                        break;
+                p->nfree++;
+                p->made++;
+        }
+        cudaGetLastError();
         return p;
 }
 
@@ -329,14 +339,6 @@ int ss_gpu_customizer_new(int device, const struct ss_cch *c, const struct ss_gr
          * is no error, the copies then take pageable memory. */
         z->pool = ss__cz_pool_new(2 * s4);
         if (z->pool) {
-                /* Every block now: pinning takes about half a second a
-                 * gigabyte, which an update should not pay. */
-                void *b[SS__CZ_POOL_BLOCKS];
-                unsigned nb = 0;
-                while (nb < SS__CZ_POOL_BLOCKS && (b[nb] = ss__cz_pool_take(z->pool)))
-                        nb++;
-                for (unsigned i = 0; i < nb; i++)
-                        ss__cz_pool_give_back(z->pool, b[i]);
                 if (cudaHostAlloc((void **)&z->pin_w, m4, cudaHostAllocDefault) != cudaSuccess)
                         z->pin_w = NULL;
                 cudaGetLastError();

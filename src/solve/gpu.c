@@ -210,7 +210,7 @@ static unsigned ss__gpu_batch(const struct ss_backend *b, const struct ss_solver
         (void)kind;
         const struct ss__gpu *x = b->impl;
         if (r && r->impl == SS__GPU_ROW_CCH)
-                return SS__GPU_CCH_SOURCES;
+                return SS_GPU_CCH_SOURCES;
         const unsigned k = ss_gpu_batch_max(x->gpu);
         return k ? k : 1;
 }

@@ -15,9 +15,6 @@
 #include "gpu/phast.h"
 #include "solve/gpu_internal.h"
 
-/* (source, node) pairs of one sweep at most: a GiB of distances. */
-#define SS__GC_PAIRS_MAX (1ull << 27)
-
 struct ss__gpu_cch {
         struct ss__cpu_cch *src; /* where the metric comes from */
         /* Each lane uses its own handle without a lock; the lock guards
@@ -110,8 +107,7 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned l
         int rc = ss__handle(x, lane, m, err);
         if (rc != SS_OK)
                 return rc;
-        uint64_t cap = SS__GC_PAIRS_MAX / (g->n ? g->n : 1);
-        cap = cap < 1 ? 1 : cap > SS__GPU_CCH_SOURCES ? SS__GPU_CCH_SOURCES : cap;
+        unsigned cap = ss_gpu_cch_sweep_sources(g->n);
         const bool all = t->kind == SS_TASK_ONE_TO_ALL, route = t->kind == SS_TASK_ROUTE;
         const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {

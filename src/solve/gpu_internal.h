@@ -8,11 +8,6 @@
 
 #include "solve/cpu_internal.h"
 
-/* Sources per sweep at most (the row's batch): more spread the sweep's fixed
- * cost thinner, but its memory is 8 bytes per node and source (NY: 541 MB at
- * 256). */
-#define SS__GPU_CCH_SOURCES 256u
-
 /* The gpu-cch row's state in one GPU backend: a sweep handle per lane. */
 struct ss__gpu_cch;
 struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsigned threads);

@@ -260,6 +260,20 @@ int ss_solve_route(struct ss_backend *b, const struct ss_solver *r, uint32_t sou
 /* The DIMACS checksum of dist[n]: the sum of reached distances mod 2^62. */
 uint64_t ss_dist_checksum(const ss_dist *dist, uint32_t n);
 
+/* Sources per sweep of the gpu-cch row at most (its batch): more spread the
+ * sweep's fixed cost thinner, but its memory is 8 bytes per node and source
+ * (NY: 541 MB at 256). */
+#define SS_GPU_CCH_SOURCES 256u
+
+/* The sources one gpu-cch sweep takes on a graph of n nodes: at most
+ * SS_GPU_CCH_SOURCES and 2^27 (source, node) pairs (a GiB of distances),
+ * at least one. */
+static inline unsigned ss_gpu_cch_sweep_sources(uint32_t n)
+{
+        const uint64_t k = ((uint64_t)1 << 27) / (n ? n : 1);
+        return k < 1 ? 1u : k > SS_GPU_CCH_SOURCES ? SS_GPU_CCH_SOURCES : (unsigned)k;
+}
+
 #ifdef __cplusplus
 }
 #endif
