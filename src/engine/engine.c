@@ -332,6 +332,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                         ss_log_warn("graph", "%s", lerr.msg);
         }
         ss__calibrate(e, g);
+        ss__pool_trim(e, -1, true);
         ss__pool_warm(e, g);
         ss__apsp_start(e, g);
         return SS_OK;
@@ -499,8 +500,9 @@ unsigned ss_engine_devices(struct ss_engine *e, struct ss_engine_device *out, un
                             ss_backend_healthy(s->b) ? "" : "unhealthy after faults: ";
                         size_t at = strlen(pre);
                         memcpy(d->what, pre, at + 1);
-                        snprintf(d->what + at, sizeof(d->what) - at, "%.*s",
-                                 (int)(sizeof(d->what) - at - 1), s->why);
+                        /* Described now: its memory and workspaces change
+                         * with the load. */
+                        ss_backend_describe(s->b, d->what + at, sizeof(d->what) - at);
                 } else {
                         snprintf(d->what, sizeof(d->what), "%s", s->why);
                 }

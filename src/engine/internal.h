@@ -40,6 +40,10 @@ struct ss__worker {
         struct ss__worker *next;
 };
 
+/* How often an idle device looks for workspaces to free (they go after
+ * 30 s unused: gpu/gpu.h). */
+#define SS__TRIM_EVERY_NS (10ull * 1000000000ull)
+
 /* The most routes one GPU search takes. */
 #define SS__MAX_BATCH 4096
 /* Rows of a matrix a GPU stream takes at least (SS_ENGINE_GPU_MATRIX_ROWS
@@ -131,6 +135,10 @@ int ss__pool_customize(struct ss_engine *e, struct ss_cch_metric *m, const struc
  * update does not pay for it (seconds on a continent). Joined by the next
  * warm-up and by ss__pool_free(). */
 void ss__pool_warm(struct ss_engine *e, struct ss_graph *g);
+/* Frees the GPU workspaces of slot `slot` (every slot when negative) that
+ * have been idle a while, or with all every idle one (after the load, whose
+ * landmarks and calibration used every stream). */
+void ss__pool_trim(struct ss_engine *e, int slot, bool all);
 /* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);

@@ -415,6 +415,19 @@ void ss__pool_warm(struct ss_engine *e, struct ss_graph *g)
         }
 }
 
+void ss__pool_trim(struct ss_engine *e, int slot, bool all)
+{
+        for (unsigned i = 0; i < e->nslots; i++) {
+                if (slot >= 0 && (unsigned)slot != i)
+                        continue;
+                struct ss__slot *s = &e->slots[i];
+                pthread_rwlock_rdlock(&s->lock);
+                if (s->b)
+                        ss_backend_trim(s->b, all);
+                pthread_rwlock_unlock(&s->lock);
+        }
+}
+
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {

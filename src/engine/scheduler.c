@@ -677,6 +677,20 @@ static void *ss__worker_main(void *arg)
                          * may still hand a failed job back. */
                         if (e->stopping && (w->dev == SS_DEVICE_GPU || e->gpu_alive == 0))
                                 break;
+                        /* The first stream of a device also frees the
+                         * device's workspaces that stayed idle: nothing else
+                         * would while no run gives one back. */
+                        if (w->dev == SS_DEVICE_GPU && w->lane == 0) {
+                                struct timespec until;
+                                ss__deadline_after(&until, SS__TRIM_EVERY_NS);
+                                if (pthread_cond_timedwait(&e->wake, &e->lock, &until) ==
+                                    ETIMEDOUT) {
+                                        pthread_mutex_unlock(&e->lock);
+                                        ss__pool_trim(e, w->slot, false);
+                                        pthread_mutex_lock(&e->lock);
+                                }
+                                continue;
+                        }
                         pthread_cond_wait(&e->wake, &e->lock);
                         continue;
                 }

@@ -37,6 +37,13 @@ static void ss__caps(uint32_t n, unsigned kcap, uint64_t *q, uint64_t *f, uint64
         *s = pairs / 8 > n ? pairs / 8 : n;
 }
 
+uint64_t ss__bws_fcap(uint32_t n, unsigned kcap)
+{
+        uint64_t q, f, s;
+        ss__caps(n, kcap, &q, &f, &s);
+        return f;
+}
+
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap)
 {
         uint64_t q, f, s;
@@ -403,9 +410,8 @@ int ss__batch_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch
                   struct ss_gpu_batch_result *r, bool reverse, const struct ss__lmdst *lm,
                   uint32_t *bad, struct ss_err *err)
 {
-        struct ss__bhost *b = stream < gpu->nstreams ? gpu->bws[stream] : NULL;
-        if (!b)
-                return ss_err_set(err, SS_EINVAL, "stream %u has no batch workspace", stream);
+        if (!ss_gpu_stream_batches(gpu, stream))
+                return ss_err_set(err, SS_EINVAL, "stream %u runs no batches", stream);
         if (q->k == 0 || !q->sources || !q->dist)
                 return ss_err_set(err, SS_EINVAL, "a batch needs sources and room for distances");
         if (q->kind == SS_GPU_BATCH_ROUTES && !q->targets)
@@ -432,9 +438,15 @@ int ss__batch_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch
                 }
         if ((rc = ss__run_begin(gpu, stream, err)) != SS_OK)
                 return rc;
-        unsigned *at = malloc(b->w.kcap * sizeof(unsigned));
+        unsigned *at = malloc(gpu->kcap * sizeof(unsigned));
         if (!at)
                 return ss_err_set(err, SS_ENOMEM, "no memory for a batch");
+        struct ss__bhost *b = NULL;
+        if ((rc = ss__bws_take(gpu, q->cancel, &b, err)) != SS_OK) {
+                free(at);
+                ss__run_end(gpu, stream, rc, err);
+                return rc;
+        }
         struct ss__bjob j = {.gpu = gpu,
                              .sw = &gpu->ws[stream],
                              .b = b,
@@ -462,6 +474,7 @@ int ss__batch_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_batch
         free(at);
         r->total_ns = ss_now_ns() - t0;
         ss__run_end(gpu, stream, rc, err);
+        ss__bws_give(gpu, j.sw, b);
         return rc;
 }
 
@@ -485,7 +498,7 @@ unsigned ss_gpu_batch_max(const struct ss_gpu *gpu)
 
 bool ss_gpu_stream_batches(const struct ss_gpu *gpu, unsigned stream)
 {
-        return stream < gpu->nstreams && gpu->bws[stream] != NULL;
+        return gpu->kcap > 0 && stream < gpu->bstreams;
 }
 
 bool ss_gpu_has_reverse(const struct ss_gpu *gpu)

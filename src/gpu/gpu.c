@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/lend.h"
 #include "core/log.h"
 #include "gpu/gpu_internal.h"
 
@@ -332,12 +333,6 @@ static void ss__ws_free(struct ss__ws *w, uint32_t *d_targets)
 {
         if (w->stream)
                 cudaStreamSynchronize(w->stream);
-        cudaFree(w->dist);
-        cudaFree(w->q[0]);
-        cudaFree(w->far[0]);
-        cudaFree(w->set);
-        cudaFree(w->nstamp);
-        cudaFree(w->ctl);
         cudaFree(d_targets);
         cudaFreeHost(w->hctl);
         cudaFreeHost((void *)w->hcancel);
@@ -354,29 +349,16 @@ static void ss__ws_free(struct ss__ws *w, uint32_t *d_targets)
         memset(w, 0, sizeof(*w));
 }
 
-static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsigned blocks,
-                        unsigned local_max, struct ss_err *err)
+/* A stream's own part of its workspace: small, made at open for every
+ * stream; the arrays of a search come from the arenas. */
+static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, unsigned blocks, unsigned local_max,
+                        struct ss_err *err)
 {
         memset(w, 0, sizeof(*w));
-        const size_t n4 = (size_t)n * 4;
         SS__CUDA(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
         SS__CUDA(cudaEventCreate(&w->ev_start));
         SS__CUDA(cudaEventCreate(&w->ev_search));
         SS__CUDA(cudaEventCreate(&w->ev_end));
-        SS__CUDA(cudaMalloc((void **)&w->dist, (size_t)n * 8));
-        SS__CUDA(cudaMalloc((void **)&w->q[0], 2 * n4));
-        w->q[1] = w->q[0] + n;
-        SS__CUDA(cudaMalloc((void **)&w->far[0], 2 * n4));
-        w->far[1] = w->far[0] + n;
-        /* At least 96 entries: bf_edgelist.cu keeps three bitmaps of the
-         * vertices in it. */
-        SS__CUDA(cudaMalloc((void **)&w->set, (n > 96 ? n : 96) * 4ull));
-        SS__CUDA(cudaMalloc((void **)&w->nstamp, 3 * n4));
-        w->fstamp = w->nstamp + n;
-        w->sstamp = w->nstamp + 2 * (size_t)n;
-        SS__CUDA(cudaMemset(w->nstamp, 0, 3 * n4));
-        SS__CUDA(cudaMalloc((void **)&w->ctl, sizeof(struct ss__ctl)));
-        SS__CUDA(cudaMemset(w->ctl, 0, sizeof(struct ss__ctl)));
         SS__CUDA(cudaMalloc((void **)d_targets, SS__TCHUNK * sizeof(uint32_t)));
         SS__CUDA(cudaHostAlloc((void **)&w->hctl, sizeof(struct ss__ctl), cudaHostAllocDefault));
         SS__CUDA(cudaHostAlloc((void **)&w->hcancel, sizeof(int), cudaHostAllocMapped));
@@ -391,16 +373,214 @@ static int ss__ws_alloc(struct ss__ws *w, uint32_t **d_targets, uint32_t n, unsi
         return SS_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Lent workspaces                                                     */
+/* ------------------------------------------------------------------ */
+
+static void ss__arena_drop(void *ctx, void *obj)
+{
+        struct ss_gpu *gpu = ctx;
+        struct ss__arena *a = obj;
+        cudaSetDevice(gpu->device);
+        cudaFree(a->dist);
+        cudaFree(a->q);
+        cudaFree(a->far);
+        cudaFree(a->set);
+        cudaFree(a->nstamp);
+        cudaFree(a->ctl);
+        atomic_fetch_sub(&gpu->lent_bytes, gpu->ws_bytes);
+        free(a);
+}
+
+/* Room under the limit for bytes more (a guess: other users of the device
+ * are not counted, and cudaMalloc has the last word). */
+static bool ss__room(struct ss_gpu *gpu, uint64_t bytes)
+{
+        return ss_gpu_mem_used(gpu) + bytes <= gpu->limit;
+}
+
+static void *ss__arena_make(void *ctx, struct ss_err *err)
+{
+        struct ss_gpu *gpu = ctx;
+        const size_t n = gpu->g.n, n4 = n * 4;
+        if (!ss__room(gpu, gpu->ws_bytes)) {
+                ss_err_set(err, SS_ENOGPU,
+                           "no room for a search workspace (%.1f MiB) under the %.1f MiB limit",
+                           gpu->ws_bytes / SS__MIB, gpu->limit / SS__MIB);
+                return NULL;
+        }
+        struct ss__arena *a = calloc(1, sizeof(*a));
+        if (!a) {
+                ss_err_set(err, SS_ENOMEM, "no memory for a search workspace");
+                return NULL;
+        }
+        atomic_fetch_add(&gpu->lent_bytes, gpu->ws_bytes);
+        cudaError_t e = cudaSetDevice(gpu->device);
+        /* At least 96 settled entries: bf_edgelist.cu keeps three bitmaps
+         * of the vertices in it. The stamps start at generation 0 with the
+         * control block that counts them. */
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->dist, n * 8);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->q, 2 * n4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->far, 2 * n4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->set, (n > 96 ? n : 96) * 4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->nstamp, 3 * n4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&a->ctl, sizeof(struct ss__ctl));
+        if (e == cudaSuccess)
+                e = cudaMemset(a->nstamp, 0, 3 * n4);
+        if (e == cudaSuccess)
+                e = cudaMemset(a->ctl, 0, sizeof(struct ss__ctl));
+        if (e != cudaSuccess) {
+                /* Out of memory is no room (the caller waits or answers
+                 * on the CPU); anything else is the device's fault. */
+                if (e == cudaErrorMemoryAllocation)
+                        ss_err_set(err, SS_ENOGPU, "no room for a search workspace (%.1f MiB): %s",
+                                   gpu->ws_bytes / SS__MIB, cudaGetErrorString(e));
+                else
+                        ss__cuda_fail(err, "cudaMalloc (search workspace)", e, __FILE__, __LINE__);
+                cudaGetLastError();
+                ss__arena_drop(gpu, a);
+                return NULL;
+        }
+        return a;
+}
+
+static void ss__bws_drop(void *ctx, void *obj)
+{
+        struct ss_gpu *gpu = ctx;
+        cudaSetDevice(gpu->device);
+        ss__bws_free(obj);
+        atomic_fetch_sub(&gpu->lent_bytes, ss__bws_bytes(gpu->g.n, gpu->kcap));
+}
+
+static void *ss__bws_make(void *ctx, struct ss_err *err)
+{
+        struct ss_gpu *gpu = ctx;
+        const uint64_t bytes = ss__bws_bytes(gpu->g.n, gpu->kcap);
+        if (!ss__room(gpu, bytes)) {
+                ss_err_set(err, SS_ENOGPU,
+                           "no room for a batch workspace (%.1f MiB) under the %.1f MiB limit",
+                           bytes / SS__MIB, gpu->limit / SS__MIB);
+                return NULL;
+        }
+        struct ss__bhost *b = NULL;
+        cudaError_t e = cudaSetDevice(gpu->device);
+        if (e != cudaSuccess) {
+                ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
+                return NULL;
+        }
+        int rc = ss__bws_alloc(&b, gpu->g.n, gpu->kcap, gpu->bblocks, err);
+        if (rc != SS_OK) {
+                if (rc == SS_EGPU && strstr(err->msg, "out of memory"))
+                        err->code = SS_ENOGPU;
+                cudaGetLastError();
+                return NULL;
+        }
+        atomic_fetch_add(&gpu->lent_bytes, bytes);
+        return b;
+}
+
+static const struct ss_lend_ops ss__arena_ops = {ss__arena_make, ss__arena_drop};
+static const struct ss_lend_ops ss__bws_ops = {ss__bws_make, ss__bws_drop};
+
+int ss__arena_take(struct ss_gpu *gpu, struct ss__ws *w, const struct ss_cancel *cancel,
+                   struct ss_err *err)
+{
+        void *obj = NULL;
+        int rc = ss_lender_take(gpu->arenas, cancel, &obj, err);
+        if (rc != SS_OK)
+                return rc;
+        struct ss__arena *a = obj;
+        const size_t n = gpu->g.n;
+        w->arena = a;
+        w->dist = a->dist;
+        w->q[0] = a->q;
+        w->q[1] = a->q + n;
+        w->far[0] = a->far;
+        w->far[1] = a->far + n;
+        w->set = a->set;
+        w->nstamp = a->nstamp;
+        w->fstamp = a->nstamp + n;
+        w->sstamp = a->nstamp + 2 * n;
+        w->ctl = a->ctl;
+        return SS_OK;
+}
+
+void ss__arena_give(struct ss_gpu *gpu, struct ss__ws *w)
+{
+        if (!w->arena)
+                return;
+        /* Another stream may take the arrays next: nothing of this run may
+         * still be writing them (a cancelled kernel may be stopping). */
+        cudaStreamSynchronize(w->stream);
+        cudaGetLastError();
+        void *a = w->arena;
+        w->arena = NULL;
+        w->dist = NULL;
+        w->q[0] = w->q[1] = w->far[0] = w->far[1] = w->set = NULL;
+        w->nstamp = w->fstamp = w->sstamp = NULL;
+        w->ctl = NULL;
+        ss_lender_give(gpu->arenas, a);
+}
+
+int ss__bws_take(struct ss_gpu *gpu, const struct ss_cancel *cancel, struct ss__bhost **out,
+                 struct ss_err *err)
+{
+        void *obj = NULL;
+        const int rc = gpu->batches ? ss_lender_take(gpu->batches, cancel, &obj, err)
+                                    : ss_err_set(err, SS_EINVAL, "no batch workspaces");
+        *out = obj;
+        return rc;
+}
+
+void ss__bws_give(struct ss_gpu *gpu, struct ss__ws *sw, struct ss__bhost *b)
+{
+        cudaStreamSynchronize(sw->stream);
+        cudaGetLastError();
+        ss_lender_give(gpu->batches, b);
+}
+
+void ss_gpu_trim(struct ss_gpu *gpu, bool all)
+{
+        const uint64_t idle_ns = all ? 0 : gpu->idle_ns;
+        if (gpu->arenas)
+                ss_lender_trim(gpu->arenas, idle_ns);
+        if (gpu->batches)
+                ss_lender_trim(gpu->batches, idle_ns);
+}
+
+void ss_gpu_workspaces(const struct ss_gpu *gpu, struct ss_gpu_ws_stats *st)
+{
+        struct ss_lend_stats a = {0}, b = {0};
+        memset(st, 0, sizeof(*st));
+        if (gpu->arenas)
+                ss_lender_stats(gpu->arenas, &a);
+        if (gpu->batches)
+                ss_lender_stats(gpu->batches, &b);
+        st->single_made = a.made;
+        st->single_lent = a.lent;
+        st->single_peak = a.peak;
+        st->batch_made = b.made;
+        st->batch_lent = b.lent;
+        st->batch_peak = b.peak;
+        st->waits = a.waits + b.waits;
+        st->bytes = atomic_load(&((struct ss_gpu *)gpu)->lent_bytes);
+}
+
 void ss_gpu_close(struct ss_gpu *gpu)
 {
         if (!gpu)
                 return;
         cudaSetDevice(gpu->device);
-        for (unsigned i = 0; i < gpu->nstreams; i++) {
+        for (unsigned i = 0; i < gpu->nstreams; i++)
                 ss__ws_free(&gpu->ws[i], gpu->d_targets[i]);
-                if (gpu->bws)
-                        ss__bws_free(gpu->bws[i]);
-        }
+        ss_lender_free(gpu->arenas);
+        ss_lender_free(gpu->batches);
         cudaFree(gpu->d_row);
         cudaFree(gpu->d_arcs);
         cudaFree(gpu->d_split);
@@ -410,7 +590,6 @@ void ss_gpu_close(struct ss_gpu *gpu)
         cudaFree(gpu->d_bsplit);
         cudaFree(gpu->d_rbsplit);
         free(gpu->ws);
-        free(gpu->bws);
         free(gpu->d_targets);
         ss__family_free(gpu);
         if (gpu->resident) {
@@ -631,13 +810,15 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
          * their paths back over it, and landmarks search it. */
         const bool want_rev = 2 * graph_bytes + ws_bytes <= limit;
         const uint64_t graphs = want_rev ? 2 * graph_bytes : graph_bytes;
+        /* Streams are cheap; their search arrays are lent per run, so more
+         * streams than arrays fit only wait for one another. */
         unsigned streams = cfg.streams;
         const uint64_t fit = (limit - graphs) / ws_bytes;
-        if (fit < streams) {
-                ss_log_warn("gpu", "only %" PRIu64 " of %u streams fit in %.1f MiB", fit, streams,
-                            limit / SS__MIB);
-                streams = (unsigned)fit;
-        }
+        if (fit < streams)
+                ss_log_info("gpu",
+                            "%" PRIu64 " search workspaces of %.1f MiB fit in %.1f MiB: %u "
+                            "streams share them",
+                            fit, ws_bytes / SS__MIB, limit / SS__MIB, streams);
 
         int bps_d = 0, bps_b = 0, bps_k = 0, bps_f = 0;
         if ((rc = ss__delta_blocks_per_sm(&bps_d, err)) ||
@@ -724,9 +905,15 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         if (cfg.blocks) /* blocks set by hand hold for every row */
                 gpu->fam.grid = 0;
         gpu->ws = calloc(streams, sizeof(*gpu->ws));
-        gpu->bws = calloc(streams, sizeof(*gpu->bws));
         gpu->d_targets = calloc(streams, sizeof(*gpu->d_targets));
-        if (!gpu->ws || !gpu->bws || !gpu->d_targets) {
+        gpu->ws_bytes = ws_bytes;
+        atomic_init(&gpu->lent_bytes, 0);
+        const char *idle = getenv("SS_GPU_WS_IDLE_MS");
+        const uint64_t idle_ns =
+            idle && *idle ? (uint64_t)strtoull(idle, NULL, 10) * 1000000u : SS__WS_IDLE_NS;
+        gpu->idle_ns = idle_ns;
+        gpu->arenas = ss_lender_new(&ss__arena_ops, gpu, streams, 1, idle_ns);
+        if (!gpu->ws || !gpu->d_targets || !gpu->arenas) {
                 ss_gpu_close(gpu);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
         }
@@ -768,7 +955,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         t_rev = ss_now_ns() - t_mark;
         t_mark = ss_now_ns();
         for (unsigned i = 0; i < streams; i++) {
-                rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], g->n, blocks, local_max, err);
+                rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], blocks, local_max, err);
                 gpu->ws[i].dflags = dflags;
                 gpu->nstreams = i + 1;
                 if (rc) {
@@ -776,7 +963,18 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                         return rc;
                 }
         }
-        used += streams * ws_bytes;
+        gpu->mem_used = used;
+        /* One arena now, so that a device without room for a search fails
+         * here rather than on the first query; the lender keeps it. */
+        if ((rc = ss__arena_take(gpu, &gpu->ws[0], NULL, err)) != SS_OK) {
+                ss_gpu_close(gpu);
+                return rc;
+        }
+        ss__arena_give(gpu, &gpu->ws[0]);
+        /* The batches are sized as if every stream held an arena: the most
+         * the streams' single searches take at once. */
+        const uint64_t lent_max = (streams < fit ? streams : fit) * ws_bytes;
+        used += lent_max;
         t_ws = ss_now_ns() - t_mark;
         t_mark = ss_now_ns();
         /* Batch workspaces: as many sources per batch as the memory left
@@ -817,14 +1015,21 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                         bblocks = (unsigned)di->sm_count;
                 if (bblocks < 1)
                         bblocks = 1;
-                for (unsigned i = 0; i < bstreams; i++) {
-                        if ((rc = ss__bws_alloc(&gpu->bws[i], g->n, kcap, bblocks, err))) {
-                                ss_gpu_close(gpu);
-                                return rc;
-                        }
-                        used += ss__bws_bytes(g->n, kcap);
-                }
                 gpu->kcap = kcap;
+                gpu->bstreams = bstreams;
+                gpu->bblocks = bblocks;
+                gpu->batches = ss_lender_new(&ss__bws_ops, gpu, bstreams, 0, idle_ns);
+                struct ss__bhost *b = NULL;
+                if (!gpu->batches) {
+                        ss_gpu_close(gpu);
+                        return ss_err_set(err, SS_ENOMEM, "no memory for the GPU engine");
+                }
+                /* One now, as for the arenas; it goes once idle. */
+                if ((rc = ss__bws_take(gpu, NULL, &b, err)) != SS_OK) {
+                        ss_gpu_close(gpu);
+                        return rc;
+                }
+                ss__bws_give(gpu, &gpu->ws[0], b);
         }
         if ((rc = ss_gpu_set_delta(gpu, ss__choose_delta(g, &cfg), err))) {
                 ss_gpu_close(gpu);
@@ -838,7 +1043,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 used += (uint64_t)g->n * (gpu->has_rev ? 8 : 4);
         }
         gpu->graph_bytes = gpu->has_rev ? 2 * graph_bytes : graph_bytes;
-        gpu->mem_used = used;
+        gpu->mem_used = used - lent_max; /* the lent arrays count as they are made */
         ss_log_debug("gpu",
                      "open: graph %.0f ms, reverse %.0f ms, %u stream workspaces %.0f ms, "
                      "batches of %u and their split %.0f ms",
@@ -1138,6 +1343,10 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
                 return rc;
         }
         struct ss__ws *w = &gpu->ws[stream];
+        if ((rc = ss__arena_take(gpu, w, q->cancel, err)) != SS_OK) {
+                ss__run_end(gpu, stream, rc, err);
+                return rc;
+        }
         /* A row that spreads over the whole device (family.c) takes every
          * resident block of the budget: no other search runs beside it. */
         const unsigned take = ss__family_grid(gpu, q->algo) ? gpu->resident : w->blocks;
@@ -1145,6 +1354,7 @@ int ss_gpu_run(struct ss_gpu *gpu, unsigned stream, const struct ss_gpu_query *q
         rc = ss__run(gpu, w, gpu->d_targets[stream], q, r, err);
         ss__blocks_give(gpu, take);
         ss__run_end(gpu, stream, rc, err);
+        ss__arena_give(gpu, w);
         return rc;
 }
 
@@ -1177,7 +1387,8 @@ unsigned ss_gpu_streams(const struct ss_gpu *gpu)
 
 uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu)
 {
-        return gpu->mem_used + atomic_load(&((struct ss_gpu *)gpu)->fam.bytes);
+        struct ss_gpu *m = (struct ss_gpu *)gpu;
+        return gpu->mem_used + atomic_load(&m->lent_bytes) + atomic_load(&m->fam.bytes);
 }
 
 uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu)
@@ -1203,10 +1414,15 @@ unsigned ss_gpu_faults(const struct ss_gpu *gpu)
 void ss_gpu_describe(const struct ss_gpu *gpu, char *buf, size_t len)
 {
         char batch[64] = "";
+        struct ss_gpu_ws_stats ws;
+        ss_gpu_workspaces(gpu, &ws);
         if (gpu->kcap)
                 snprintf(batch, sizeof(batch), ", batches of %u", gpu->kcap);
-        snprintf(buf, len, "%s (device %d), %u stream%s%s, %.0f MiB, delta %" PRIu64 "%s",
+        snprintf(buf, len,
+                 "%s (device %d), %u stream%s%s, workspaces %u + %u batch (at most %u + %u so "
+                 "far), %.0f MiB, delta %" PRIu64 "%s",
                  gpu->name, gpu->device, gpu->nstreams, gpu->nstreams == 1 ? "" : "s", batch,
+                 ws.single_made, ws.batch_made, ws.single_peak, ws.batch_peak,
                  ss_gpu_mem_used(gpu) / SS__MIB, gpu->g.delta,
                  ss_gpu_healthy(gpu) ? "" : ", unhealthy");
 }

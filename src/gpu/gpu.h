@@ -305,9 +305,25 @@ int ss_gpu_sssp(const struct ss_graph *g, const struct ss_gpu_config *cfg,
 
 /* Number of streams (concurrent queries) actually opened. */
 unsigned ss_gpu_streams(const struct ss_gpu *gpu);
-/* Bytes of device memory the engine allocated (graph, workspaces and the
- * family layouts built so far). */
+/* Bytes of device memory the engine holds now (graph, the workspaces made
+ * so far and the family layouts built so far). */
 uint64_t ss_gpu_mem_used(const struct ss_gpu *gpu);
+
+/* The search workspaces. Streams do not own them: a run borrows one (the
+ * arrays of a single search, or a batch workspace), and one is made when
+ * none is free, so the device holds what the busiest moment so far needed.
+ * One unused for 30 s (SS_GPU_WS_IDLE_MS) is freed when another comes back,
+ * down to one single-search workspace. */
+struct ss_gpu_ws_stats {
+        unsigned single_made, single_lent, single_peak;
+        unsigned batch_made, batch_lent, batch_peak;
+        uint64_t waits; /* runs that waited for a workspace to come back */
+        uint64_t bytes; /* device memory the workspaces hold */
+};
+void ss_gpu_workspaces(const struct ss_gpu *gpu, struct ss_gpu_ws_stats *st);
+/* Frees the workspaces unused for 30 s (SS_GPU_WS_IDLE_MS), or with all
+ * every free one, keeping one single-search workspace. Thread-safe. */
+void ss_gpu_trim(struct ss_gpu *gpu, bool all);
 /* Bytes of device memory held by the graph alone. */
 uint64_t ss_gpu_graph_bytes(const struct ss_gpu *gpu);
 /* Δ in use for Δ-stepping. */

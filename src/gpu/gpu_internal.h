@@ -33,7 +33,20 @@
 /* Device and pinned entries for gathering a batch's target distances. */
 #define SS__GATHER (1u << 20)
 
-/* Host side of one stream's batch workspace. */
+/* Workspaces unused this long are freed, down to one single-search arena
+ * (SS_GPU_WS_IDLE_MS overrides it). */
+#define SS__WS_IDLE_NS (30ull * 1000000000ull)
+
+/* One single search's device arrays (the lent part of struct ss__ws): the
+ * generation stamps and the control block that numbers them travel
+ * together. */
+struct ss__arena {
+        unsigned long long *dist;
+        uint32_t *q, *far, *set, *nstamp;
+        struct ss__ctl *ctl;
+};
+
+/* Host side of one batch workspace. */
 struct ss__bhost {
         struct ss__bws w;            /* device arrays */
         uint32_t *hsrc, *htgt;       /* pinned, kcap each */
@@ -73,12 +86,22 @@ struct ss_gpu {
         uint32_t *d_split, *d_rsplit;
         uint32_t max_w;
         uint32_t max_in_degree; /* of the graph, when has_rev (reweight.c) */
+        /* Each stream's own part: the CUDA stream, its events and pinned
+         * buffers. The arrays of a search are lent to it for one run. */
         struct ss__ws *ws;
-        uint32_t **d_targets;   /* per stream, SS__TCHUNK entries */
-        struct ss__bhost **bws; /* per stream: a batch workspace or NULL */
-        unsigned kcap;          /* sources per batch (0: none) */
+        uint32_t **d_targets; /* per stream, SS__TCHUNK entries */
         unsigned nstreams;
-        uint64_t mem_used, graph_bytes;
+        /* Single-search arrays (struct ss__arena) and batch workspaces
+         * (struct ss__bhost), made when a run needs one and none is free,
+         * and dropped after SS__WS_IDLE_NS unused (core/lend.h). */
+        struct ss_lender *arenas, *batches;
+        unsigned kcap;                   /* sources per batch (0: none) */
+        unsigned bstreams;               /* streams that run batches: the first bstreams */
+        unsigned bblocks;                /* blocks of a batch kernel */
+        uint64_t ws_bytes;               /* device bytes of one arena */
+        uint64_t idle_ns;                /* a workspace unused this long is freed */
+        atomic_uint_fast64_t lent_bytes; /* device bytes the lenders' objects hold */
+        uint64_t mem_used, graph_bytes;  /* mem_used: the graphs and what stays */
         enum ss_gpu_bf_variant bf_variant;
         unsigned inject_fault, unhealthy_after;
         atomic_uint faults;
@@ -130,6 +153,16 @@ void ss__clear_last_error(void);
 int ss__run_begin(struct ss_gpu *gpu, unsigned stream, struct ss_err *err);
 /* After a run: counts a device failure, leaves the stream idle. */
 void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_err *err);
+/* Lends w the arrays of one single search (waiting, while cancel allows,
+ * when none is free and no other fits): SS_OK, SS_ENOGPU (no room and none
+ * lent), SS_ETIMEDOUT, SS_ENOMEM. Give them back once the run is over. */
+int ss__arena_take(struct ss_gpu *gpu, struct ss__ws *w, const struct ss_cancel *cancel,
+                   struct ss_err *err);
+void ss__arena_give(struct ss_gpu *gpu, struct ss__ws *w);
+/* The same for a batch workspace; sw is the stream that used it. */
+int ss__bws_take(struct ss_gpu *gpu, const struct ss_cancel *cancel, struct ss__bhost **out,
+                 struct ss_err *err);
+void ss__bws_give(struct ss_gpu *gpu, struct ss__ws *sw, struct ss__bhost *b);
 /* Takes / gives back blocks of the device's budget for a cooperative launch. */
 void ss__blocks_take(struct ss_gpu *gpu, unsigned blocks);
 void ss__blocks_give(struct ss_gpu *gpu, unsigned blocks);
@@ -190,6 +223,8 @@ uint2 *ss__pack_arcs(const struct ss_graph *g);
 
 /* Batch workspaces (batch.c). */
 uint64_t ss__bws_bytes(uint32_t n, unsigned kcap);
+/* Entries of each far pile of a batch workspace of kcap sources. */
+uint64_t ss__bws_fcap(uint32_t n, unsigned kcap);
 int ss__bws_alloc(struct ss__bhost **out, uint32_t n, unsigned kcap, unsigned blocks,
                   struct ss_err *err);
 void ss__bws_free(struct ss__bhost *b);

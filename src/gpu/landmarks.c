@@ -92,14 +92,14 @@ static void *ss__lm_stream(void *arg)
 {
         struct ss__lmunit *u = arg;
         struct ss__lmjob *job = u->job;
-        const struct ss__bhost *b = job->gpu->bws[u->stream];
         const uint32_t n = job->gpu->g.n;
+        const uint64_t fcap = ss__bws_fcap(n, job->gpu->kcap);
         cudaSetDevice(job->gpu->device);
         /* Without device tables a turn's columns pass through the far piles
          * (2 fcap words) and a host buffer. */
-        unsigned turn = b->w.kcap;
-        if (!job->dev[0] && 2 * b->w.fcap / n < turn)
-                turn = (unsigned)(2 * b->w.fcap / n);
+        unsigned turn = job->gpu->kcap;
+        if (!job->dev[0] && 2 * fcap / n < turn)
+                turn = (unsigned)(2 * fcap / n);
         if (turn > job->k)
                 turn = job->k;
         uint32_t *tmp = NULL;
@@ -164,7 +164,7 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint
         if (k == 0)
                 return SS_OK;
         unsigned streams = 0;
-        while (streams < gpu->nstreams && streams < SS__LM_STREAMS && gpu->bws[streams])
+        while (streams < SS__LM_STREAMS && ss_gpu_stream_batches(gpu, streams))
                 streams++;
         if (streams == 0 || !gpu->has_rev)
                 return ss_err_set(err, SS_ENOGPU,
@@ -182,7 +182,8 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint
         SS__CUDA(cudaSetDevice(gpu->device));
         const uint64_t bytes = (uint64_t)n * k * 4;
         const char *hm = getenv("SS_GPU_LANDMARK_HOST_MERGE"); /* a test hook */
-        if (!(hm && *hm && strcmp(hm, "0") != 0) && gpu->mem_used + 2 * bytes <= gpu->limit) {
+        if (!(hm && *hm && strcmp(hm, "0") != 0) &&
+            ss_gpu_mem_used(gpu) + 2 * bytes <= gpu->limit) {
                 if (cudaMalloc((void **)&job.dev[0], 2 * bytes) == cudaSuccess)
                         job.dev[1] = job.dev[0] + (uint64_t)n * k;
                 else

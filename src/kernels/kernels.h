@@ -85,7 +85,9 @@ enum {
         SS__PROF_NGPH
 };
 
-/* One stream's workspace: everything a query touches, allocated at open. */
+/* One stream's workspace: everything a query touches. The stream, events and
+ * pinned buffers are the stream's own; the device arrays (dist to ctl) are
+ * lent to it for one run (gpu/gpu.c). */
 struct ss__ws {
         cudaStream_t stream;
         cudaEvent_t ev_start, ev_search, ev_end;
@@ -104,6 +106,7 @@ struct ss__ws {
         unsigned local_max;       /* frontiers up to this size run in one block (delta.cu) */
         unsigned dflags;          /* SS__DF_* */
         uint64_t runs;
+        void *arena; /* host: the lent arrays above (struct ss__arena), NULL between runs */
 };
 
 #define SS__TCHUNK 65536

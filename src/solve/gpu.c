@@ -239,6 +239,12 @@ static void ss__gpu_describe(const struct ss_backend *b, char *buf, size_t len)
         ss_gpu_describe(x->gpu, buf, len);
 }
 
+static void ss__gpu_trim(struct ss_backend *b, bool all)
+{
+        struct ss__gpu *x = b->impl;
+        ss_gpu_trim(x->gpu, all);
+}
+
 static int ss__gpu_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k,
                              uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
@@ -367,4 +373,5 @@ const struct ss_backend_ops ss__gpu_backend = {
     .landmarks = ss__gpu_landmarks,
     .rebind = ss__gpu_rebind,
     .customize = ss__gpu_customize,
+    .trim = ss__gpu_trim,
 };

@@ -257,6 +257,12 @@ uint64_t ss_backend_device_bytes(const struct ss_backend *b)
         return b->ops->device_bytes ? b->ops->device_bytes(b) : 0;
 }
 
+void ss_backend_trim(struct ss_backend *b, bool all)
+{
+        if (b->ops->trim)
+                b->ops->trim(b, all);
+}
+
 void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len)
 {
         if (b->ops->describe)

@@ -191,6 +191,9 @@ unsigned ss_backend_batch(const struct ss_backend *b, const struct ss_solver *r,
 bool ss_backend_healthy(const struct ss_backend *b);
 unsigned ss_backend_faults(const struct ss_backend *b);
 uint64_t ss_backend_device_bytes(const struct ss_backend *b);
+/* Frees device workspaces that have been idle a while (all: every idle
+ * one but those the backend keeps). Thread-safe; a no-op on the CPU. */
+void ss_backend_trim(struct ss_backend *b, bool all);
 /* One line: "NVIDIA H100 (device 0), 4 streams, batches of 256, 812 MiB, delta 3200". */
 void ss_backend_describe(const struct ss_backend *b, char *buf, size_t len);
 /* Landmark tables (cpu/landmarks.h layout) for k nodes, computed on all of
@@ -238,6 +241,7 @@ struct ss_backend_ops {
                       size_t k, struct ss_err *err);
         int (*customize)(struct ss_backend *b, struct ss_cch_metric *m, const struct ss_graph *g,
                          struct ss_err *err);
+        void (*trim)(struct ss_backend *b, bool all);
 };
 
 /* Makes a backend of ops for g with `lanes` lanes; impl is the ops' own

@@ -9,6 +9,7 @@
  * faults. Without a usable GPU every test exits 77 (Meson's skip).
  */
 #include <check.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -629,16 +630,43 @@ START_TEST(test_memory_limit_forces_cpu)
         ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_ENOGPU);
         ck_assert_ptr_null(gpu);
         ck_assert_msg(strstr(err.msg, "does not fit") != NULL, "%s", err.msg);
-        /* A limit for the graph and two workspaces opens two streams of four. */
+        /* A limit for the graph and two search workspaces: four streams
+         * share two, every answer exact, the limit never passed. */
         cfg.memory_limit = 0;
         cfg.streams = 1;
+        cfg.batch = 0;
         ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
         const uint64_t one = ss_gpu_mem_used(gpu), graph = ss_gpu_graph_bytes(gpu);
         ss_gpu_close(gpu);
         cfg.streams = 4;
         cfg.memory_limit = graph + 2 * (one - graph) + 1000;
         ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
-        ck_assert_uint_eq(ss_gpu_streams(gpu), 2);
+        ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
+        struct ss_gpu_ws_stats st;
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_eq(st.single_made, 1); /* one at open, the rest on demand */
+        ck_assert_uint_eq(ss_gpu_mem_used(gpu), one);
+        pthread_t th[4];
+        struct thread_arg args[4];
+        for (unsigned i = 0; i < 4; i++) {
+                args[i] = (struct thread_arg){g, gpu, i};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, stream_worker, &args[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++)
+                pthread_join(th[i], NULL);
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_le(st.single_peak, 2);
+        ck_assert_uint_ge(st.single_peak, 1);
+        ck_assert_uint_eq(st.single_lent, 0);
+        ck_assert_uint_le(ss_gpu_mem_used(gpu), cfg.memory_limit);
+        fprintf(stderr, "  4 streams, room for 2 workspaces: peak %u, %" PRIu64 " waits\n",
+                st.single_peak, st.waits);
+        /* Trimming frees all but one. */
+        ss_gpu_trim(gpu, true);
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_eq(st.single_made, 1);
+        ck_assert_uint_eq(ss_gpu_mem_used(gpu), one);
+        check_source(g, gpu, 3, SS_GPU_DELTA, 5, 331);
         ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
@@ -1480,6 +1508,50 @@ START_TEST(test_batch_streams_concurrent)
 }
 END_TEST
 
+/* Workspaces are lent per run: four streams with batches make up to four
+ * of each kind when they run at once, and those idle for the configured
+ * time go (here 1 ms), down to one single-search workspace. */
+START_TEST(test_workspaces_idle_freed)
+{
+        announce("test_workspaces_idle_freed");
+        setenv("SS_GPU_WS_IDLE_MS", "1", 1);
+        struct ss_graph *g = random_graph(4000, 100, 0);
+        struct ss_gpu *gpu = open_batch(g, 4, 24);
+        unsetenv("SS_GPU_WS_IDLE_MS");
+        struct ss_gpu_ws_stats st;
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_eq(st.single_made, 1);
+        ck_assert_uint_eq(st.batch_made, 1);
+        const uint64_t at_open = ss_gpu_mem_used(gpu);
+        pthread_t th[4];
+        struct bstream b[4];
+        for (unsigned i = 0; i < 4; i++) {
+                b[i] = (struct bstream){g, gpu, i};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, bstream_work, &b[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++)
+                pthread_join(th[i], NULL);
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_le(st.single_peak, 4);
+        ck_assert_uint_le(st.batch_peak, 4);
+        ck_assert_uint_eq(st.single_lent + st.batch_lent, 0);
+        ck_assert_uint_le(st.bytes, ss_gpu_mem_used(gpu));
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+        ss_gpu_trim(gpu, false);
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_eq(st.single_made, 1);
+        ck_assert_uint_eq(st.batch_made, 0);
+        ck_assert_uint_lt(ss_gpu_mem_used(gpu), at_open);
+        /* A batch after the trim makes a workspace again and is exact. */
+        check_batch(g, gpu, 2, 24);
+        ss_gpu_workspaces(gpu, &st);
+        ck_assert_uint_eq(st.batch_lent, 0);
+        ss_gpu_close(gpu);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* Matrices on NY in pieces of 25 sources on 4 streams at once, as the
  * engine splits an engine=gpu matrix: every distance equal to Dijkstra's.
  * (The daemon showed the race at the bucket change, kernels/batch.cu, with
@@ -1628,6 +1700,7 @@ int main(void)
         tcase_add_test(tc, test_phast_trees);
         tcase_add_test(tc, test_gpu_cch_row);
         tcase_add_test(tc, test_batch_streams_concurrent);
+        tcase_add_test(tc, test_workspaces_idle_freed);
         tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);
         /* Its own case, so that CK_RUN_CASE=ny-streams runs it alone. */
