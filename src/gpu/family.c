@@ -117,7 +117,7 @@ int ss__family_blocks_per_sm(int *out, struct ss_err *err)
  * holds. */
 static uint64_t ss__room(const struct ss_gpu *gpu)
 {
-        const uint64_t used = gpu->mem_used + atomic_load(&gpu->fam.bytes);
+        const uint64_t used = ss_gpu_mem_used(gpu);
         return gpu->limit > used ? gpu->limit - used : 0;
 }
 

@@ -392,18 +392,24 @@ static void ss__arena_drop(void *ctx, void *obj)
         free(a);
 }
 
-/* Room under the limit for bytes more (a guess: other users of the device
- * are not counted, and cudaMalloc has the last word). */
-static bool ss__room(struct ss_gpu *gpu, uint64_t bytes)
+/* Claims bytes under the limit for a workspace about to be made (other
+ * users of the device are not counted, and cudaMalloc has the last word);
+ * false when they do not fit. Makes on several streams claim at once. */
+static bool ss__claim(struct ss_gpu *gpu, uint64_t bytes)
 {
-        return ss_gpu_mem_used(gpu) + bytes <= gpu->limit;
+        uint_fast64_t cur = atomic_load(&gpu->lent_bytes);
+        do {
+                if (gpu->mem_used + atomic_load(&gpu->fam.bytes) + cur + bytes > gpu->limit)
+                        return false;
+        } while (!atomic_compare_exchange_weak(&gpu->lent_bytes, &cur, cur + bytes));
+        return true;
 }
 
 static void *ss__arena_make(void *ctx, struct ss_err *err)
 {
         struct ss_gpu *gpu = ctx;
         const size_t n = gpu->g.n, n4 = n * 4;
-        if (!ss__room(gpu, gpu->ws_bytes)) {
+        if (!ss__claim(gpu, gpu->ws_bytes)) {
                 ss_err_set(err, SS_ENOGPU,
                            "no room for a search workspace (%.1f MiB) under the %.1f MiB limit",
                            gpu->ws_bytes / SS__MIB, gpu->limit / SS__MIB);
@@ -411,10 +417,10 @@ static void *ss__arena_make(void *ctx, struct ss_err *err)
         }
         struct ss__arena *a = calloc(1, sizeof(*a));
         if (!a) {
+                atomic_fetch_sub(&gpu->lent_bytes, gpu->ws_bytes);
                 ss_err_set(err, SS_ENOMEM, "no memory for a search workspace");
                 return NULL;
         }
-        atomic_fetch_add(&gpu->lent_bytes, gpu->ws_bytes);
         cudaError_t e = cudaSetDevice(gpu->device);
         /* At least 96 settled entries: bf_edgelist.cu keeps three bitmaps
          * of the vertices in it. The stamps start at generation 0 with the
@@ -462,7 +468,7 @@ static void *ss__bws_make(void *ctx, struct ss_err *err)
 {
         struct ss_gpu *gpu = ctx;
         const uint64_t bytes = ss__bws_bytes(gpu->g.n, gpu->kcap);
-        if (!ss__room(gpu, bytes)) {
+        if (!ss__claim(gpu, bytes)) {
                 ss_err_set(err, SS_ENOGPU,
                            "no room for a batch workspace (%.1f MiB) under the %.1f MiB limit",
                            bytes / SS__MIB, gpu->limit / SS__MIB);
@@ -470,18 +476,16 @@ static void *ss__bws_make(void *ctx, struct ss_err *err)
         }
         struct ss__bhost *b = NULL;
         cudaError_t e = cudaSetDevice(gpu->device);
-        if (e != cudaSuccess) {
-                ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
-                return NULL;
-        }
-        int rc = ss__bws_alloc(&b, gpu->g.n, gpu->kcap, gpu->bblocks, err);
+        int rc = e == cudaSuccess ? ss__bws_alloc(&b, gpu->g.n, gpu->kcap, gpu->bblocks, err)
+                                  : ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
         if (rc != SS_OK) {
+                atomic_fetch_sub(&gpu->lent_bytes, bytes);
+                /* Out of memory is no room, as for the arenas. */
                 if (rc == SS_EGPU && strstr(err->msg, "out of memory"))
                         err->code = SS_ENOGPU;
                 cudaGetLastError();
                 return NULL;
         }
-        atomic_fetch_add(&gpu->lent_bytes, bytes);
         return b;
 }
 
