@@ -243,6 +243,7 @@ static void ss__gpu_trim(struct ss_backend *b, bool all)
 {
         struct ss__gpu *x = b->impl;
         ss_gpu_trim(x->gpu, all);
+        ss__gpu_cch_trim(x->cch, all);
 }
 
 static int ss__gpu_landmarks(struct ss_backend *b, const uint32_t *nodes, unsigned k,

@@ -2,42 +2,88 @@
  * from the CCH's downward sweep on the device (gpu/phast.h), many sources
  * per sweep; a route's path is walked back on the device over the tree.
  *
- * Each lane has its own sweep handle (the CCH's copy on the device and room
- * for its sources' trees), made on the lane's first gpu-cch task, so that
- * lanes sweep at the same time as the other rows' lanes search. A handle
- * answers with the metric it was made with: when the graph's weights change
- * (a rebind brings another metric) the lane makes a new one. The metric is
- * the graph's own, or one built here for backends opened with cch_build
- * (the tools), as the CPU's cch row does (solve/cch.c). */
+ * A sweep handle holds the CCH's copy on the device and room for its
+ * sources' trees: gigabytes on a continent. Lanes do not own one: a task
+ * borrows a handle (core/lend.h), so that the device holds as many as
+ * tasks have run at once, and a handle unused for 30 s is closed, down to
+ * one (the engine's idle check, ss__gpu_cch_trim). A handle answers with the metric
+ * it was made with: when the graph's weights change (a rebind brings
+ * another metric) the next task that borrows it sends the new weights, or
+ * makes it again. The metric is the graph's own, or one built here for
+ * backends opened with cch_build (the tools), as the CPU's cch row does
+ * (solve/cch.c). */
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/lend.h"
 #include "gpu/phast.h"
 #include "solve/gpu_internal.h"
 
+/* Handles unused this long are closed. */
+#define SS__CCH_IDLE_NS (30ull * 1000000000ull)
+
+/* One lent handle: p is opened by the first task that borrows it. */
+struct ss__cch_handle {
+        struct ss_gpu_phast *p;
+        struct ss__cch_handle *next; /* every handle made, for the bytes */
+};
+
 struct ss__gpu_cch {
         struct ss__cpu_cch *src; /* where the metric comes from */
-        /* Each lane uses its own handle without a lock; the lock guards
-         * their replacement against ss__gpu_cch_bytes() (/status). */
+        struct ss_lender *handles;
+        /* The handles made; the lock guards the list and each p's
+         * replacement against ss__gpu_cch_bytes() (/status). */
         pthread_mutex_t lock;
-        struct ss_gpu_phast **ph;
-        unsigned lanes;
+        struct ss__cch_handle *made;
         int device;
 };
+
+static void *ss__handle_make(void *ctx, struct ss_err *err)
+{
+        struct ss__gpu_cch *x = ctx;
+        struct ss__cch_handle *h = calloc(1, sizeof(*h));
+        if (!h) {
+                ss_err_set(err, SS_ENOMEM, "no memory for a CCH sweep handle");
+                return NULL;
+        }
+        pthread_mutex_lock(&x->lock);
+        h->next = x->made;
+        x->made = h;
+        pthread_mutex_unlock(&x->lock);
+        return h;
+}
+
+static void ss__handle_drop(void *ctx, void *obj)
+{
+        struct ss__gpu_cch *x = ctx;
+        struct ss__cch_handle *h = obj;
+        pthread_mutex_lock(&x->lock);
+        for (struct ss__cch_handle **at = &x->made; *at; at = &(*at)->next)
+                if (*at == h) {
+                        *at = h->next;
+                        break;
+                }
+        pthread_mutex_unlock(&x->lock);
+        ss_gpu_phast_close(h->p);
+        free(h);
+}
+
+static const struct ss_lend_ops ss__handle_ops = {ss__handle_make, ss__handle_drop};
 
 struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsigned threads)
 {
         struct ss__gpu_cch *x = calloc(1, sizeof(*x));
-        if (!x || !(x->ph = calloc(lanes, sizeof(*x->ph))) ||
-            !(x->src = ss__cpu_cch_new(1, build, threads))) {
-                if (x)
-                        free(x->ph);
-                free(x);
+        if (!x)
+                return NULL;
+        pthread_mutex_init(&x->lock, NULL);
+        x->device = device;
+        /* One handle stays once made: making it again takes seconds on a
+         * continent (the calibration at load makes the first). */
+        x->handles = ss_lender_new(&ss__handle_ops, x, lanes, 1, SS__CCH_IDLE_NS);
+        if (!x->handles || !(x->src = ss__cpu_cch_new(1, build, threads))) {
+                ss__gpu_cch_free(x);
                 return NULL;
         }
-        pthread_mutex_init(&x->lock, NULL);
-        x->lanes = lanes;
-        x->device = device;
         return x;
 }
 
@@ -45,9 +91,7 @@ void ss__gpu_cch_free(struct ss__gpu_cch *x)
 {
         if (!x)
                 return;
-        for (unsigned i = 0; i < x->lanes; i++)
-                ss_gpu_phast_close(x->ph[i]);
-        free(x->ph);
+        ss_lender_free(x->handles);
         ss__cpu_cch_free(x->src);
         pthread_mutex_destroy(&x->lock);
         free(x);
@@ -55,8 +99,14 @@ void ss__gpu_cch_free(struct ss__gpu_cch *x)
 
 void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g)
 {
-        /* The handles notice the new metric on their next task. */
+        /* The handles notice the new metric when they are next borrowed. */
         ss__cpu_cch_rebind(x->src, g);
+}
+
+void ss__gpu_cch_trim(struct ss__gpu_cch *x, bool all)
+{
+        if (x)
+                ss_lender_trim(x->handles, all ? 0 : SS__CCH_IDLE_NS);
 }
 
 uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x)
@@ -65,48 +115,67 @@ uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x)
         if (!x)
                 return 0;
         pthread_mutex_lock(&x->lock);
-        for (unsigned i = 0; i < x->lanes; i++)
-                b += ss_gpu_phast_bytes(x->ph[i]);
+        for (const struct ss__cch_handle *h = x->made; h; h = h->next)
+                b += ss_gpu_phast_bytes(h->p);
         pthread_mutex_unlock(&x->lock);
         return b;
 }
 
-/* Lane's handle for metric m, made (again) when it has none or another. */
-static int ss__handle(struct ss__gpu_cch *x, unsigned lane, const struct ss_cch_metric *m,
-                      struct ss_err *err)
+/* Makes h answer with metric m: opened when it has none or one of another
+ * CCH, given m's weights otherwise. */
+static int ss__handle(struct ss__gpu_cch *x, struct ss__cch_handle *h,
+                      const struct ss_cch_metric *m, struct ss_err *err)
 {
-        if (x->ph[lane] && ss_gpu_phast_metric(x->ph[lane]) == m)
+        if (h->p && ss_gpu_phast_metric(h->p) == m)
                 return SS_OK;
         /* New weights for the same CCH: only they go to the device. */
-        if (x->ph[lane] && ss_gpu_phast_metric(x->ph[lane])->cch == m->cch) {
+        if (h->p && ss_gpu_phast_metric(h->p)->cch == m->cch) {
                 pthread_mutex_lock(&x->lock);
-                const int rc = ss_gpu_phast_set_metric(x->ph[lane], m, err);
+                const int rc = ss_gpu_phast_set_metric(h->p, m, err);
                 pthread_mutex_unlock(&x->lock);
                 if (rc == SS_OK)
                         return SS_OK;
         }
         pthread_mutex_lock(&x->lock);
-        struct ss_gpu_phast *old = x->ph[lane];
-        x->ph[lane] = NULL;
+        struct ss_gpu_phast *old = h->p;
+        h->p = NULL;
         pthread_mutex_unlock(&x->lock);
         ss_gpu_phast_close(old);
         struct ss_gpu_phast *p = NULL;
         const int rc = ss_gpu_phast_open(x->device, m->cch, m, &p, err);
         pthread_mutex_lock(&x->lock);
-        x->ph[lane] = p;
+        h->p = p;
         pthread_mutex_unlock(&x->lock);
         return rc;
 }
 
+/* The sweeps of task t on handle h's device copy. */
+static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct ss_task *t,
+                      bool *needs_cpu, struct ss_err *err);
+
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, bool *needs_cpu, struct ss_err *err)
 {
+        (void)lane;
         const struct ss_cch_metric *m = ss__cpu_cch_metric(x->src, g);
         if (!m)
                 return SS__ROW_NOT_READY;
-        int rc = ss__handle(x, lane, m, err);
+        void *obj = NULL;
+        int rc = ss_lender_take(x->handles, t->cancel, &obj, err);
         if (rc != SS_OK)
                 return rc;
+        struct ss__cch_handle *h = obj;
+        rc = ss__handle(x, h, m, err);
+        if (rc == SS_OK)
+                rc = ss__sweeps(h->p, g, t, needs_cpu, err);
+        ss_lender_give(x->handles, h);
+        return rc;
+}
+
+static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct ss_task *t,
+                      bool *needs_cpu, struct ss_err *err)
+{
+        int rc = SS_OK;
         unsigned cap = ss_gpu_cch_sweep_sources(g->n);
         const bool all = t->kind == SS_TASK_ONE_TO_ALL, route = t->kind == SS_TASK_ROUTE;
         const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
@@ -117,16 +186,15 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned l
                 const unsigned k = (unsigned)(t->nsources - i < cap ? t->nsources - i : cap);
                 struct ss_gpu_phast_stats st = {0};
                 if (route)
-                        rc = ss_gpu_phast_routes(x->ph[lane], g, t->sources + i, t->targets + i, k,
+                        rc = ss_gpu_phast_routes(ph, g, t->sources + i, t->targets + i, k,
                                                  t->dist + i, t->path ? t->path + i : NULL,
                                                  t->path ? t->path_len + i : NULL,
                                                  needs_cpu ? needs_cpu + i : NULL, &st, err);
                 else if (all)
-                        rc = ss_gpu_phast_trees(x->ph[lane], t->sources + i, k, t->dist + i * row,
-                                                &st, err);
+                        rc = ss_gpu_phast_trees(ph, t->sources + i, k, t->dist + i * row, &st, err);
                 else
                         rc =
-                            ss_gpu_phast_matrix(x->ph[lane], t->sources + i, k, t->targets,
+                            ss_gpu_phast_matrix(ph, t->sources + i, k, t->targets,
                                                 (uint32_t)t->ntargets, t->dist + i * row, &st, err);
                 if (rc == SS_ENOGPU && k > 1) {
                         /* No room for k trees: fewer per sweep. */

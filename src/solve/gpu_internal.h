@@ -18,6 +18,9 @@ void ss__gpu_cch_rebind(struct ss__gpu_cch *x, const struct ss_graph *g);
 /* Device memory the handles hold: safe beside the lanes' tasks, though a
  * handle growing for a larger task may be counted at its old size. */
 uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x);
+/* Closes the sweep handles unused for 30 s (all: every unused one), down
+ * to one. */
+void ss__gpu_cch_trim(struct ss__gpu_cch *x, bool all);
 /* Runs t on lane: SS_OK, SS__ROW_NOT_READY (no metric: the caller answers
  * with another row), or an error with err set. A route whose path the
  * device could not walk gets needs_cpu[i] set (t->nsources entries, when t

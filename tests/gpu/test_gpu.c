@@ -1458,6 +1458,21 @@ START_TEST(test_gpu_cch_row)
         ck_assert_ptr_eq(t.ran, row);
         check_rows(g, src, 1, tg, 1, &rd, "route");
 
+        /* Lanes borrow sweep handles: one after the other, both lanes use
+         * the one copy of the CCH (a second would show after the trim,
+         * which keeps one handle and one search workspace). */
+        ss_backend_trim(b, true);
+        const uint64_t kept = ss_backend_device_bytes(b);
+        for (unsigned lane = 0; lane < 2; lane++) {
+                t = (struct ss_task){
+                    .kind = SS_TASK_ONE_TO_ALL, .sources = &one, .nsources = 1, .dist = all};
+                ck_assert_msg(ss_backend_run(b, lane, row, &t, &err) == SS_OK, "%s", err.msg);
+                ck_assert_ptr_eq(t.ran, row);
+                check_rows(g, &one, 1, NULL, g->n, all, "lent handle");
+        }
+        ss_backend_trim(b, true);
+        ck_assert_uint_eq(ss_backend_device_bytes(b), kept);
+
         /* New weights on every tenth arc, and their metric: both lanes follow. */
         size_t nch = 0;
         uint64_t *arcs = malloc((g->m / 10 + 1) * sizeof(uint64_t));
