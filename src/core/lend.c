@@ -27,9 +27,9 @@ struct ss_lender {
         pthread_mutex_t lock;
         pthread_cond_t back; /* an object came back, or a make ended */
         struct ss__lent_free *free;
-        unsigned nfree;
-        unsigned made;   /* existing, lent or free (not those being made) */
-        unsigned making; /* makes under way */
+        unsigned nfree, fcap; /* fcap: room in free, at least the most ever made */
+        unsigned made;        /* existing, lent or free (not those being made) */
+        unsigned making;      /* makes under way */
         unsigned lent;
         unsigned peak;
         bool full; /* a make found no room: none is tried until one comes back */
@@ -44,6 +44,7 @@ struct ss_lender *ss_lender_new(const struct ss_lend_ops *ops, void *ctx, unsign
                 free(l);
                 return NULL;
         }
+        l->fcap = cap ? cap : 1;
         l->ops = *ops;
         l->ctx = ctx;
         l->cap = cap;
@@ -56,6 +57,25 @@ struct ss_lender *ss_lender_new(const struct ss_lend_ops *ops, void *ctx, unsign
         pthread_cond_init(&l->back, &ca);
         pthread_condattr_destroy(&ca);
         return l;
+}
+
+void ss_lender_set_cap(struct ss_lender *l, unsigned cap)
+{
+        pthread_mutex_lock(&l->lock);
+        /* The free stack holds at most the objects made, which a lower
+         * cap does not drop: it only grows. */
+        if (cap > l->fcap) {
+                struct ss__lent_free *f = realloc(l->free, cap * sizeof(*f));
+                if (!f) {
+                        pthread_mutex_unlock(&l->lock);
+                        return;
+                }
+                l->free = f;
+                l->fcap = cap;
+        }
+        l->cap = cap;
+        pthread_cond_broadcast(&l->back);
+        pthread_mutex_unlock(&l->lock);
 }
 
 void ss_lender_free(struct ss_lender *l)

@@ -34,6 +34,8 @@ struct ss_lender;
  * its own; ss_lender_trim() still can). NULL when out of memory. */
 struct ss_lender *ss_lender_new(const struct ss_lend_ops *ops, void *ctx, unsigned cap,
                                 unsigned keep, uint64_t idle_ns);
+/* Changes the cap (those made beyond a lower cap stay until dropped). */
+void ss_lender_set_cap(struct ss_lender *l, unsigned cap);
 /* Drops every object; none may be lent. NULL is a no-op. */
 void ss_lender_free(struct ss_lender *l);
 

@@ -21,6 +21,12 @@
 
 /* Handles unused this long are closed. */
 #define SS__CCH_IDLE_NS (30ull * 1000000000ull)
+/* A CCH whose device copy passes this size gets one handle, which tasks
+ * take in turn: on a 24M-node continent (1.7 GB of copy) making a handle
+ * took seconds, so four one-to-all answers at once, three of them making
+ * their own, passed their deadlines, where one handle answers each in
+ * about 11 ms of sweep and copy. */
+#define SS__CCH_SHARE_BYTES ((uint64_t)1 << 30)
 
 /* One lent handle: p is opened by the first task that borrows it. */
 struct ss__cch_handle {
@@ -35,6 +41,8 @@ struct ss__gpu_cch {
          * replacement against ss__gpu_cch_bytes() (/status). */
         pthread_mutex_t lock;
         struct ss__cch_handle *made;
+        const struct ss_cch *capped; /* the CCH the lender's cap was set for */
+        unsigned lanes;
         int device;
 };
 
@@ -77,6 +85,7 @@ struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsi
                 return NULL;
         pthread_mutex_init(&x->lock, NULL);
         x->device = device;
+        x->lanes = lanes;
         /* One handle stays once made: making it again takes seconds on a
          * continent (the calibration at load makes the first). */
         x->handles = ss_lender_new(&ss__handle_ops, x, lanes, 1, SS__CCH_IDLE_NS);
@@ -160,6 +169,15 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned l
         const struct ss_cch_metric *m = ss__cpu_cch_metric(x->src, g);
         if (!m)
                 return SS__ROW_NOT_READY;
+        /* The cap follows the CCH's size (a take waiting under the old cap
+         * sees the new one). */
+        pthread_mutex_lock(&x->lock);
+        if (x->capped != m->cch) {
+                const uint64_t copy = (uint64_t)m->cch->arcs * 12 + (uint64_t)m->cch->n * 12;
+                ss_lender_set_cap(x->handles, copy > SS__CCH_SHARE_BYTES ? 1 : x->lanes);
+                x->capped = m->cch;
+        }
+        pthread_mutex_unlock(&x->lock);
         void *obj = NULL;
         int rc = ss_lender_take(x->handles, t->cancel, &obj, err);
         if (rc != SS_OK)

@@ -236,6 +236,38 @@ START_TEST(idle_ones_dropped_down_to_keep)
 }
 END_TEST
 
+/* A lower cap makes takes wait for the ones made; a higher one lets them
+ * make more. */
+START_TEST(cap_changes)
+{
+        struct fake f;
+        fake_init(&f, 64);
+        struct ss_lender *l = ss_lender_new(&fake_ops, &f, 4, 0, 0);
+        struct obj *a = take(l), *b = take(l);
+        ss_lender_set_cap(l, 1);
+        struct waiter w = {.l = l};
+        pthread_t t;
+        pthread_create(&t, NULL, wait_take, &w);
+        sleep_ms(30);
+        ck_assert_int_eq(atomic_load(&w.done), 0); /* two made, cap 1: it waits */
+        ss_lender_give(l, a);
+        pthread_join(t, NULL);
+        ck_assert_ptr_eq(w.got, a);
+        ck_assert_uint_eq(f.alive, 2);
+        ss_lender_set_cap(l, 6);
+        struct obj *c[4];
+        for (int i = 0; i < 4; i++)
+                c[i] = take(l);
+        ck_assert_uint_eq(f.alive, 6);
+        ss_lender_give(l, a);
+        ss_lender_give(l, b);
+        for (int i = 0; i < 4; i++)
+                ss_lender_give(l, c[i]);
+        ss_lender_free(l);
+        ck_assert_uint_eq(f.alive, 0);
+}
+END_TEST
+
 /* Many threads taking and giving: no object is ever lent twice at once,
  * and no more than the cap exist. */
 struct stress {
@@ -298,6 +330,7 @@ int main(void)
         tcase_add_test(tc, no_room_and_nothing_lent_is_an_error);
         tcase_add_test(tc, deadline_while_waiting);
         tcase_add_test(tc, idle_ones_dropped_down_to_keep);
+        tcase_add_test(tc, cap_changes);
         tcase_add_test(tc, threads_never_share_an_object);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
