@@ -560,6 +560,18 @@ START_TEST(test_long_path_and_deadline)
 }
 END_TEST
 
+/* Runs fn on n threads at once, thread i with the i-th of n arguments of
+ * `each` bytes at args, and waits for them all. */
+static void run_threads(void *(*fn)(void *), void *args, size_t each, unsigned n)
+{
+        pthread_t th[8];
+        ck_assert_uint_le(n, 8);
+        for (unsigned i = 0; i < n; i++)
+                ck_assert_int_eq(pthread_create(&th[i], NULL, fn, (char *)args + i * each), 0);
+        for (unsigned i = 0; i < n; i++)
+                pthread_join(th[i], NULL);
+}
+
 struct thread_arg {
         const struct ss_graph *g;
         struct ss_gpu *gpu;
@@ -594,14 +606,10 @@ START_TEST(test_concurrent_streams)
         for (unsigned blocks = 0; blocks <= 1; blocks++) {
                 struct ss_gpu *gpu = open_gpu_blocks(g, NULL, NULL, 4, blocks);
                 ck_assert_uint_eq(ss_gpu_streams(gpu), 4);
-                pthread_t th[4];
                 struct thread_arg args[4];
-                for (unsigned i = 0; i < 4; i++) {
-                        args[i] = (struct thread_arg){g, gpu, i};
-                        ck_assert_int_eq(pthread_create(&th[i], NULL, stream_worker, &args[i]), 0);
-                }
                 for (unsigned i = 0; i < 4; i++)
-                        pthread_join(th[i], NULL);
+                        args[i] = (struct thread_arg){g, gpu, i};
+                run_threads(stream_worker, args, sizeof(args[0]), 4);
                 ss_gpu_close(gpu);
         }
         ss_graph_unref(g);
@@ -657,14 +665,10 @@ START_TEST(test_memory_limit_forces_cpu)
         ss_gpu_workspaces(gpu, &st);
         ck_assert_uint_eq(st.single_made, 1); /* one at open, the rest on demand */
         ck_assert_uint_eq(ss_gpu_mem_used(gpu), one);
-        pthread_t th[4];
         struct thread_arg args[4];
-        for (unsigned i = 0; i < 4; i++) {
-                args[i] = (struct thread_arg){g, gpu, i};
-                ck_assert_int_eq(pthread_create(&th[i], NULL, delta_worker, &args[i]), 0);
-        }
         for (unsigned i = 0; i < 4; i++)
-                pthread_join(th[i], NULL);
+                args[i] = (struct thread_arg){g, gpu, i};
+        run_threads(delta_worker, args, sizeof(args[0]), 4);
         ss_gpu_workspaces(gpu, &st);
         ck_assert_uint_le(st.single_peak, 2);
         ck_assert_uint_ge(st.single_peak, 1);
@@ -1521,14 +1525,10 @@ START_TEST(test_batch_streams_concurrent)
         announce("test_batch_streams_concurrent");
         struct ss_graph *g = random_graph(4000, 100, 0);
         struct ss_gpu *gpu = open_batch(g, 3, 24);
-        pthread_t th[3];
         struct bstream b[3];
-        for (unsigned i = 0; i < 3; i++) {
-                b[i] = (struct bstream){g, gpu, i};
-                ck_assert_int_eq(pthread_create(&th[i], NULL, bstream_work, &b[i]), 0);
-        }
         for (unsigned i = 0; i < 3; i++)
-                pthread_join(th[i], NULL);
+                b[i] = (struct bstream){g, gpu, i};
+        run_threads(bstream_work, b, sizeof(b[0]), 3);
         ss_gpu_close(gpu);
         ss_graph_unref(g);
 }
@@ -1549,14 +1549,10 @@ START_TEST(test_workspaces_idle_freed)
         ck_assert_uint_eq(st.single_made, 1);
         ck_assert_uint_eq(st.batch_made, 1);
         const uint64_t at_open = ss_gpu_mem_used(gpu);
-        pthread_t th[4];
         struct bstream b[4];
-        for (unsigned i = 0; i < 4; i++) {
-                b[i] = (struct bstream){g, gpu, i};
-                ck_assert_int_eq(pthread_create(&th[i], NULL, bstream_work, &b[i]), 0);
-        }
         for (unsigned i = 0; i < 4; i++)
-                pthread_join(th[i], NULL);
+                b[i] = (struct bstream){g, gpu, i};
+        run_threads(bstream_work, b, sizeof(b[0]), 4);
         ss_gpu_workspaces(gpu, &st);
         ck_assert_uint_le(st.single_peak, 4);
         ck_assert_uint_le(st.batch_peak, 4);
@@ -1641,14 +1637,10 @@ START_TEST(test_batch_streams_ny)
         /* Workspaces of 256 sources, as the daemon's (gpu_batch auto). */
         struct ss_gpu *gpu = open_batch(g, 4, 256);
         atomic_uint bad = 0, failed = 0;
-        pthread_t th[4];
         struct nystream b[4];
-        for (unsigned i = 0; i < 4; i++) {
-                b[i] = (struct nystream){g, gpu, i, 1000 + i, &bad, &failed};
-                ck_assert_int_eq(pthread_create(&th[i], NULL, nystream_work, &b[i]), 0);
-        }
         for (unsigned i = 0; i < 4; i++)
-                pthread_join(th[i], NULL);
+                b[i] = (struct nystream){g, gpu, i, 1000 + i, &bad, &failed};
+        run_threads(nystream_work, b, sizeof(b[0]), 4);
         ck_assert_uint_eq(atomic_load(&failed), 0);
         ck_assert_msg(atomic_load(&bad) == 0, "%u distances of 16 matrix pieces differ",
                       atomic_load(&bad));
