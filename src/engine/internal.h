@@ -41,7 +41,7 @@ struct ss__worker {
 };
 
 /* How often an idle device looks for workspaces to free (they go after
- * 30 s unused: gpu/gpu.h). */
+ * 30 s unused: gpu/gpu.h); SS_ENGINE_TRIM_MS changes it (tests). */
 #define SS__TRIM_EVERY_NS (10ull * 1000000000ull)
 
 /* The most routes one GPU search takes. */
@@ -72,6 +72,7 @@ struct ss_engine {
         unsigned gpu_ready;     /* GPU workers whose slot serves the current graph */
         unsigned gpu_alive;     /* GPU worker threads still in their loop */
         size_t gpu_matrix_rows; /* a GPU stream's share of a matrix: rows at least */
+        uint64_t trim_every_ns; /* SS__TRIM_EVERY_NS */
         struct ss_engine_config cfg;
         int gpu_ids[16];
         struct ss__slot *slots;

@@ -217,8 +217,17 @@ static void fake_close(struct ss_backend *b)
         ss_backend_close(ss_backend_impl(b));
 }
 
+/* Calls of the trim op: with all (after a load), and without (idle). */
+static atomic_int trims_all, trims_idle;
+
+static void fake_trim(struct ss_backend *b, bool all)
+{
+        (void)b;
+        atomic_fetch_add(all ? &trims_all : &trims_idle, 1);
+}
+
 static const struct ss_backend_ops fake_ops = {
-    .close = fake_close, .run = fake_run, .batch = fake_batch};
+    .close = fake_close, .run = fake_run, .batch = fake_batch, .trim = fake_trim};
 
 static int fake_open(void *arg, int device, const struct ss_graph *g, unsigned streams,
                      struct ss_backend **out, struct ss_err *err)
@@ -564,6 +573,43 @@ START_TEST(pool_of_two_devices)
         ck_assert_ptr_nonnull(strstr(dev[2].what, "does not fit"));
         ss_engine_free(e);
         pool_refusal[0] = pool_refusal[1] = NULL;
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A device's workspaces are freed once the load is over (its landmarks and
+ * calibration used every stream), and an idle device is asked again every
+ * SS_ENGINE_TRIM_MS (10 s by default) to free those idle long enough. */
+START_TEST(idle_gpu_trims_its_workspaces)
+{
+        struct ss_graph *g = chain(100);
+        atomic_store(&gate, 1);
+        atomic_store(&trims_all, 0);
+        atomic_store(&trims_idle, 0);
+        setenv("SS_ENGINE_TRIM_MS", "20", 1);
+        struct ss_engine *e = engine_with_gpu(g, 1, 16, 1, 0); /* one stream */
+        unsetenv("SS_ENGINE_TRIM_MS");
+        for (int i = 0; i < 400 && atomic_load(&trims_idle) < 3; i++)
+                usleep(5000);
+        ck_assert_int_eq(atomic_load(&trims_all), 1);
+        ck_assert_int_ge(atomic_load(&trims_idle), 3);
+        /* Busy, it is not asked: a route held at the gate for 150 ms. */
+        atomic_store(&gate, 0);
+        uint32_t s = 0, t = 60;
+        struct ss_job j;
+        w.done = 0;
+        job_init(&j, e, SS_JOB_ROUTE, &s, &t, 1);
+        j.engine = SS_ENGINE_GPU;
+        ck_assert_int_eq(ss_engine_submit(e, &j), SS_OK);
+        usleep(30000);
+        const int before = atomic_load(&trims_idle);
+        usleep(150000);
+        ck_assert_int_le(atomic_load(&trims_idle), before + 1);
+        atomic_store(&gate, 1);
+        wait_done(1);
+        ck_assert_int_eq(j.status, SS_OK);
+        ss_job_release(&j);
+        ss_engine_free(e);
         ss_graph_unref(g);
 }
 END_TEST
@@ -1186,6 +1232,7 @@ int main(void)
         tcase_add_test(tc, shutdown_drains_queue);
         tcase_add_test(tc, names);
         tcase_add_test(tc, pool_of_two_devices);
+        tcase_add_test(tc, idle_gpu_trims_its_workspaces);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }
