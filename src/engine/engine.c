@@ -245,6 +245,9 @@ int ss_engine_new(const struct ss_engine_config *cfg, struct ss_graph *g, struct
         const char *mr = getenv("SS_ENGINE_GPU_MATRIX_ROWS");
         const unsigned long rows = mr ? strtoul(mr, NULL, 10) : 0;
         e->gpu_matrix_rows = rows > 0 ? rows : SS__GPU_MATRIX_ROWS;
+        const char *tm = getenv("SS_ENGINE_TRIM_MS");
+        const long long trim_ms = tm && *tm ? strtoll(tm, NULL, 10) : 0;
+        e->trim_every_ns = trim_ms > 0 ? (uint64_t)trim_ms * 1000000u : SS__TRIM_EVERY_NS;
         if (e->cfg.ngpus > 16)
                 e->cfg.ngpus = 16;
         for (unsigned i = 0; i < e->cfg.ngpus; i++)

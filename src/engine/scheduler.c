@@ -682,7 +682,7 @@ static void *ss__worker_main(void *arg)
                          * would while no run gives one back. */
                         if (w->dev == SS_DEVICE_GPU && w->lane == 0) {
                                 struct timespec until;
-                                ss__deadline_after(&until, SS__TRIM_EVERY_NS);
+                                ss__deadline_after(&until, e->trim_every_ns);
                                 if (pthread_cond_timedwait(&e->wake, &e->lock, &until) ==
                                     ETIMEDOUT) {
                                         pthread_mutex_unlock(&e->lock);
