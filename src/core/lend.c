@@ -30,6 +30,7 @@ struct ss_lender {
         unsigned nfree, fcap; /* fcap: room in free, at least the most ever made */
         unsigned made;        /* existing, lent or free (not those being made) */
         unsigned making;      /* makes under way */
+        unsigned dropping;    /* drops under way: their room comes back when they end */
         unsigned lent;
         unsigned peak;
         bool full; /* a make found no room: none is tried until one comes back */
@@ -108,7 +109,8 @@ int ss_lender_take(struct ss_lender *l, const struct ss_cancel *cancel, void **o
         bool waited = false;
         pthread_mutex_lock(&l->lock);
         for (;;) {
-                if (l->nfree > 0) {
+                /* A lowered cap holds back the free ones beyond it too. */
+                if (l->nfree > 0 && l->lent < l->cap) {
                         *out = l->free[--l->nfree].obj;
                         l->lent++;
                         break;
@@ -132,7 +134,7 @@ int ss_lender_take(struct ss_lender *l, const struct ss_cancel *cancel, void **o
                          * unless there is none to wait for. */
                         l->full = l->lent > 0;
                         pthread_cond_broadcast(&l->back);
-                        if (l->lent == 0 && l->making == 0 && l->nfree == 0) {
+                        if (l->lent == 0 && l->making == 0 && l->dropping == 0 && l->nfree == 0) {
                                 pthread_mutex_unlock(&l->lock);
                                 if (err)
                                         *err = merr;
@@ -155,7 +157,8 @@ int ss_lender_take(struct ss_lender *l, const struct ss_cancel *cancel, void **o
 }
 
 /* Unlinks the bottom free object when it has been idle for idle_ns and
- * more than keep exist (lock held). */
+ * more than keep exist (lock held); the caller drops it and then calls
+ * ss__lend_dropped(). */
 static void *ss__lend_stale(struct ss_lender *l, uint64_t now, uint64_t idle_ns)
 {
         if (l->nfree == 0 || l->made <= l->keep || now - l->free[0].since < idle_ns)
@@ -165,21 +168,36 @@ static void *ss__lend_stale(struct ss_lender *l, uint64_t now, uint64_t idle_ns)
         l->nfree--;
         l->made--;
         l->drops++;
+        l->dropping++;
         return obj;
+}
+
+/* A drop has ended: its room is back for a take that found none. */
+static void ss__lend_dropped(struct ss_lender *l)
+{
+        pthread_mutex_lock(&l->lock);
+        l->dropping--;
+        l->full = false;
+        pthread_cond_broadcast(&l->back);
+        pthread_mutex_unlock(&l->lock);
 }
 
 void ss_lender_give(struct ss_lender *l, void *obj)
 {
-        const uint64_t now = ss_now_ns();
         pthread_mutex_lock(&l->lock);
+        /* The time is read under the lock, so that the stack stays ordered
+         * by it (the bottom is the longest idle). */
+        const uint64_t now = ss_now_ns();
         l->free[l->nfree++] = (struct ss__lent_free){obj, now};
         l->lent--;
         l->full = false;
         pthread_cond_signal(&l->back);
         void *stale = l->idle_ns ? ss__lend_stale(l, now, l->idle_ns) : NULL;
         pthread_mutex_unlock(&l->lock);
-        if (stale)
+        if (stale) {
                 l->ops.drop(l->ctx, stale);
+                ss__lend_dropped(l);
+        }
 }
 
 unsigned ss_lender_trim(struct ss_lender *l, uint64_t idle_ns)
@@ -192,10 +210,7 @@ unsigned ss_lender_trim(struct ss_lender *l, uint64_t idle_ns)
                 if (!stale)
                         return n;
                 l->ops.drop(l->ctx, stale);
-                pthread_mutex_lock(&l->lock);
-                l->full = false; /* room again for a waiting take */
-                pthread_cond_broadcast(&l->back);
-                pthread_mutex_unlock(&l->lock);
+                ss__lend_dropped(l);
                 n++;
         }
 }

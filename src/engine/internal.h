@@ -35,6 +35,7 @@ struct ss__worker {
         struct ss_graph *cg;
         struct ss_backend *cb;
         uint64_t swap_seen;
+        uint64_t trim_at; /* GPU lane 0: when its device's idle workspaces are next freed */
         /* Room for the jobs of one piece of work (SS__MAX_BATCH each). */
         struct ss_job **picked, **live, **done;
         struct ss__worker *next;

@@ -681,14 +681,21 @@ static void *ss__worker_main(void *arg)
                          * device's workspaces that stayed idle: nothing else
                          * would while no run gives one back. */
                         if (w->dev == SS_DEVICE_GPU && w->lane == 0) {
-                                struct timespec until;
-                                ss__deadline_after(&until, e->trim_every_ns);
-                                if (pthread_cond_timedwait(&e->wake, &e->lock, &until) ==
-                                    ETIMEDOUT) {
-                                        pthread_mutex_unlock(&e->lock);
-                                        ss__pool_trim(e, w->slot, false);
-                                        pthread_mutex_lock(&e->lock);
+                                /* On a clock of its own: wake-ups for other
+                                 * workers' jobs do not put it off. */
+                                const uint64_t now = ss_now_ns();
+                                if (now >= w->trim_at) {
+                                        if (w->trim_at) {
+                                                pthread_mutex_unlock(&e->lock);
+                                                ss__pool_trim(e, w->slot, false);
+                                                pthread_mutex_lock(&e->lock);
+                                        }
+                                        w->trim_at = now + e->trim_every_ns;
+                                        continue;
                                 }
+                                struct timespec until;
+                                ss__deadline_after(&until, w->trim_at - now);
+                                pthread_cond_timedwait(&e->wake, &e->lock, &until);
                                 continue;
                         }
                         pthread_cond_wait(&e->wake, &e->lock);

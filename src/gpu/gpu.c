@@ -395,7 +395,7 @@ static void ss__arena_drop(void *ctx, void *obj)
 /* Claims bytes under the limit for a workspace about to be made (other
  * users of the device are not counted, and cudaMalloc has the last word);
  * false when they do not fit. Makes on several streams claim at once. */
-static bool ss__claim(struct ss_gpu *gpu, uint64_t bytes)
+bool ss__claim(struct ss_gpu *gpu, uint64_t bytes)
 {
         uint_fast64_t cur = atomic_load(&gpu->lent_bytes);
         do {
@@ -913,8 +913,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         gpu->ws_bytes = ws_bytes;
         atomic_init(&gpu->lent_bytes, 0);
         const char *idle = getenv("SS_GPU_WS_IDLE_MS");
-        const uint64_t idle_ns =
-            idle && *idle ? (uint64_t)strtoull(idle, NULL, 10) * 1000000u : SS__WS_IDLE_NS;
+        const uint64_t idle_ms = idle && *idle ? (uint64_t)strtoull(idle, NULL, 10) : 0;
+        const uint64_t idle_ns = idle_ms > 0 ? idle_ms * 1000000u : SS__WS_IDLE_NS;
         gpu->idle_ns = idle_ns;
         gpu->arenas = ss_lender_new(&ss__arena_ops, gpu, streams, 1, idle_ns);
         if (!gpu->ws || !gpu->d_targets || !gpu->arenas) {

@@ -100,7 +100,7 @@ struct ss_gpu {
         unsigned bblocks;                /* blocks of a batch kernel */
         uint64_t ws_bytes;               /* device bytes of one arena */
         uint64_t idle_ns;                /* a workspace unused this long is freed */
-        atomic_uint_fast64_t lent_bytes; /* device bytes the lenders' objects hold */
+        atomic_uint_fast64_t lent_bytes; /* device bytes of lent objects and claims */
         uint64_t mem_used, graph_bytes;  /* mem_used: the graphs and what stays */
         enum ss_gpu_bf_variant bf_variant;
         unsigned inject_fault, unhealthy_after;
@@ -153,6 +153,10 @@ void ss__clear_last_error(void);
 int ss__run_begin(struct ss_gpu *gpu, unsigned stream, struct ss_err *err);
 /* After a run: counts a device failure, leaves the stream idle. */
 void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_err *err);
+/* Claims bytes of device memory under the open's limit (counted with the
+ * lent workspaces until the caller subtracts them from lent_bytes); false
+ * when they do not fit. */
+bool ss__claim(struct ss_gpu *gpu, uint64_t bytes);
 /* Lends w the arrays of one single search (waiting, while cancel allows,
  * when none is free and no other fits): SS_OK, SS_ENOGPU (no room and none
  * lent), SS_ETIMEDOUT, SS_ENOMEM. Give them back once the run is over. */

@@ -180,10 +180,22 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint
         job.streams = 2 * job.groups < streams ? 2 * job.groups : streams;
 
         SS__CUDA(cudaSetDevice(gpu->device));
+        /* The streams' batch workspaces first, as many as fit (the streams
+         * share them otherwise), then the device tables in what is left. */
+        struct ss__bhost *held[SS__LM_STREAMS];
+        unsigned nheld = 0;
+        struct ss_err berr;
+        /* A deadline already passed: take what is free or fits, never wait
+         * (this thread holds what would come back). */
+        const struct ss_cancel no_wait = {.deadline_ns = ss_now_ns()};
+        while (nheld < job.streams && ss__bws_take(gpu, &no_wait, &held[nheld], &berr) == SS_OK)
+                nheld++;
+        while (nheld > 0)
+                ss__bws_give(gpu, &gpu->ws[0], held[--nheld]);
         const uint64_t bytes = (uint64_t)n * k * 4;
         const char *hm = getenv("SS_GPU_LANDMARK_HOST_MERGE"); /* a test hook */
-        if (!(hm && *hm && strcmp(hm, "0") != 0) &&
-            ss_gpu_mem_used(gpu) + 2 * bytes <= gpu->limit) {
+        bool claimed = false;
+        if (!(hm && *hm && strcmp(hm, "0") != 0) && (claimed = ss__claim(gpu, 2 * bytes))) {
                 if (cudaMalloc((void **)&job.dev[0], 2 * bytes) == cudaSuccess)
                         job.dev[1] = job.dev[0] + (uint64_t)n * k;
                 else
@@ -222,6 +234,8 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint
                                 *err = c.err[s];
         }
         cudaFree(job.dev[0]);
+        if (claimed)
+                atomic_fetch_sub(&gpu->lent_bytes, 2 * bytes);
         ss_log_debug("gpu", "landmark tables: %u units on %u streams in %.0f ms, %s in %.0f ms",
                      2 * job.groups, job.streams, (t1 - t0) / 1e6,
                      job.dev[0] ? "copied to the host" : "merged on the host",

@@ -21,6 +21,7 @@ struct fake {
         atomic_int in_use[64]; /* an object lent to two users at once shows as 2 */
         unsigned dropped[64];
         unsigned ndropped;
+        int slow_drop_ms; /* a drop takes this long before its room is back */
 };
 
 struct obj {
@@ -49,6 +50,10 @@ static void fake_drop(void *ctx, void *p)
 {
         struct fake *f = ctx;
         struct obj *o = p;
+        if (f->slow_drop_ms) {
+                struct timespec ts = {0, (long)f->slow_drop_ms * 1000000L};
+                nanosleep(&ts, NULL);
+        }
         pthread_mutex_lock(&f->lock);
         f->alive--;
         f->dropped[f->ndropped++ % 64] = o->id;
@@ -236,8 +241,8 @@ START_TEST(idle_ones_dropped_down_to_keep)
 }
 END_TEST
 
-/* A lower cap makes takes wait for the ones made; a higher one lets them
- * make more. */
+/* A lower cap makes takes wait until fewer than it are lent, free ones
+ * or not; a higher one lets them make more. */
 START_TEST(cap_changes)
 {
         struct fake f;
@@ -251,18 +256,50 @@ START_TEST(cap_changes)
         sleep_ms(30);
         ck_assert_int_eq(atomic_load(&w.done), 0); /* two made, cap 1: it waits */
         ss_lender_give(l, a);
+        sleep_ms(30);
+        ck_assert_int_eq(atomic_load(&w.done), 0); /* b is still lent: the cap is full */
+        ss_lender_give(l, b);
         pthread_join(t, NULL);
-        ck_assert_ptr_eq(w.got, a);
+        ck_assert_ptr_eq(w.got, b); /* the last given back */
         ck_assert_uint_eq(f.alive, 2);
         ss_lender_set_cap(l, 6);
         struct obj *c[4];
         for (int i = 0; i < 4; i++)
                 c[i] = take(l);
-        ck_assert_uint_eq(f.alive, 6);
-        ss_lender_give(l, a);
+        ck_assert_ptr_eq(c[0], a); /* the free one first, then three made */
+        ck_assert_uint_eq(f.alive, 5);
         ss_lender_give(l, b);
         for (int i = 0; i < 4; i++)
                 ss_lender_give(l, c[i]);
+        ss_lender_free(l);
+        ck_assert_uint_eq(f.alive, 0);
+}
+END_TEST
+
+/* A take that finds no room while the last object is being dropped waits
+ * for the drop's room instead of failing. */
+static void *trim_all(void *arg)
+{
+        ss_lender_trim(arg, 0);
+        return NULL;
+}
+
+START_TEST(take_during_a_drop_waits_for_its_room)
+{
+        struct fake f;
+        fake_init(&f, 1);
+        f.slow_drop_ms = 60;
+        struct ss_lender *l = ss_lender_new(&fake_ops, &f, 4, 0, 0);
+        struct obj *a = take(l);
+        ss_lender_give(l, a);
+        pthread_t t;
+        pthread_create(&t, NULL, trim_all, l);
+        sleep_ms(20); /* the drop is under way: no room, nothing lent */
+        struct obj *b = take(l);
+        ck_assert_uint_eq(f.alive, 1);
+        pthread_join(t, NULL);
+        ss_lender_give(l, b);
+        f.slow_drop_ms = 0;
         ss_lender_free(l);
         ck_assert_uint_eq(f.alive, 0);
 }
@@ -331,6 +368,7 @@ int main(void)
         tcase_add_test(tc, deadline_while_waiting);
         tcase_add_test(tc, idle_ones_dropped_down_to_keep);
         tcase_add_test(tc, cap_changes);
+        tcase_add_test(tc, take_during_a_drop_waits_for_its_room);
         tcase_add_test(tc, threads_never_share_an_object);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
