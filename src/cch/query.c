@@ -169,19 +169,26 @@ ss_dist ss_cch_distance(struct ss_cch_query *q, const struct ss_cch_metric *m, u
 
 /* ---- paths --------------------------------------------------------------- */
 
+/* Room for need entries in the array *v of *cap (a doubling growth from
+ * first). */
+static int grow_u32(uint32_t **v, size_t *cap, size_t need, size_t first)
+{
+        if (need <= *cap)
+                return SS_OK;
+        size_t c = *cap ? *cap : first;
+        while (c < need)
+                c *= 2;
+        uint32_t *g = realloc(*v, c * sizeof(uint32_t));
+        if (!g)
+                return SS_ENOMEM;
+        *v = g;
+        *cap = c;
+        return SS_OK;
+}
+
 static int stack_fit(struct ss_cch_query *q, size_t need)
 {
-        if (need <= q->stack_cap)
-                return SS_OK;
-        size_t cap = q->stack_cap ? q->stack_cap : 256;
-        while (cap < need)
-                cap *= 2;
-        uint32_t *s = realloc(q->stack, cap * sizeof(uint32_t));
-        if (!s)
-                return SS_ENOMEM;
-        q->stack = s;
-        q->stack_cap = cap;
-        return SS_OK;
+        return grow_u32(&q->stack, &q->stack_cap, need, 256);
 }
 
 struct path {
@@ -189,20 +196,9 @@ struct path {
         size_t len, cap;
 };
 
-/* Room for need entries in all (a doubling growth). */
 static int path_fit(struct path *p, size_t need)
 {
-        if (need <= p->cap)
-                return SS_OK;
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        while (cap < need)
-                cap *= 2;
-        uint32_t *g = realloc(p->v, cap * sizeof(uint32_t));
-        if (!g)
-                return SS_ENOMEM;
-        p->v = g;
-        p->cap = cap;
-        return SS_OK;
+        return grow_u32(&p->v, &p->cap, need, 64);
 }
 
 static int path_push(struct path *p, uint32_t v)

@@ -458,6 +458,22 @@ static void *race_routes(void *arg)
         return NULL;
 }
 
+/* Every route of m from src[i] to dst[i] is the node list first[i]. */
+static void same_routes(struct ss_cch_query *q, const struct ss_cch_metric *m, const uint32_t *src,
+                        const uint32_t *dst, uint32_t *const *first, const size_t *flen, unsigned n)
+{
+        struct ss_err err;
+        for (unsigned i = 0; i < n; i++) {
+                ss_dist d;
+                uint32_t *path;
+                size_t len;
+                ck_assert_int_eq(ss_cch_route(q, m, src[i], dst[i], &d, &path, &len, &err), SS_OK);
+                ck_assert_uint_eq(len, flen[i]);
+                ck_assert_int_eq(memcmp(path, first[i], len * sizeof(uint32_t)), 0);
+                free(path);
+        }
+}
+
 /* Routes on a road graph: paths from the kept node lists equal the ones
  * unpacked the first time; a metric customized again for other weights
  * drops them (its routes follow the new weights); threads that fill the
@@ -498,28 +514,12 @@ START_TEST(test_path_cache)
         ck_assert_uint_gt(kept, 10);
         ck_assert_uint_ge(bytes, kept * 32 * sizeof(uint32_t));
         /* again, now from the kept lists: the same nodes */
-        for (unsigned i = 0; i < PAIRS; i++) {
-                ss_dist d;
-                uint32_t *path;
-                size_t len;
-                ck_assert_int_eq(ss_cch_route(q, m, src[i], dst[i], &d, &path, &len, &err), SS_OK);
-                ck_assert_uint_eq(len, flen[i]);
-                ck_assert_int_eq(memcmp(path, first[i], len * sizeof(uint32_t)), 0);
-                free(path);
-        }
+        same_routes(q, m, src, dst, first, flen, PAIRS);
 
         /* The same weights without the cache: the same nodes again. */
         setenv("SS_CCH_PATH_CACHE", "0", 1);
         struct ss_cch_metric *m0 = cu_customize(c, g, NULL, 2);
-        for (unsigned i = 0; i < PAIRS; i++) {
-                ss_dist d;
-                uint32_t *path;
-                size_t len;
-                ck_assert_int_eq(ss_cch_route(q, m0, src[i], dst[i], &d, &path, &len, &err), SS_OK);
-                ck_assert_uint_eq(len, flen[i]);
-                ck_assert_int_eq(memcmp(path, first[i], len * sizeof(uint32_t)), 0);
-                free(path);
-        }
+        same_routes(q, m0, src, dst, first, flen, PAIRS);
         ss_cch_metric_paths_stats(m0, &kept, &bytes);
         ck_assert_uint_eq(kept, 0);
         unsetenv("SS_CCH_PATH_CACHE");

@@ -519,6 +519,15 @@ static struct ss_engine *engine_of_two(struct ss_graph *g, enum ss_engine_partit
         return e;
 }
 
+/* Submits the route s -> t with engine=gpu (w.done counts it). */
+static void submit_gpu_route(struct ss_engine *e, struct ss_job *j, uint32_t *s, uint32_t *t)
+{
+        w.done = 0;
+        job_init(j, e, SS_JOB_ROUTE, s, t, 1);
+        j->engine = SS_ENGINE_GPU;
+        ck_assert_int_eq(ss_engine_submit(e, j), SS_OK);
+}
+
 /* A pool of two devices: one that refuses leaves the other serving; auto
  * cuts the graph over both only when both refused it as too large (the
  * partitioned search then opens on the first slot, which without a real
@@ -539,10 +548,7 @@ START_TEST(pool_of_two_devices)
         ck_assert(dev[2].serving);
         uint32_t s = 0, t = 60;
         struct ss_job j;
-        w.done = 0;
-        job_init(&j, e, SS_JOB_ROUTE, &s, &t, 1);
-        j.engine = SS_ENGINE_GPU;
-        ck_assert_int_eq(ss_engine_submit(e, &j), SS_OK);
+        submit_gpu_route(e, &j, &s, &t);
         wait_done(1);
         ck_assert_int_eq(j.status, SS_OK);
         ck_assert_uint_eq(j.dist[0], 60);
@@ -597,10 +603,7 @@ START_TEST(idle_gpu_trims_its_workspaces)
         atomic_store(&gate, 0);
         uint32_t s = 0, t = 60;
         struct ss_job j;
-        w.done = 0;
-        job_init(&j, e, SS_JOB_ROUTE, &s, &t, 1);
-        j.engine = SS_ENGINE_GPU;
-        ck_assert_int_eq(ss_engine_submit(e, &j), SS_OK);
+        submit_gpu_route(e, &j, &s, &t);
         usleep(30000);
         const int before = atomic_load(&trims_idle);
         usleep(150000);
