@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "apsp/internal.h"
 #include "core/team.h"
+#include "cpu/dijkstra.h"
 #include "ss_config.h"
 
 #if SS_HAVE_CUDA
@@ -215,6 +217,33 @@ static uint64_t ss__bound(const struct ss_graph *g)
         return sum;
 }
 
+/* 16-bit distances (the GPU's Floyd-Warshall only) take half the memory and
+ * bus traffic of 32-bit ones, and the GPU's fused add-and-min does two of
+ * them per instruction (__viaddmin_u16x2). They suit graphs whose distances
+ * are small, like dense graphs of light arcs, which the bound above
+ * rarely admits (n times the heaviest arc). An estimate decides instead:
+ * twice the eccentricity of node 0, from one search (d(i, j) <= d(i, 0) +
+ * d(0, j), and on such graphs the two halves are alike). It is a guess, so
+ * the run checks its result: 16-bit sums never wrap, and a pair whose
+ * distance does not fit comes out unreachable (docs/apsp.md proves it), so
+ * a result without unreachable pairs is exact. UINT64_MAX when node 0 does
+ * not reach every node: an unreachable pair could then not be told from an
+ * overflow. */
+static uint64_t ss__estimate(const struct ss_graph *g)
+{
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        if (!ws)
+                return UINT64_MAX;
+        uint64_t est = UINT64_MAX;
+        if (ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL) == SS_OK &&
+            ss_dijkstra_settled_count(ws) == g->n) {
+                const uint32_t *order = ss_dijkstra_settled(ws);
+                est = 2 * ss_dijkstra_dist(ws, order[g->n - 1]); /* settled last: the farthest */
+        }
+        ss_dijkstra_ws_free(ws);
+        return est;
+}
+
 static uint64_t ss__phys_bytes(void)
 {
         long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -324,7 +353,30 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
         p->device = gpu ? SS_APSP_GPU : SS_APSP_CPU;
 
         p->shift = (method == SS_APSP_FW && o->paths) ? SS__FW_SHIFT : 0;
-        if (o->width == 8) {
+        const bool can16 = gpu && method == SS_APSP_FW;
+        if (o->width == 2 && !can16)
+                return ss_err_set(err, SS_EINVAL,
+                                  "16-bit distances are for the Floyd-Warshall on the GPU");
+        if (can16 && (o->width == 0 || o->width == 2)) {
+                if (p->bound > ss__apsp_max_dist(2, p->shift)) {
+                        p->estimate = ss__estimate(g);
+                        p->checked = p->estimate <= ss__apsp_max_dist(2, p->shift);
+                }
+                if (p->checked || p->bound <= ss__apsp_max_dist(2, p->shift))
+                        p->width = 2;
+                else if (o->width == 2)
+                        return ss_err_set(
+                            err, SS_ETOOBIG,
+                            "distances may reach %" PRIu64 " (%s), above the %" PRIu64
+                            " that 16-bit distances hold%s",
+                            p->estimate == UINT64_MAX ? p->bound : p->estimate,
+                            p->estimate == UINT64_MAX ? "node 0 does not reach every node"
+                                                      : "twice node 0's eccentricity",
+                            ss__apsp_max_dist(2, p->shift), p->shift ? " with paths" : "");
+        }
+        if (p->width == 2) {
+                /* chosen above */
+        } else if (o->width == 8) {
                 p->width = 8;
         } else if (p->bound <= ss__apsp_max_dist(4, p->shift)) {
                 p->width = 4;
@@ -344,9 +396,10 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                                   p->bound, ss__apsp_max_dist(8, p->shift));
         /* Spare bits widen the tags: the GPU then resolves them after
          * windows of several chunks (fewer successor writes), with the
-         * same result. */
+         * same result. An estimate keeps a margin of a factor of two. */
+        const uint64_t need = p->checked ? 2 * p->estimate : p->bound;
         while (p->shift && p->shift < SS__FW_SHIFT_MAX &&
-               p->bound <= ss__apsp_max_dist(p->width, p->shift + 1))
+               need <= ss__apsp_max_dist(p->width, p->shift + 1))
                 p->shift++;
 
         p->pitch = method == SS_APSP_FW ? fw_pitch : g->n;
@@ -386,8 +439,9 @@ int ss_apsp_plan(const struct ss_graph *g, const struct ss_apsp_options *o_in,
         memset(p, 0, sizeof(*p));
         if (!g || g->n == 0)
                 return ss_err_set(err, SS_EINVAL, "the graph is empty");
-        if (o.width != 0 && o.width != 4 && o.width != 8)
-                return ss_err_set(err, SS_EINVAL, "distance width %u is not 4 or 8 bytes", o.width);
+        if (o.width != 0 && o.width != 2 && o.width != 4 && o.width != 8)
+                return ss_err_set(err, SS_EINVAL, "distance width %u is not 2, 4 or 8 bytes",
+                                  o.width);
         if (o.method == SS_APSP_SSSP && o.device == SS_APSP_GPU)
                 return ss_err_set(err, SS_EINVAL,
                                   "the sssp method runs on the CPU; use the fw method on the GPU");
@@ -434,13 +488,43 @@ struct ss__fill {
         struct ss_apsp *a;
 };
 
+/* Row i of a matrix of entries of type T: infinity, then (for a node, not
+ * the padding) 0 on the diagonal and each node's lightest arc to every head.
+ * An arc at or above the infinity stays infinite: only 16-bit matrices,
+ * planned on an estimate, have such arcs, and a pair that needs one then
+ * comes out unreachable, which their check catches. */
+#define SS__FILL_ROW_FN(name, T)                                                                   \
+        static void name(const struct ss_graph *g, const struct ss_apsp *a, uint64_t i,            \
+                         uint32_t *sr)                                                             \
+        {                                                                                          \
+                const uint64_t p = a->pitch;                                                       \
+                T *r = (T *)a->dist + i * p;                                                       \
+                for (uint64_t j = 0; j < p; j++)                                                   \
+                        r[j] = (T)a->inf;                                                          \
+                if (i >= g->n)                                                                     \
+                        return;                                                                    \
+                for (uint64_t e = g->row[i]; e < g->row[i + 1]; e++) {                             \
+                        const uint32_t v = g->col[e];                                              \
+                        const uint64_t w = (uint64_t)g->w[e] << a->shift;                          \
+                        const T d = (T)(w < a->inf ? w : a->inf);                                  \
+                        if (v != i && d < r[v]) {                                                  \
+                                r[v] = d;                                                          \
+                                if (sr)                                                            \
+                                        sr[v] = v;                                                 \
+                        }                                                                          \
+                }                                                                                  \
+                r[i] = 0;                                                                          \
+        }
+SS__FILL_ROW_FN(ss__fill_row16, uint16_t)
+SS__FILL_ROW_FN(ss__fill_row32, uint32_t)
+SS__FILL_ROW_FN(ss__fill_row64, uint64_t)
+
 static void ss__fill_rows(void *arg, unsigned tid, unsigned nthreads)
 {
         const struct ss__fill *f = arg;
         const struct ss_graph *g = f->g;
         struct ss_apsp *a = f->a;
         const uint64_t p = a->pitch;
-        const uint64_t inf = a->inf;
         /* Interleaved rows: first touch spreads the pages over the threads'
          * memory, and every row costs about the same. */
         for (uint64_t i = tid; i < p; i += nthreads) {
@@ -448,40 +532,13 @@ static void ss__fill_rows(void *arg, unsigned tid, unsigned nthreads)
                 if (sr)
                         for (uint64_t j = 0; j < p; j++)
                                 sr[j] = SS_NO_NODE;
-                if (a->width == 4) {
-                        uint32_t *r = (uint32_t *)a->dist + i * p;
-                        for (uint64_t j = 0; j < p; j++)
-                                r[j] = (uint32_t)inf;
-                        if (i >= g->n)
-                                continue;
-                        for (uint64_t e = g->row[i]; e < g->row[i + 1]; e++) {
-                                const uint32_t v = g->col[e];
-                                const uint32_t d = g->w[e] << a->shift;
-                                if (v != i && d < r[v]) {
-                                        r[v] = d;
-                                        if (sr)
-                                                sr[v] = v;
-                                }
-                        }
-                        r[i] = 0;
-                } else {
-                        uint64_t *r = (uint64_t *)a->dist + i * p;
-                        for (uint64_t j = 0; j < p; j++)
-                                r[j] = inf;
-                        if (i >= g->n)
-                                continue;
-                        for (uint64_t e = g->row[i]; e < g->row[i + 1]; e++) {
-                                const uint32_t v = g->col[e];
-                                const uint64_t d = (uint64_t)g->w[e] << a->shift;
-                                if (v != i && d < r[v]) {
-                                        r[v] = d;
-                                        if (sr)
-                                                sr[v] = v;
-                                }
-                        }
-                        r[i] = 0;
-                }
-                if (sr)
+                if (a->width == 2)
+                        ss__fill_row16(g, a, i, sr);
+                else if (a->width == 4)
+                        ss__fill_row32(g, a, i, sr);
+                else
+                        ss__fill_row64(g, a, i, sr);
+                if (sr && i < g->n)
                         sr[i] = (uint32_t)i;
         }
 }
@@ -510,16 +567,46 @@ static double ss__secs(uint64_t from_ns)
         return (double)(ss_now_ns() - from_ns) * 1e-9;
 }
 
-int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in,
-                    struct ss_apsp **out, struct ss_err *err)
+/* Whether a 16-bit matrix holds an unreachable pair among its n x n
+ * entries (the padding is unreachable by design), on every thread. */
+struct ss__inf_scan {
+        const struct ss_apsp *a;
+        atomic_bool found;
+};
+
+static void ss__inf_rows(void *arg, unsigned tid, unsigned nthreads)
 {
-        struct ss_apsp_options o;
+        struct ss__inf_scan *x = arg;
+        const struct ss_apsp *a = x->a;
+        const uint16_t inf = (uint16_t)a->inf;
+        for (uint64_t i = tid; i < a->n && !atomic_load_explicit(&x->found, memory_order_relaxed);
+             i += nthreads) {
+                const uint16_t *r = (const uint16_t *)a->dist + i * a->pitch;
+                bool any = false;
+                for (uint32_t j = 0; j < a->n; j++)
+                        any |= r[j] == inf;
+                if (any)
+                        atomic_store(&x->found, true);
+        }
+}
+
+static bool ss__has_inf16(const struct ss_apsp *a, unsigned threads)
+{
+        struct ss__inf_scan x = {.a = a};
+        atomic_init(&x.found, false);
+        ss__apsp_parallel(threads, NULL, ss__inf_rows, &x);
+        return atomic_load(&x.found);
+}
+
+/* Returned by ss__compute when a checked 16-bit result holds an
+ * unreachable pair: a distance may not have fit (ss__estimate). */
+#define SS__OVERFLOW16 1
+
+static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struct ss_apsp **out,
+                       struct ss_err *err)
+{
         char b1[32];
         const uint64_t t0 = ss_now_ns();
-        if (o_in)
-                o = *o_in;
-        else
-                ss_apsp_options_default(&o);
         *out = NULL;
         struct ss_apsp_plan plan;
         int rc = ss_apsp_plan(g, &o, &plan, err);
@@ -592,6 +679,8 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
                         rc = ss__apsp_cpu_fw(a, &o, threads, err);
                 }
         }
+        if (rc == SS_OK && plan.checked && ss__has_inf16(a, threads))
+                rc = SS__OVERFLOW16;
         if (rc == SS_OK && a->succ)
                 rc = ss__apsp_fix_zero_cycles(g, a, threads, err);
         if (rc)
@@ -604,6 +693,39 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
 fail:
         ss_apsp_free(a);
         return rc;
+}
+
+int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in,
+                    struct ss_apsp **out, struct ss_err *err)
+{
+        struct ss_apsp_options o;
+        if (o_in)
+                o = *o_in;
+        else
+                ss_apsp_options_default(&o);
+        const uint64_t t0 = ss_now_ns();
+        int rc = ss__compute(g, o, out, err);
+        if (rc != SS__OVERFLOW16)
+                return rc;
+        const uint64_t max16 = ss__apsp_max_dist(2, o.paths ? SS__FW_SHIFT : 0);
+        if (o.width == 2)
+                return ss_err_set(err, SS_ETOOBIG,
+                                  "some distance is above the %" PRIu64
+                                  " that 16-bit distances hold%s, or some node does not reach "
+                                  "another; use 32-bit distances",
+                                  max16, o.paths ? " with paths" : "");
+        /* The estimate was wrong: the wider form the bound allows. */
+        const double first_s = ss__secs(t0);
+        o.width = ss__bound(g) <= ss__apsp_max_dist(4, o.paths ? SS__FW_SHIFT : 0) ? 4 : 8;
+        rc = ss__compute(g, o, out, err);
+        if (rc)
+                return rc;
+        struct ss_apsp_info *in = &(*out)->info;
+        in->total_s += first_s;
+        size_t l = strlen(in->plan.why);
+        snprintf(in->plan.why + l, sizeof(in->plan.why) - l,
+                 "; 16-bit distances did not fit (%.3g s), so %u-bit", first_s, o.width * 8);
+        return SS_OK;
 }
 
 /* ------------------------------------------------------------------ */

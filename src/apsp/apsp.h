@@ -89,8 +89,9 @@ struct ss_apsp_options {
         bool paths;            /* also compute the successor matrix */
         unsigned block;        /* Floyd-Warshall block: 0 = SS_APSP_DEFAULT_BLOCK; CPU: a power
                                 * of two in 16..256; GPU: 64 or 128 */
-        unsigned width;        /* bytes per stored distance: 0 = the smallest safe, 4 = 32-bit
-                                * or SS_ETOOBIG, 8 = 64-bit */
+        unsigned width;        /* bytes per stored distance: 0 = the smallest safe, 2 = 16-bit
+                                * (GPU Floyd-Warshall only) or SS_ETOOBIG, 4 = 32-bit or
+                                * SS_ETOOBIG, 8 = 64-bit */
         unsigned threads;      /* CPU threads; 0 = every online core */
         uint64_t memory_limit; /* bytes: on the GPU, device memory (beyond it the
                                 * matrix goes out of core); on the CPU, the host
@@ -120,8 +121,13 @@ struct ss_apsp_plan {
         enum ss_apsp_method method; /* never SS_APSP_AUTO */
         enum ss_apsp_device device; /* never SS_APSP_ANY */
         unsigned width, shift, block;
-        uint32_t pitch;      /* entries per stored row */
-        uint64_t bound;      /* upper bound on every finite distance */
+        uint32_t pitch; /* entries per stored row */
+        uint64_t bound; /* upper bound on every finite distance */
+        /* 16-bit distances chosen on an estimate (below the bound): the
+         * result is checked, and computed again at 32 bits when a pair came
+         * out unreachable. estimate is twice node 0's eccentricity. */
+        bool checked;
+        uint64_t estimate;
         uint64_t dist_bytes; /* host bytes of distances */
         uint64_t succ_bytes; /* host bytes of successors (0 without paths) */
         /* GPU only: */
@@ -162,7 +168,7 @@ struct ss_apsp_info {
 struct ss_apsp {
         uint32_t n;
         uint32_t pitch; /* entries per stored row (>= n) */
-        unsigned width; /* bytes per stored distance: 4 or 8 */
+        unsigned width; /* bytes per stored distance: 2, 4 or 8 (a file: 4 or 8) */
         unsigned shift; /* stored value = distance << shift */
         uint64_t inf;   /* stored value of an unreachable pair */
         void *dist;     /* pitch rows of pitch entries */

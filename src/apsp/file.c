@@ -128,6 +128,14 @@ static size_t encode_rows(const struct ss_apsp *a, uint32_t r0, uint32_t rows, b
                 if (succ) {
                         memcpy(buf + off, a->succ + r * p, n * 4);
                         off += n * 4;
+                } else if (a->width == 2) {
+                        /* 16-bit matrices are written with 32-bit entries:
+                         * the format keeps two widths. */
+                        const uint16_t *s = (const uint16_t *)a->dist + r * p;
+                        uint32_t *d = (uint32_t *)(buf + off);
+                        for (uint64_t j = 0; j < n; j++)
+                                d[j] = s[j] == a->inf ? UINT32_MAX : (uint32_t)s[j] >> a->shift;
+                        off += n * 4;
                 } else if (a->width == 4) {
                         const uint32_t *s = (const uint32_t *)a->dist + r * p;
                         uint32_t *d = (uint32_t *)(buf + off);
@@ -148,11 +156,12 @@ static size_t encode_rows(const struct ss_apsp *a, uint32_t r0, uint32_t rows, b
 int ss_apsp_write(const struct ss_apsp *a, const char *path, struct ss_err *err)
 {
         const bool succ = a->succ != NULL;
+        const unsigned width = a->width < 4 ? 4 : a->width; /* in the file */
         uint64_t payload;
-        if (!payload_bytes(a->n, a->width, succ, &payload))
+        if (!payload_bytes(a->n, width, succ, &payload))
                 return ss_err_set(err, SS_EINVAL, "%s: %" PRIu32 " nodes do not fit a file", path,
                                   a->n);
-        const uint64_t row_max = (uint64_t)a->n * (a->width > 4 ? a->width : 4);
+        const uint64_t row_max = (uint64_t)a->n * width;
         uint32_t batch = (uint32_t)(SS__APSP_IO_CHUNK / row_max);
         if (batch == 0)
                 batch = 1;
@@ -193,7 +202,7 @@ int ss_apsp_write(const struct ss_apsp *a, const char *path, struct ss_err *err)
         put32(h + 12, SS__APSP_HEADER);
         put64(h + 16, a->n);
         put32(h + 24, succ ? SS__APSP_FLAG_SUCC : 0);
-        put32(h + 28, a->width);
+        put32(h + 28, width);
         put64(h + 32, a->graph_checksum);
         put64(h + 40, SS__APSP_HEADER + payload);
         put32(h + 48, crc);

@@ -35,7 +35,14 @@ static inline uint64_t ss__apsp_max_dist(unsigned width, unsigned shift)
 
 static inline uint64_t ss__apsp_raw(const struct ss_apsp *a, uint64_t idx)
 {
-        return a->width == 4 ? ((const uint32_t *)a->dist)[idx] : ((const uint64_t *)a->dist)[idx];
+        switch (a->width) {
+        case 2:
+                return ((const uint16_t *)a->dist)[idx];
+        case 4:
+                return ((const uint32_t *)a->dist)[idx];
+        default:
+                return ((const uint64_t *)a->dist)[idx];
+        }
 }
 
 /* Fork-join: runs setup(arg, n) once the number of threads n is known (at

@@ -84,11 +84,11 @@ int ss_apsp_gpu_plan(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan 
 {
         char b1[32], b2[32], b3[32];
         memset(plan, 0, sizeof(*plan));
-        if ((job->width != 4 && job->width != 8) || (job->block != 64 && job->block != 128) ||
-            job->pitch == 0 || job->pitch % job->block)
+        if ((job->width != 2 && job->width != 4 && job->width != 8) ||
+            (job->block != 64 && job->block != 128) || job->pitch == 0 || job->pitch % job->block)
                 return ss_err_set(err, SS_EINVAL,
                                   "GPU Floyd-Warshall: width %u, block %u, pitch %" PRIu32
-                                  " (4 or 8; 64 or 128; a multiple of the block)",
+                                  " (2, 4 or 8; 64 or 128; a multiple of the block)",
                                   job->width, job->block, job->pitch);
         int count = 0;
         cudaError_t e = cudaGetDeviceCount(&count);

@@ -24,7 +24,7 @@ struct ss_apsp_gpu_job {
         uint32_t *succ; /* host, pitch x pitch successors, or NULL without paths */
         bool paths;     /* succ is given (the plan reads only this) */
         uint32_t pitch; /* a multiple of block */
-        unsigned width; /* 4 or 8 */
+        unsigned width; /* 2, 4 or 8 */
         unsigned shift; /* tag bits below the distance (7 with paths, else 0) */
         unsigned block; /* 64 or 128 */
         int device;

@@ -148,6 +148,44 @@ template <int N> __device__ __forceinline__ void ss__stv(u64 *p, const u64 *in)
                 reinterpret_cast<ulonglong2 *>(p)[q] = make_ulonglong2(in[2 * q], in[2 * q + 1]);
 }
 
+/* 16-bit entries travel as words of two (entry 2q in the low half): N
+ * consecutive entries are loaded as vectors of their own type and packed
+ * into N / 2 words, or unpacked and stored. */
+template <int N> __device__ __forceinline__ void ss__ld16(const uint16_t *p, uint32_t *w)
+{
+        static_assert(N == 2 || N % 4 == 0, "pairs or quads of 16-bit entries");
+        if constexpr (N == 2) {
+                SS__FW_ALIGNED(p, 4);
+                const ushort2 x = *reinterpret_cast<const ushort2 *>(p);
+                w[0] = (uint32_t)x.x | (uint32_t)x.y << 16;
+        } else {
+                SS__FW_ALIGNED(p, 8);
+                SS__UNROLL
+                for (int q = 0; q < N / 4; q++) {
+                        const ushort4 x = reinterpret_cast<const ushort4 *>(p)[q];
+                        w[2 * q] = (uint32_t)x.x | (uint32_t)x.y << 16;
+                        w[2 * q + 1] = (uint32_t)x.z | (uint32_t)x.w << 16;
+                }
+        }
+}
+
+template <int N> __device__ __forceinline__ void ss__st16(uint16_t *p, const uint32_t *w)
+{
+        static_assert(N == 2 || N % 4 == 0, "pairs or quads of 16-bit entries");
+        if constexpr (N == 2) {
+                SS__FW_ALIGNED(p, 4);
+                *reinterpret_cast<ushort2 *>(p) =
+                    make_ushort2((uint16_t)w[0], (uint16_t)(w[0] >> 16));
+        } else {
+                SS__FW_ALIGNED(p, 8);
+                SS__UNROLL
+                for (int q = 0; q < N / 4; q++)
+                        reinterpret_cast<ushort4 *>(p)[q] =
+                            make_ushort4((uint16_t)w[2 * q], (uint16_t)(w[2 * q] >> 16),
+                                         (uint16_t)w[2 * q + 1], (uint16_t)(w[2 * q + 1] >> 16));
+        }
+}
+
 /* ---- phase 1 ---------------------------------------------------------- */
 
 /* Within round k a tile's row k and column k do not change (d(k, k) = 0;
@@ -354,6 +392,131 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
         }
 }
 
+/* The same product on 16-bit entries, two to a 32-bit word: one
+ * __viaddmin_u16x2 updates two neighbouring entries of a row, so each
+ * instruction does twice the work of the 32-bit kernel's (the integer
+ * pipe issues both at the same rate). The thread's entries are those of
+ * ss__fw_minplus_kernel; its accumulators hold them in pairs along the row.
+ * The A chunk is staged with each value in both halves of a word, the B
+ * chunk in pairs with its tags; the inner loop is shared-memory loads and
+ * adds-and-mins only. No half can carry into the other: a stored value is
+ * at most the infinity, below 2^15, so two of them and a tag stay below
+ * 2^16. Tags and ties follow the 32-bit kernel, so both give the same
+ * matrix and successors. */
+template <int B>
+__global__ void __launch_bounds__(SS__MP_THREADS, (B == 128 ? 3 : 4))
+    ss__fw_minplus16_kernel(ss__fw_view C, ss__fw_view A, ss__fw_view Bv, ss__fw_range rows,
+                            ss__fw_range cols, uint32_t k0, uint32_t klen, uint32_t shift,
+                            int paths)
+{
+        constexpr int TM = B / 16; /* entries per thread along each axis */
+        constexpr int TH = TM / 2; /* per half */
+        constexpr int HALF = B / 2;
+        constexpr int PW = TM / 2; /* words of pairs per thread row */
+        constexpr int HW = TH / 2; /* per half */
+        uint32_t *As = reinterpret_cast<uint32_t *>(SS__FW_SMEM()); /* [SS__KC][B], k-major */
+        uint32_t *Bs = As + SS__KC * B;                             /* [SS__KC][B / 2] pairs */
+        const uint32_t tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+        const uint32_t gi = ss__tile(rows, blockIdx.y) * B, gj = ss__tile(cols, blockIdx.x) * B;
+        uint64_t pc, pa, pb;
+        uint16_t *gc = ss__at<uint16_t>(C, gi, gj, pc);
+        const uint16_t *ga = ss__at<uint16_t>(A, gi, k0, pa);
+        const uint16_t *gb = ss__at<uint16_t>(Bv, k0, gj, pb);
+        uint32_t *sc = paths ? ss__at_succ(C, gi, gj) : nullptr;
+        const uint32_t *sa = paths ? ss__at_succ(A, gi, k0) : nullptr;
+        const uint32_t mask1 = (1u << shift) - 1, mask = mask1 | mask1 << 16;
+        const uint32_t window = paths ? ((1u << shift) - 1) / SS__KC * SS__KC : SS__KC;
+
+        uint32_t acc[TM][PW];
+        SS__UNROLL
+        for (int r = 0; r < TM; r++) {
+                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                SS__UNROLL
+                for (int h = 0; h < 2; h++)
+                        ss__ld16<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * HW]);
+        }
+
+        for (uint32_t kc = 0; kc < klen; kc += SS__KC) {
+                __syncthreads(); /* the previous chunk is consumed */
+                /* A: 8 entries along k of one row; a warp takes 32 rows, so
+                 * its transposed stores hit 32 banks. */
+                for (uint32_t e = threadIdx.x; e < B * (SS__KC / 8); e += SS__MP_THREADS) {
+                        const uint32_t r = e % B, kq = e / B;
+                        uint32_t x[4];
+                        ss__ld16<8>(ga + r * pa + kc + kq * 8, x);
+                        SS__UNROLL
+                        for (int q = 0; q < 4; q++) {
+                                As[(kq * 8 + 2 * q) * B + r] = (x[q] & 0xffffu) * 0x10001u;
+                                As[(kq * 8 + 2 * q + 1) * B + r] = (x[q] >> 16) * 0x10001u;
+                        }
+                }
+                /* B: rows of the chunk in pairs, with their tags. */
+                for (uint32_t e = threadIdx.x; e < SS__KC * (B / 8); e += SS__MP_THREADS) {
+                        const uint32_t k = e / (B / 8), cq = e % (B / 8);
+                        uint32_t x[4];
+                        ss__ld16<8>(gb + (uint64_t)(kc + k) * pb + cq * 8, x);
+                        const uint32_t tag = paths ? (kc % window + k + 1) * 0x10001u : 0u;
+                        SS__UNROLL
+                        for (int q = 0; q < 4; q++)
+                                x[q] += tag; /* no carry: each half stays below 2^16 */
+                        ss__stv<4>(Bs + k * (B / 2) + cq * 4, x);
+                }
+                __syncthreads();
+                SS__UNROLL
+                for (int k = 0; k < SS__KC; k++) {
+                        uint32_t a[TM], b[PW];
+                        SS__UNROLL
+                        for (int h = 0; h < 2; h++) {
+                                ss__ldv<TH>(As + k * B + h * HALF + ty * TH, &a[h * TH]);
+                                ss__ldv<HW>(Bs + k * (B / 2) + h * (HALF / 2) + tx * HW,
+                                            &b[h * HW]);
+                        }
+                        SS__UNROLL
+                        for (int r = 0; r < TM; r++)
+                                SS__UNROLL
+                        for (int c = 0; c < PW; c++)
+                                acc[r][c] = __viaddmin_u16x2(a[r], b[c], acc[r][c]);
+                }
+                if (!paths || ((kc + SS__KC) % window != 0 && kc + SS__KC < klen))
+                        continue;
+                const uint32_t kw = kc - kc % window;
+                uint32_t any = 0;
+                SS__UNROLL
+                for (int r = 0; r < TM; r++)
+                        SS__UNROLL
+                for (int c = 0; c < PW; c++)
+                        any |= acc[r][c];
+                if (!(any & mask))
+                        continue;
+                SS__UNROLL
+                for (int r = 0; r < TM; r++) {
+                        const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                        SS__UNROLL
+                        for (int c = 0; c < PW; c++) {
+                                SS__UNROLL
+                                for (int e = 0; e < 2; e++) {
+                                        const uint32_t tag = (acc[r][c] >> (16 * e)) & mask1;
+                                        if (tag) {
+                                                const int x = 2 * c + e; /* the entry's index */
+                                                const uint32_t j =
+                                                    (x / TH) * HALF + tx * TH + x % TH;
+                                                acc[r][c] -= tag << (16 * e);
+                                                sc[i * pc + j] = sa[i * pa + kw + tag - 1];
+                                        }
+                                }
+                        }
+                }
+        }
+
+        SS__UNROLL
+        for (int r = 0; r < TM; r++) {
+                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                SS__UNROLL
+                for (int h = 0; h < 2; h++)
+                        ss__st16<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * HW]);
+        }
+}
+
 /* ---- launchers -------------------------------------------------------- */
 
 template <typename T, int B> constexpr size_t ss__tile_smem()
@@ -363,7 +526,19 @@ template <typename T, int B> constexpr size_t ss__tile_smem()
 
 template <typename T, int B> constexpr size_t ss__mp_smem()
 {
-        return (size_t)2 * SS__KC * B * sizeof(T);
+        /* 16-bit: A as words holding each value twice, B in pairs. */
+        if constexpr (sizeof(T) == 2)
+                return (size_t)SS__KC * B * 4 + (size_t)SS__KC * (B / 2) * 4;
+        else
+                return (size_t)2 * SS__KC * B * sizeof(T);
+}
+
+template <typename T, int B> constexpr const void *ss__mp_fn()
+{
+        if constexpr (sizeof(T) == 2)
+                return (const void *)&ss__fw_minplus16_kernel<B>;
+        else
+                return (const void *)&ss__fw_minplus_kernel<T, B>;
 }
 
 template <typename T, int B> int ss__prepare_t(struct ss_err *err)
@@ -374,7 +549,7 @@ template <typename T, int B> int ss__prepare_t(struct ss_err *err)
         SS__CUDA(cudaFuncSetAttribute((const void *)&ss__fw_panel_kernel<T, B>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)ss__tile_smem<T, B>()));
-        SS__CUDA(cudaFuncSetAttribute((const void *)&ss__fw_minplus_kernel<T, B>,
+        SS__CUDA(cudaFuncSetAttribute(ss__mp_fn<T, B>(),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)ss__mp_smem<T, B>()));
         return SS_OK;
@@ -409,20 +584,34 @@ int ss__minplus_t(const ss__fw_cfg *c, const ss__fw_view *C, const ss__fw_view *
                   const ss__fw_view *Bv, ss__fw_range rows, ss__fw_range cols, uint32_t k0,
                   uint32_t klen, cudaStream_t s, struct ss_err *err)
 {
-        auto kernel = &ss__fw_minplus_kernel<T, B>;
         const size_t smem = ss__mp_smem<T, B>();
-        SS__FW_LAUNCH(kernel, dim3(cols.count, rows.count), dim3(SS__MP_THREADS), smem, s, *C, *A,
-                      *Bv, rows, cols, k0, klen, c->shift, (int)c->paths);
-        SS__LAUNCHED("ss__fw_minplus_kernel");
+        if constexpr (sizeof(T) == 2) {
+                auto kernel = &ss__fw_minplus16_kernel<B>;
+                SS__FW_LAUNCH(kernel, dim3(cols.count, rows.count), dim3(SS__MP_THREADS), smem, s,
+                              *C, *A, *Bv, rows, cols, k0, klen, c->shift, (int)c->paths);
+                SS__LAUNCHED("ss__fw_minplus16_kernel");
+        } else {
+                auto kernel = &ss__fw_minplus_kernel<T, B>;
+                SS__FW_LAUNCH(kernel, dim3(cols.count, rows.count), dim3(SS__MP_THREADS), smem, s,
+                              *C, *A, *Bv, rows, cols, k0, klen, c->shift, (int)c->paths);
+                SS__LAUNCHED("ss__fw_minplus_kernel");
+        }
         return SS_OK;
 }
 
 int ss__fw_check(const ss__fw_cfg *c, struct ss_err *err)
 {
-        if ((c->width != 4 && c->width != 8) || (c->block != 64 && c->block != 128))
+        if ((c->width != 2 && c->width != 4 && c->width != 8) ||
+            (c->block != 64 && c->block != 128))
+                return ss_err_set(
+                    err, SS_EINVAL,
+                    "GPU Floyd-Warshall: width %u and block %u (2, 4 or 8; 64 or 128)", c->width,
+                    c->block);
+        if (c->width == 2 && c->shift > 14)
                 return ss_err_set(err, SS_EINVAL,
-                                  "GPU Floyd-Warshall: width %u and block %u (4 or 8, 64 or 128)",
-                                  c->width, c->block);
+                                  "GPU Floyd-Warshall: 16-bit entries hold at most 14 tag bits, "
+                                  "not %u",
+                                  c->shift);
         if (c->paths && (c->shift < 7 || c->shift > 16))
                 return ss_err_set(err, SS_EINVAL,
                                   "GPU Floyd-Warshall: paths need 7 to 16 tag bits, not %u",
@@ -434,7 +623,9 @@ int ss__fw_check(const ss__fw_cfg *c, struct ss_err *err)
 
 /* Calls fn<T, B>(args) for the configuration's width and block. */
 #define SS__FW_DISPATCH(c, fn, ...)                                                                \
-        ((c)->width == 4                                                                           \
+        ((c)->width == 2 ? ((c)->block == 128 ? fn<uint16_t, 128>(__VA_ARGS__)                     \
+                                              : fn<uint16_t, 64>(__VA_ARGS__))                     \
+         : (c)->width == 4                                                                         \
              ? ((c)->block == 128 ? fn<uint32_t, 128>(__VA_ARGS__)                                 \
                                   : fn<uint32_t, 64>(__VA_ARGS__))                                 \
              : ((c)->block == 128 ? fn<u64, 128>(__VA_ARGS__) : fn<u64, 64>(__VA_ARGS__)))

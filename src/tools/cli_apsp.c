@@ -28,7 +28,8 @@ const char cli_apsp_usage[] =
     "                         beyond it); CPU: the largest matrix to build. Takes\n"
     "                         a K, M, G or T suffix (powers of 1024)\n"
     "  -t, --threads N        CPU threads (default: all cores)\n"
-    "  -w, --width 4|8        bytes per stored distance (default: 4 when safe)\n";
+    "  -w, --width 2|4|8      bytes per stored distance (default: the smallest safe;\n"
+    "                         2 only for fw on the GPU)\n";
 
 const struct option cli_apsp_longopts[] = {{"out", required_argument, NULL, 'o'},
                                            {"pairs", required_argument, NULL, 'p'},
@@ -103,6 +104,8 @@ static void apsp_report(const struct ss_apsp *a)
         else
                 fprintf(stderr, " (%u threads)", i->threads);
         fprintf(stderr, ", %u-bit distances%s", a->width * 8, a->succ ? " and successors" : "");
+        if (p->checked)
+                fprintf(stderr, " (estimated up to %" PRIu64 ", checked)", p->estimate);
         if (p->method == SS_APSP_FW)
                 fprintf(stderr, ", block %u", p->block);
         if (p->out_of_core)

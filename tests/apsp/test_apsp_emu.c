@@ -63,8 +63,10 @@ static void no_leaks(void)
 static void same_as_cpu(const struct ss_graph *g, const struct ss_apsp *gpu, unsigned block,
                         bool paths, unsigned width, const char *what)
 {
-        struct ss_apsp *cpu = run(g, SS_APSP_CPU, block, paths, width, 0, 0);
-        ck_assert_uint_eq(gpu->width, cpu->width);
+        /* The CPU has no 16-bit form: it compares at the smallest it has. */
+        struct ss_apsp *cpu = run(g, SS_APSP_CPU, block, paths, width == 2 ? 0 : width, 0, 0);
+        if (width)
+                ck_assert_uint_eq(gpu->width, width);
         ck_assert_msg(ta_compare(gpu, cpu, paths, why, sizeof(why)) == 0, "%s: %s", what, why);
         ck_assert_msg(ta_check_dijkstra(g, gpu, 1, 2, why, sizeof(why)) == 0, "%s: %s", what, why);
         if (paths)
@@ -79,18 +81,24 @@ START_TEST(test_incore)
         for (int i = 0; i < 4; i++) {
                 ss_emu_reset(100 + i, 0);
                 struct ss_graph *g = ta_random(sizes[i], 3, 30, i, kinds[i]);
-                for (int v = 0; v < 4; v++) {
-                        const unsigned block = v & 1 ? 64 : 128, width = v & 2 ? 8 : 0;
-                        const bool paths = v != 3;
+                /* 16-bit (v 4, 5): light arcs, every node reaching every other. */
+                struct ss_graph *g16 =
+                    ta_random(sizes[i], 3, 6, i, kinds[i] & ~(TA_ISLAND | TA_ONEWAY));
+                for (int v = 0; v < 6; v++) {
+                        const unsigned block = v & 1 ? 64 : 128;
+                        const unsigned width = v >= 4 ? 2 : v & 2 ? 8 : 0;
+                        const bool paths = v != 3 && v != 5;
                         char what[96];
                         snprintf(what, sizeof(what), "n %u block %u width %u%s", sizes[i], block,
                                  width, paths ? " paths" : "");
-                        struct ss_apsp *a = run(g, SS_APSP_GPU, block, paths, width, 0, 0);
+                        struct ss_graph *gv = width == 2 ? g16 : g;
+                        struct ss_apsp *a = run(gv, SS_APSP_GPU, block, paths, width, 0, 0);
                         ck_assert(!a->info.plan.out_of_core);
-                        same_as_cpu(g, a, block, paths, width, what);
+                        same_as_cpu(gv, a, block, paths, width, what);
                         ss_apsp_free(a);
                 }
                 ss_graph_unref(g);
+                ss_graph_unref(g16);
                 no_leaks();
         }
 }
@@ -113,10 +121,13 @@ START_TEST(test_incore_outer)
             {600, 128, 0, 2, true, TA_ZERO},
             {600, 128, 0, 4, false, TA_ISLAND},
             {333, 64, 8, 2, false, 0},
+            {600, 128, 2, 2, true, TA_ZERO},
+            {517, 64, 2, 3, false, TA_LOOPS},
         };
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
                 ss_emu_reset(300 + c, 0);
-                struct ss_graph *g = ta_random(cases[c].n, 3, 40, 70 + c, cases[c].kinds);
+                const uint32_t maxw = cases[c].width == 2 ? 6 : 40; /* 16 bits: light arcs */
+                struct ss_graph *g = ta_random(cases[c].n, 3, maxw, 70 + c, cases[c].kinds);
                 const unsigned b = cases[c].block;
                 const uint32_t pitch = (cases[c].n + b - 1) / b * b, x = cases[c].outer_blocks * b;
                 char what[128];
@@ -167,6 +178,65 @@ START_TEST(test_incore_outer)
 }
 END_TEST
 
+/* 16-bit distances planned on an estimate: a star whose centre reaches
+ * every node at 1 (estimate 2) but whose leaves reach each other at 301,
+ * above the 254 that 16-bit distances hold with paths. The check finds the
+ * overflow: auto computes again at 32 bits (and says so), a forced 16-bit
+ * run fails naming the cause, and the CPU refuses 16 bits. */
+START_TEST(test_width16_check)
+{
+        struct ss_arcs arcs;
+        struct ss_err err = {0};
+        const uint32_t n = 150;
+        ck_assert_int_eq(ss_arcs_init(&arcs, n, 2 * n), SS_OK);
+        for (uint32_t v = 1; v < n; v++) {
+                ss_arcs_push(&arcs, 0, v, 1);
+                ss_arcs_push(&arcs, v, 0, 300);
+        }
+        struct ss_graph *g = ss_graph_from_arcs(&arcs, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        ss_emu_reset(11, 0);
+
+        struct ss_apsp_options o;
+        struct ss_apsp_plan plan;
+        ss_apsp_options_default(&o);
+        o.method = SS_APSP_FW;
+        o.device = SS_APSP_GPU;
+        o.paths = true;
+        ck_assert_int_eq(ss_apsp_plan(g, &o, &plan, &err), SS_OK);
+        ck_assert_uint_eq(plan.width, 2);
+        ck_assert(plan.checked);
+        ck_assert_uint_eq(plan.estimate, 2);
+
+        struct ss_apsp *a = run(g, SS_APSP_GPU, 64, true, 0, 0, 0);
+        ck_assert_uint_eq(a->width, 4);
+        ck_assert_msg(strstr(a->info.plan.why, "16-bit distances did not fit") != NULL, "%s",
+                      a->info.plan.why);
+        ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 301);
+        same_as_cpu(g, a, 64, true, 4, "the star");
+        ss_apsp_free(a);
+
+        /* Without paths 16 bits hold 32,766: the same star fits, checked. */
+        a = run(g, SS_APSP_GPU, 64, false, 2, 0, 0);
+        ck_assert(a->info.plan.checked);
+        ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 301);
+        same_as_cpu(g, a, 64, false, 2, "the star without paths");
+        ss_apsp_free(a);
+
+        o.width = 2;
+        a = NULL;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ETOOBIG);
+        ck_assert_msg(strstr(err.msg, "16-bit distances hold with paths") != NULL, "%s", err.msg);
+        ck_assert_ptr_null(a);
+        o.device = SS_APSP_CPU;
+        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EINVAL);
+        ck_assert_msg(strstr(err.msg, "16-bit distances are for the Floyd-Warshall on the GPU"),
+                      "%s", err.msg);
+        ss_graph_unref(g);
+        no_leaks();
+}
+END_TEST
+
 START_TEST(test_sample)
 {
         const char *p = ta_data("dimacs/samples/sample.gr");
@@ -205,11 +275,17 @@ START_TEST(test_out_of_core)
             {700, 128, 0, 3, 1, true, TA_ZERO | TA_ISLAND},
             {900, 64, 8, 2, 3, false, 0},
             {900, 128, 8, 1, 1, true, TA_ZERO},
+            {517, 64, 2, 2, 2, true, TA_ZERO},
+            {700, 128, 2, 3, 1, false, TA_LOOPS},
+            {900, 64, 2, 3, 1, true, 0},
         };
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
                 ss_emu_reset(1000 + c, 0);
-                struct ss_graph *g = ta_random(cases[c].n, 3, 40, 50 + c, cases[c].kinds);
-                const unsigned w = cases[c].width ? cases[c].width : 4;
+                const uint32_t maxw = cases[c].width == 2 ? 6 : 40; /* 16 bits: light arcs */
+                struct ss_graph *g = ta_random(cases[c].n, 3, maxw, 50 + c, cases[c].kinds);
+                struct ss_apsp *in =
+                    run(g, SS_APSP_GPU, cases[c].block, cases[c].paths, cases[c].width, 0, 0);
+                const unsigned w = in->width; /* in and out of core plan the same width */
                 const uint32_t pitch =
                     (cases[c].n + cases[c].block - 1) / cases[c].block * cases[c].block;
                 const uint32_t x = cases[c].outer_blocks * cases[c].block;
@@ -220,8 +296,6 @@ START_TEST(test_out_of_core)
                 snprintf(what, sizeof(what), "n %u block %u width %u streams %u outer %u%s",
                          cases[c].n, cases[c].block, w, cases[c].streams, x,
                          cases[c].paths ? " paths" : "");
-                struct ss_apsp *in =
-                    run(g, SS_APSP_GPU, cases[c].block, cases[c].paths, cases[c].width, 0, 0);
                 struct ss_emu_stats s0, s1;
                 ss_emu_stats(&s0);
                 struct ss_apsp *out = run(g, SS_APSP_GPU, cases[c].block, cases[c].paths,
@@ -277,6 +351,7 @@ START_TEST(test_errors)
         o.device = SS_APSP_GPU;
         o.paths = true;
         o.block = 64;
+        o.width = 4;
 
         /* A budget below the smallest outer block. */
         o.memory_limit = 100000;
@@ -370,6 +445,7 @@ int main(void)
         tcase_add_test(tc, test_incore_outer);
         tcase_add_test(tc, test_out_of_core);
         tcase_add_test(tc, test_interleavings);
+        tcase_add_test(tc, test_width16_check);
         tcase_add_test(tc, test_errors);
         tcase_add_test(tc, test_cancel);
         suite_add_tcase(s, tc);

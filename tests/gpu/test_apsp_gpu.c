@@ -66,8 +66,11 @@ static void check_graph(const struct ss_graph *g, unsigned block, bool paths, un
         snprintf(label, sizeof(label), "%s: n %u block %u%s width %u", what, g->n, block,
                  paths ? " paths" : "", width ? width : 4);
         announce(label);
-        struct ss_apsp *cpu = run(g, SS_APSP_CPU, block, paths, width, 0, 0);
+        /* The CPU has no 16-bit form. */
+        struct ss_apsp *cpu = run(g, SS_APSP_CPU, block, paths, width == 2 ? 0 : width, 0, 0);
         struct ss_apsp *gpu = run(g, SS_APSP_GPU, block, paths, width, 0, 0);
+        if (width)
+                ck_assert_uint_eq(gpu->width, width);
         ck_assert_msg(!gpu->info.plan.out_of_core, "%s: out of core without a limit", label);
         ck_assert_msg(ta_compare(gpu, cpu, paths, why, sizeof(why)) == 0, "%s: GPU vs CPU: %s",
                       label, why);
@@ -146,6 +149,43 @@ START_TEST(test_awkward)
 }
 END_TEST
 
+/* 16-bit distances, in and out of core, with and without successors; and a
+ * graph whose estimate passes but whose distances do not fit 16 bits with
+ * successors (a star: the centre reaches every leaf at 1, a leaf the others
+ * at 301), which auto computes again at 32 bits. */
+START_TEST(test_width16)
+{
+        const uint32_t outer[] = {256, 512};
+        const unsigned streams[] = {3, 2};
+        struct ss_graph *g = ta_dense(4000, 0.05, 100, 31);
+        check_graph(g, 128, true, 2, 37, outer, 2, streams, "16-bit");
+        check_graph(g, 64, false, 2, 37, outer, 1, streams, "16-bit");
+        ss_graph_unref(g);
+        g = ta_random(2100, 3, 6, 4, TA_ZERO | TA_LOOPS);
+        check_graph(g, 128, true, 2, 11, outer + 1, 1, streams, "16-bit, zero-weight cycles");
+        ss_graph_unref(g);
+
+        announce("16-bit overflow");
+        struct ss_arcs arcs;
+        struct ss_err err = {0};
+        const uint32_t n = 700;
+        ck_assert_int_eq(ss_arcs_init(&arcs, n, 2 * n), SS_OK);
+        for (uint32_t v = 1; v < n; v++) {
+                ss_arcs_push(&arcs, 0, v, 1);
+                ss_arcs_push(&arcs, v, 0, 300);
+        }
+        g = ss_graph_from_arcs(&arcs, NULL, NULL, &err);
+        ck_assert_ptr_nonnull(g);
+        struct ss_apsp *a = run(g, SS_APSP_GPU, 128, true, 0, 0, 0);
+        ck_assert_uint_eq(a->width, 4);
+        ck_assert_msg(strstr(a->info.plan.why, "16-bit distances did not fit"), "%s",
+                      a->info.plan.why);
+        ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 301);
+        ss_apsp_free(a);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* A graph big enough for several outer rounds with tiles on every stream. */
 START_TEST(test_large_ooc)
 {
@@ -168,6 +208,7 @@ START_TEST(test_errors)
         o.method = SS_APSP_FW;
         o.device = SS_APSP_GPU;
         o.paths = true;
+        o.width = 4;
         o.memory_limit = 1 << 20;
         ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ETOOBIG);
         ck_assert_ptr_null(a);
@@ -206,6 +247,7 @@ int main(void)
         tcase_add_test(tc, test_rome99);
         tcase_add_test(tc, test_dense);
         tcase_add_test(tc, test_awkward);
+        tcase_add_test(tc, test_width16);
         tcase_add_test(tc, test_large_ooc);
         tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);

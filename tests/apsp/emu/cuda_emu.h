@@ -53,6 +53,18 @@ static inline unsigned __viaddmin_u32(unsigned a, unsigned b, unsigned c)
         return s < c ? s : c;
 }
 
+/* Per 16-bit half: min(a + b, c), the sum wrapping within its half as the
+ * device's does (the kernels never let it). */
+static inline unsigned __viaddmin_u16x2(unsigned a, unsigned b, unsigned c)
+{
+        unsigned r = 0;
+        for (int h = 0; h < 32; h += 16) {
+                const unsigned s = ((a >> h) + (b >> h)) & 0xffffu, m = (c >> h) & 0xffffu;
+                r |= (s < m ? s : m) << h;
+        }
+        return r;
+}
+
 /* Queues a kernel: body runs once per thread of every block. fn identifies
  * the kernel for its shared-memory attribute. */
 void ss_emu_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, const void *fn,
