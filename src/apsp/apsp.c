@@ -675,6 +675,9 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
                         a->info.plan.device_budget = gp.budget;
                         a->info.gpu_h2d_bytes = gp.h2d_bytes;
                         a->info.gpu_d2h_bytes = gp.d2h_bytes;
+                        a->info.gpu_setup_ms = gp.setup_ms;
+                        a->info.gpu_pin_ms = gp.pin_ms;
+                        a->info.gpu_teardown_ms = gp.teardown_ms;
 #else
                         rc = ss_err_set(err, SS_ENOGPU, "this build has no GPU support");
 #endif

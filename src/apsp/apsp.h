@@ -161,6 +161,9 @@ struct ss_apsp_info {
         double gpu_kernel_ms; /* in core: the kernels alone (0 out of core, where they
                                * overlap the transfers) */
         uint64_t gpu_h2d_bytes, gpu_d2h_bytes; /* over the bus */
+        /* Host time around the device's: before its first copy (pinning the
+         * host matrix included, also given alone) and after its last. */
+        double gpu_setup_ms, gpu_pin_ms, gpu_teardown_ms;
 };
 
 /* The matrix. Read it through the functions below; the fields are for tools

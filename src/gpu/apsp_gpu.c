@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
 #include "kernels/fw.h"
 #include "kernels/kernels.h"
 
@@ -280,6 +281,8 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         memset(&r, 0, sizeof(r));
         *gpu_ms = 0;
         *kernel_ms = 0;
+        const uint64_t t_start = ss_now_ns();
+        uint64_t t_end = 0;
         const bool paths = job->succ != NULL;
         struct ss_apsp_gpu_job pj = *job;
         pj.paths = paths;
@@ -360,11 +363,14 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         }
         /* Pinned host memory lets the copies run asynchronously at full
          * speed; without it (a locked-memory limit) they still work. */
+        const uint64_t t_pin = ss_now_ns();
         r.pinned_d = cudaHostRegister(hd, P * P * W, cudaHostRegisterDefault) == cudaSuccess;
         if (paths)
                 r.pinned_s =
                     cudaHostRegister(hs, P * P * 4, cudaHostRegisterDefault) == cudaSuccess;
         cudaGetLastError();
+        plan->pin_ms = (double)(ss_now_ns() - t_pin) * 1e-6;
+        plan->setup_ms = (double)(ss_now_ns() - t_start) * 1e-6;
 
         SS__CUDA_GOTO(cudaEventRecord(r.ev_start, r.s0), out);
         for (uint32_t k0 = 0; k0 < P; k0 += X) {
@@ -603,6 +609,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         }
         SS__CUDA_GOTO(cudaEventRecord(r.ev_end, r.s0), out);
         SS__CUDA_GOTO(cudaEventSynchronize(r.ev_end), out);
+        t_end = ss_now_ns();
         SS__CUDA_GOTO(cudaGetLastError(), out);
         float ms = 0;
         SS__CUDA_GOTO(cudaEventElapsedTime(&ms, r.ev_start, r.ev_end), out);
@@ -625,5 +632,7 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
 out:
         ss__run_free(&r, job, ns);
         free(pstart);
+        if (t_end)
+                plan->teardown_ms = (double)(ss_now_ns() - t_end) * 1e-6;
         return rc;
 }

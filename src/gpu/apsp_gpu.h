@@ -45,7 +45,11 @@ struct ss_apsp_gpu_plan {
         uint64_t device_bytes;         /* allocated on the device */
         uint64_t budget;               /* device bytes the job may use */
         uint64_t h2d_bytes, d2h_bytes; /* copied over the bus (filled by a run) */
-        char name[128];                /* the device */
+        /* Host time of a run around the device's (filled by a run): before
+         * its first copy, of which pinning the host matrix; after its
+         * last, freeing and unpinning included. */
+        double setup_ms, pin_ms, teardown_ms;
+        char name[128]; /* the device */
 };
 
 /* Device memory of an in-core run and of an out-of-core run with outer

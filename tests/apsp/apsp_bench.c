@@ -227,6 +227,11 @@ int main(int argc, char **argv)
                i->init_s, i->compute_s, cpu_s, i->gpu_ms * 1e-3, i->gpu_kernel_ms * 1e-3,
                p->method == SS_APSP_FW ? cube / secs : 0.0, (double)i->gpu_h2d_bytes * 1e-9,
                (double)i->gpu_d2h_bytes * 1e-9, verdict, i->total_s);
+        if (p->device == SS_APSP_GPU)
+                fprintf(stderr,
+                        "apsp-bench: host time around the device's: %.0f ms before (pinning %.0f "
+                        "ms), %.0f ms after\n",
+                        i->gpu_setup_ms, i->gpu_pin_ms, i->gpu_teardown_ms);
         ss_apsp_free(a);
         ss_graph_unref(g);
         return rc;
