@@ -999,7 +999,7 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
          * stream, each batch kernel with its share of the resident blocks. */
         const unsigned bstreams =
             cfg.batch_streams && cfg.batch_streams < streams ? cfg.batch_streams : streams;
-        unsigned kcap = 0, nbatch = bstreams; /* sources per batch, batch workspaces */
+        unsigned kcap = 0;
         if (cfg.batch) {
                 unsigned want = cfg.batch == SS_GPU_BATCH_AUTO ? SS__BATCH_DEFAULT : cfg.batch;
                 if (cfg.batch == SS_GPU_BATCH_AUTO && want > SS__BATCH_PAIRS / g->n)
@@ -1015,8 +1015,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 kcap = ss__batch_fit(g->n, most, budget / bstreams);
                 /* Under a limit, rather one batch at a time than none: the
                  * batch streams then take their workspaces in turn. */
-                if (kcap == 0 && tight && (kcap = ss__batch_fit(g->n, most, budget)) > 0)
-                        nbatch = 1;
+                if (kcap == 0 && tight)
+                        kcap = ss__batch_fit(g->n, most, budget);
                 if (kcap == 0)
                         ss_log_warn("gpu", "no room for batched searches (%.1f MiB left)",
                                     budget / SS__MIB);
@@ -1063,26 +1063,6 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         }
         gpu->graph_bytes = gpu->has_rev ? 2 * graph_bytes : graph_bytes;
         gpu->mem_used = used - lent_max; /* the lent arrays count as they are made */
-        if (tight && kcap > 0) {
-                /* The two kinds of workspaces split the room: a take waits
-                 * only for its own kind to come back, so batches crowded out
-                 * by search arrays would fail instead of waiting. The
-                 * batches keep what they were sized for, the arrays get the
-                 * rest (one at least, the one made above). */
-                const uint64_t bws = ss__bws_bytes(g->n, kcap);
-                const uint64_t room = limit > gpu->mem_used ? limit - gpu->mem_used : 0;
-                while (nbatch > 1 && (uint64_t)nbatch * bws + ws_bytes > room)
-                        nbatch--;
-                const uint64_t left = room > (uint64_t)nbatch * bws ? room - nbatch * bws : 0;
-                uint64_t arenas = left / ws_bytes;
-                arenas = arenas < 1 ? 1 : arenas > streams ? streams : arenas;
-                ss_lender_set_cap(gpu->arenas, (unsigned)arenas);
-                ss_lender_set_cap(gpu->batches, nbatch);
-                ss_log_info("gpu",
-                            "under the %.1f MiB limit: at most %" PRIu64
-                            " search workspaces and %u batch workspace%s of %u sources",
-                            limit / SS__MIB, arenas, nbatch, nbatch == 1 ? "" : "s", kcap);
-        }
         ss_log_debug("gpu",
                      "open: graph %.0f ms, reverse %.0f ms, %u stream workspaces %.0f ms, "
                      "batches of %u and their split %.0f ms",

@@ -1534,48 +1534,6 @@ START_TEST(test_batch_streams_concurrent)
 }
 END_TEST
 
-/* A limit that holds the graph and three search workspaces, four streams
- * with batches: the batches are sized beside one search workspace (sized
- * beside three they would get no room at all), and the two kinds split the
- * room, so the streams running batches and single searches at once all
- * answer, exactly (a batch waits for its own kind instead of failing for
- * room that search workspaces hold), and the limit is never passed. */
-START_TEST(test_tight_limit_splits_room)
-{
-        announce("test_tight_limit_splits_room");
-        struct ss_graph *g = random_graph(4000, 100, 0);
-        struct ss_gpu_config cfg;
-        struct ss_err err;
-        ss_gpu_config_default(&cfg);
-        cfg.streams = 1;
-        cfg.batch = 0;
-        struct ss_gpu *gpu = NULL;
-        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
-        const uint64_t ws = ss_gpu_mem_used(gpu) - ss_gpu_graph_bytes(gpu);
-        const uint64_t graphs = ss_gpu_graph_bytes(gpu);
-        ss_gpu_close(gpu);
-        cfg.streams = 4;
-        cfg.batch = 24;
-        cfg.memory_limit = graphs + 3 * ws + ws / 2;
-        ck_assert_int_eq(ss_gpu_open(g, &cfg, &gpu, &err), SS_OK);
-        ck_assert_uint_ge(ss_gpu_batch_max(gpu), 1);
-        struct bstream b[4];
-        for (unsigned i = 0; i < 4; i++)
-                b[i] = (struct bstream){g, gpu, i};
-        run_threads(bstream_work, b, sizeof(b[0]), 4);
-        struct ss_gpu_ws_stats st;
-        ss_gpu_workspaces(gpu, &st);
-        ck_assert_uint_eq(st.single_lent + st.batch_lent, 0);
-        ck_assert_uint_le(ss_gpu_mem_used(gpu), cfg.memory_limit);
-        fprintf(stderr,
-                "  limit for 3 search workspaces: batches of %u, peaks %u + %u batch, %" PRIu64
-                " waits\n",
-                ss_gpu_batch_max(gpu), st.single_peak, st.batch_peak, st.waits);
-        ss_gpu_close(gpu);
-        ss_graph_unref(g);
-}
-END_TEST
-
 /* Workspaces are lent per run: four streams with batches make up to four
  * of each kind when they run at once, and those idle for the configured
  * time go (here 1 ms), down to one single-search workspace. */
@@ -1761,7 +1719,6 @@ int main(void)
         tcase_add_test(tc, test_gpu_cch_row);
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_workspaces_idle_freed);
-        tcase_add_test(tc, test_tight_limit_splits_room);
         tcase_add_test(tc, test_batch_deadline);
         suite_add_tcase(s, tc);
         /* Its own case, so that CK_RUN_CASE=ny-streams runs it alone. */
