@@ -761,15 +761,6 @@ int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err)
         return SS_OK;
 }
 
-/* The most sources, up to most, whose batch workspace fits in bytes. */
-static unsigned ss__batch_fit(uint32_t n, unsigned most, uint64_t bytes)
-{
-        unsigned k = most;
-        while (k > 0 && ss__bws_bytes(n, k) > bytes)
-                k = k > 64 ? k - k / 16 : k - 1;
-        return k;
-}
-
 int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, struct ss_gpu **out,
                 struct ss_err *err)
 {
@@ -985,12 +976,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         }
         ss__arena_give(gpu, &gpu->ws[0]);
         /* The batches are sized as if every stream held an arena: the most
-         * the streams' single searches take at once. Under a limit that
-         * holds fewer arenas than streams, the streams share what fits
-         * anyway, so the batches are sized beside one arena: else the
-         * arenas that fit would leave no room for any batch. */
-        const bool tight = fit < streams;
-        const uint64_t lent_max = (tight ? 1 : streams) * ws_bytes;
+         * the streams' single searches take at once. */
+        const uint64_t lent_max = (streams < fit ? streams : fit) * ws_bytes;
         used += lent_max;
         t_ws = ss_now_ns() - t_mark;
         t_mark = ss_now_ns();
@@ -1010,13 +997,11 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
                 uint64_t budget = limit > used ? (limit - used) / 5 * 3 : 0;
                 if (cfg.batch_memory && cfg.batch_memory < budget)
                         budget = cfg.batch_memory;
+                const uint64_t per = budget / bstreams;
                 const uint64_t idmax = (UINT32_MAX - 1) / g->n; /* pair ids fit 32 bits */
-                const unsigned most = want < idmax ? want : (unsigned)idmax;
-                kcap = ss__batch_fit(g->n, most, budget / bstreams);
-                /* Under a limit, rather one batch at a time than none: the
-                 * batch streams then take their workspaces in turn. */
-                if (kcap == 0 && tight)
-                        kcap = ss__batch_fit(g->n, most, budget);
+                kcap = want < idmax ? want : (unsigned)idmax;
+                while (kcap > 0 && ss__bws_bytes(g->n, kcap) > per)
+                        kcap = kcap > 64 ? kcap - kcap / 16 : kcap - 1;
                 if (kcap == 0)
                         ss_log_warn("gpu", "no room for batched searches (%.1f MiB left)",
                                     budget / SS__MIB);
