@@ -568,29 +568,6 @@ static double ss__secs(uint64_t from_ns)
         return (double)(ss_now_ns() - from_ns) * 1e-9;
 }
 
-#if SS_HAVE_CUDA
-/* Pins the host matrix for the GPU's copies on a thread of its own while the
- * CPU threads fill it, so that the two overlap: pinning 5.4 GB took 0.15 to
- * 0.45 s (docs/apsp.md). */
-struct ss__pin {
-        int device;
-        void *p[2];
-        uint64_t bytes[2];
-        bool ok[2];
-        double ms;
-};
-
-static void *ss__pin_main(void *arg)
-{
-        struct ss__pin *x = arg;
-        const uint64_t t0 = ss_now_ns();
-        for (int i = 0; i < 2; i++)
-                x->ok[i] = x->p[i] && ss_apsp_gpu_pin(x->device, x->p[i], x->bytes[i]);
-        x->ms = (double)(ss_now_ns() - t0) * 1e-6;
-        return NULL;
-}
-#endif
-
 /* Whether a 16-bit matrix holds an unreachable pair among its n x n
  * entries (the padding is unreachable by design), on every thread. */
 struct ss__inf_scan {
@@ -666,19 +643,7 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
                 a->info.init_s = 0;
                 rc = ss__apsp_sssp(g, a, &o, threads, err);
         } else {
-#if SS_HAVE_CUDA
-                struct ss__pin pin = {.device = o.gpu_device,
-                                      .p = {a->dist, a->succ},
-                                      .bytes = {plan.dist_bytes, plan.succ_bytes}};
-                pthread_t pin_th;
-                const bool pinning = plan.device == SS_APSP_GPU &&
-                                     pthread_create(&pin_th, NULL, ss__pin_main, &pin) == 0;
-#endif
                 ss__apsp_fill(g, a, threads);
-#if SS_HAVE_CUDA
-                if (pinning)
-                        pthread_join(pin_th, NULL);
-#endif
                 a->info.init_s = ss__secs(t1);
                 t1 = ss_now_ns();
                 if (plan.device == SS_APSP_GPU) {
@@ -698,8 +663,6 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
                             .cancel = o.cancel,
                             .progress = o.progress,
                             .progress_arg = o.progress_arg,
-                            .pinned_d = pin.ok[0],
-                            .pinned_s = pin.ok[1],
                         };
                         struct ss_apsp_gpu_plan gp;
                         rc = ss_apsp_gpu_run(&job, &gp, &a->info.gpu_ms, &a->info.gpu_kernel_ms,
@@ -715,14 +678,6 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
                         a->info.gpu_setup_ms = gp.setup_ms;
                         a->info.gpu_pin_ms = gp.pin_ms;
                         a->info.gpu_teardown_ms = gp.teardown_ms;
-                        if (pin.ok[0] || pin.ok[1]) {
-                                const uint64_t tu = ss_now_ns();
-                                for (int i = 0; i < 2; i++)
-                                        if (pin.ok[i])
-                                                ss_apsp_gpu_unpin(pin.p[i]);
-                                a->info.gpu_pin_ms = pin.ms; /* beside the fill */
-                                a->info.gpu_teardown_ms += (double)(ss_now_ns() - tu) * 1e-6;
-                        }
 #else
                         rc = ss_err_set(err, SS_ENOGPU, "this build has no GPU support");
 #endif

@@ -80,20 +80,6 @@ static const char *ss__mb(uint64_t b, char *buf, size_t len)
         return buf;
 }
 
-bool ss_apsp_gpu_pin(int device, void *p, uint64_t bytes)
-{
-        const bool ok = cudaSetDevice(device) == cudaSuccess &&
-                        cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess;
-        cudaGetLastError();
-        return ok;
-}
-
-void ss_apsp_gpu_unpin(void *p)
-{
-        cudaHostUnregister(p);
-        cudaGetLastError();
-}
-
 int ss_apsp_gpu_plan(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *plan,
                      struct ss_err *err)
 {
@@ -378,10 +364,8 @@ int ss_apsp_gpu_run(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *
         /* Pinned host memory lets the copies run asynchronously at full
          * speed; without it (a locked-memory limit) they still work. */
         const uint64_t t_pin = ss_now_ns();
-        if (!job->pinned_d)
-                r.pinned_d =
-                    cudaHostRegister(hd, P * P * W, cudaHostRegisterDefault) == cudaSuccess;
-        if (paths && !job->pinned_s)
+        r.pinned_d = cudaHostRegister(hd, P * P * W, cudaHostRegisterDefault) == cudaSuccess;
+        if (paths)
                 r.pinned_s =
                     cudaHostRegister(hs, P * P * 4, cudaHostRegisterDefault) == cudaSuccess;
         cudaGetLastError();

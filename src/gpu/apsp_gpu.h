@@ -35,17 +35,7 @@ struct ss_apsp_gpu_job {
         const struct ss_cancel *cancel;
         void (*progress)(void *arg, double fraction);
         void *progress_arg;
-        /* dist / succ already pinned by the caller (ss_apsp_gpu_pin), who
-         * unpins them; otherwise the run pins and unpins them itself. */
-        bool pinned_d, pinned_s;
 };
-
-/* Pins host memory on a device for a run's copies (page-locked copies run
- * asynchronously at full speed). Returns false when it cannot (a locked
- * memory limit); a run then copies from pageable memory. Callable from any
- * thread, so that pinning can overlap filling the matrix. */
-bool ss_apsp_gpu_pin(int device, void *p, uint64_t bytes);
-void ss_apsp_gpu_unpin(void *p);
 
 /* What a job does on the device. */
 struct ss_apsp_gpu_plan {
