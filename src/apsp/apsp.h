@@ -24,7 +24,12 @@
  * no addition can wrap. `shift` is 7 with paths (the low bits carry which
  * k won during a Floyd-Warshall round, see cpu_fw.c) and 0 without, so the
  * 32-bit form holds distances up to 16,777,214 with paths and 2^31 - 2
- * without. Node ids are 0-based as everywhere in the engine.
+ * without. The GPU's Floyd-Warshall also has a 16-bit form (254 with paths,
+ * 32,766 without), chosen on an estimate (twice node 0's eccentricity)
+ * rather than the bound, since it suits dense graphs whose distances are
+ * short; the run then checks that no pair came out unreachable, which is
+ * how a distance too long for 16 bits shows, and computes again at 32 bits
+ * if one did. Node ids are 0-based as everywhere in the engine.
  *
  * Memory: pitch^2 * width bytes of distances plus pitch^2 * 4 of successors,
  * where pitch is n rounded up to the block (Floyd-Warshall) or n (sssp, a
