@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,28 +220,67 @@ static uint64_t ss__bound(const struct ss_graph *g)
 /* 16-bit distances (the GPU's Floyd-Warshall only) take half the memory and
  * bus traffic of 32-bit ones, and the GPU's fused add-and-min does two of
  * them per instruction (__viaddmin_u16x2). They suit graphs whose distances
- * are small, like dense graphs of light arcs, which the bound above
- * rarely admits (n times the heaviest arc). An estimate decides instead:
- * twice the eccentricity of node 0, from one search (d(i, j) <= d(i, 0) +
- * d(0, j), and on such graphs the two halves are alike). It is a guess, so
- * the run checks its result: 16-bit sums never wrap, and a pair whose
- * distance does not fit comes out unreachable (docs/apsp.md proves it), so
- * a result without unreachable pairs is exact. UINT64_MAX when node 0 does
- * not reach every node: an unreachable pair could then not be told from an
- * overflow. */
-static uint64_t ss__estimate(const struct ss_graph *g)
+ * are short, like dense graphs of light arcs, which the bound above rarely
+ * admits (n times a heavy arc). A tighter bound goes through node 0: when
+ * node 0 reaches every node and every node reaches node 0, d(i, j) <= d(i, 0)
+ * + d(0, j) <= ecc_in(0) + ecc_out(0) for every pair. */
+
+/* Passes of ss__ecc_in0 at most: as many as the arcs on the longest
+ * shortest path into node 0, plus one. Dense graphs need a handful. */
+#define SS__ECC_PASSES 64
+
+/* The largest d(u, 0), or UINT64_MAX when it passes cap, when some node
+ * does not reach node 0, or when SS__ECC_PASSES passes do not settle it.
+ * Relaxes every arc towards node 0 in place, node after node, until a pass
+ * changes nothing: no reverse graph to build (on a dense graph building one
+ * cost 20 times the passes). */
+static uint64_t ss__ecc_in0(const struct ss_graph *g, uint64_t cap)
+{
+        uint64_t *d = malloc((size_t)g->n * sizeof(*d));
+        if (!d)
+                return UINT64_MAX;
+        for (uint32_t u = 0; u < g->n; u++)
+                d[u] = UINT64_MAX;
+        d[0] = 0;
+        bool changed = true;
+        for (unsigned pass = 0; changed && pass < SS__ECC_PASSES; pass++) {
+                changed = false;
+                for (uint32_t u = 1; u < g->n; u++) {
+                        uint64_t best = d[u];
+                        for (uint64_t e = g->row[u]; e < g->row[u + 1]; e++) {
+                                const uint64_t dv = d[g->col[e]];
+                                if (dv != UINT64_MAX && dv + g->w[e] < best)
+                                        best = dv + g->w[e];
+                        }
+                        if (best < d[u]) {
+                                d[u] = best;
+                                changed = true;
+                        }
+                }
+        }
+        uint64_t ecc = changed ? UINT64_MAX : 0;
+        for (uint32_t u = 0; u < g->n && ecc != UINT64_MAX; u++)
+                if (d[u] > ecc)
+                        ecc = d[u]; /* UINT64_MAX when u does not reach node 0 */
+        free(d);
+        return ecc > cap ? UINT64_MAX : ecc;
+}
+
+/* The bound through node 0 when it is at most cap (a larger one is of no
+ * use), else UINT64_MAX. The search out of node 0 stops past cap, so graphs
+ * with long distances (road networks) are turned down at once. */
+static uint64_t ss__bound_via0(const struct ss_graph *g, uint64_t cap)
 {
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
-        if (!ws)
-                return UINT64_MAX;
-        uint64_t est = UINT64_MAX;
-        if (ss_dijkstra_run(g, ws, 0, SS_NO_NODE, NULL) == SS_OK &&
-            ss_dijkstra_settled_count(ws) == g->n) {
-                const uint32_t *order = ss_dijkstra_settled(ws);
-                est = 2 * ss_dijkstra_dist(ws, order[g->n - 1]); /* settled last: the farthest */
-        }
+        uint64_t out = UINT64_MAX;
+        if (ws && ss_dijkstra_run_within(g, ws, 0, cap, NULL) == SS_OK &&
+            ss_dijkstra_settled_count(ws) == g->n)
+                out = ss_dijkstra_dist(ws, ss_dijkstra_settled(ws)[g->n - 1]); /* the farthest */
         ss_dijkstra_ws_free(ws);
-        return est;
+        if (out == UINT64_MAX)
+                return UINT64_MAX;
+        const uint64_t in = ss__ecc_in0(g, cap - out);
+        return in == UINT64_MAX ? UINT64_MAX : out + in;
 }
 
 static uint64_t ss__phys_bytes(void)
@@ -359,21 +397,21 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                 return ss_err_set(err, SS_EINVAL,
                                   "16-bit distances are for the Floyd-Warshall on the GPU");
         if (can16 && (o->width == 0 || o->width == 2)) {
-                if (p->bound > ss__apsp_max_dist(2, p->shift)) {
-                        p->estimate = ss__estimate(g);
-                        p->checked = p->estimate <= ss__apsp_max_dist(2, p->shift);
+                const uint64_t max16 = ss__apsp_max_dist(2, p->shift);
+                if (p->bound > max16) {
+                        const uint64_t via0 = ss__bound_via0(g, max16);
+                        if (via0 < p->bound)
+                                p->bound = via0;
                 }
-                if (p->checked || p->bound <= ss__apsp_max_dist(2, p->shift))
+                if (p->bound <= max16)
                         p->width = 2;
                 else if (o->width == 2)
-                        return ss_err_set(
-                            err, SS_ETOOBIG,
-                            "distances may reach %" PRIu64 " (%s), above the %" PRIu64
-                            " that 16-bit distances hold%s",
-                            p->estimate == UINT64_MAX ? p->bound : p->estimate,
-                            p->estimate == UINT64_MAX ? "node 0 does not reach every node"
-                                                      : "twice node 0's eccentricity",
-                            ss__apsp_max_dist(2, p->shift), p->shift ? " with paths" : "");
+                        return ss_err_set(err, SS_ETOOBIG,
+                                          "distances may reach more than the %" PRIu64
+                                          " that 16-bit distances hold%s (through node 0, or "
+                                          "node 0 does not reach every node or is not reached "
+                                          "from every node)",
+                                          max16, p->shift ? " with paths" : "");
         }
         if (p->width == 2) {
                 /* chosen above */
@@ -397,10 +435,9 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                                   p->bound, ss__apsp_max_dist(8, p->shift));
         /* Spare bits widen the tags: the GPU then resolves them after
          * windows of several chunks (fewer successor writes), with the
-         * same result. An estimate keeps a margin of a factor of two. */
-        const uint64_t need = p->checked ? 2 * p->estimate : p->bound;
+         * same result. */
         while (p->shift && p->shift < SS__FW_SHIFT_MAX &&
-               need <= ss__apsp_max_dist(p->width, p->shift + 1))
+               p->bound <= ss__apsp_max_dist(p->width, p->shift + 1))
                 p->shift++;
 
         p->pitch = method == SS_APSP_FW ? fw_pitch : g->n;
@@ -491,9 +528,9 @@ struct ss__fill {
 
 /* Row i of a matrix of entries of type T: infinity, then (for a node, not
  * the padding) 0 on the diagonal and each node's lightest arc to every head.
- * An arc at or above the infinity stays infinite: only 16-bit matrices,
- * planned on an estimate, have such arcs, and a pair that needs one then
- * comes out unreachable, which their check catches. */
+ * An arc at or above the infinity is stored as infinity: the plan bounds
+ * every distance below it, so such an arc is on no shortest path (16-bit
+ * matrices, bounded through node 0, can have them). */
 #define SS__FILL_ROW_FN(name, T)                                                                   \
         static void name(const struct ss_graph *g, const struct ss_apsp *a, uint64_t i,            \
                          uint32_t *sr)                                                             \
@@ -568,46 +605,16 @@ static double ss__secs(uint64_t from_ns)
         return (double)(ss_now_ns() - from_ns) * 1e-9;
 }
 
-/* Whether a 16-bit matrix holds an unreachable pair among its n x n
- * entries (the padding is unreachable by design), on every thread. */
-struct ss__inf_scan {
-        const struct ss_apsp *a;
-        atomic_bool found;
-};
-
-static void ss__inf_rows(void *arg, unsigned tid, unsigned nthreads)
+int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in,
+                    struct ss_apsp **out, struct ss_err *err)
 {
-        struct ss__inf_scan *x = arg;
-        const struct ss_apsp *a = x->a;
-        const uint16_t inf = (uint16_t)a->inf;
-        for (uint64_t i = tid; i < a->n && !atomic_load_explicit(&x->found, memory_order_relaxed);
-             i += nthreads) {
-                const uint16_t *r = (const uint16_t *)a->dist + i * a->pitch;
-                bool any = false;
-                for (uint32_t j = 0; j < a->n; j++)
-                        any |= r[j] == inf;
-                if (any)
-                        atomic_store(&x->found, true);
-        }
-}
-
-static bool ss__has_inf16(const struct ss_apsp *a, unsigned threads)
-{
-        struct ss__inf_scan x = {.a = a};
-        atomic_init(&x.found, false);
-        ss__apsp_parallel(threads, NULL, ss__inf_rows, &x);
-        return atomic_load(&x.found);
-}
-
-/* Returned by ss__compute when a checked 16-bit result holds an
- * unreachable pair: a distance may not have fit (ss__estimate). */
-#define SS__OVERFLOW16 1
-
-static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struct ss_apsp **out,
-                       struct ss_err *err)
-{
+        struct ss_apsp_options o;
         char b1[32];
         const uint64_t t0 = ss_now_ns();
+        if (o_in)
+                o = *o_in;
+        else
+                ss_apsp_options_default(&o);
         *out = NULL;
         struct ss_apsp_plan plan;
         int rc = ss_apsp_plan(g, &o, &plan, err);
@@ -685,8 +692,6 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
                         rc = ss__apsp_cpu_fw(a, &o, threads, err);
                 }
         }
-        if (rc == SS_OK && plan.checked && ss__has_inf16(a, threads))
-                rc = SS__OVERFLOW16;
         if (rc == SS_OK && a->succ)
                 rc = ss__apsp_fix_zero_cycles(g, a, threads, err);
         if (rc)
@@ -699,39 +704,6 @@ static int ss__compute(const struct ss_graph *g, struct ss_apsp_options o, struc
 fail:
         ss_apsp_free(a);
         return rc;
-}
-
-int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in,
-                    struct ss_apsp **out, struct ss_err *err)
-{
-        struct ss_apsp_options o;
-        if (o_in)
-                o = *o_in;
-        else
-                ss_apsp_options_default(&o);
-        const uint64_t t0 = ss_now_ns();
-        int rc = ss__compute(g, o, out, err);
-        if (rc != SS__OVERFLOW16)
-                return rc;
-        const uint64_t max16 = ss__apsp_max_dist(2, o.paths ? SS__FW_SHIFT : 0);
-        if (o.width == 2)
-                return ss_err_set(err, SS_ETOOBIG,
-                                  "some distance is above the %" PRIu64
-                                  " that 16-bit distances hold%s, or some node does not reach "
-                                  "another; use 32-bit distances",
-                                  max16, o.paths ? " with paths" : "");
-        /* The estimate was wrong: the wider form the bound allows. */
-        const double first_s = ss__secs(t0);
-        o.width = ss__bound(g) <= ss__apsp_max_dist(4, o.paths ? SS__FW_SHIFT : 0) ? 4 : 8;
-        rc = ss__compute(g, o, out, err);
-        if (rc)
-                return rc;
-        struct ss_apsp_info *in = &(*out)->info;
-        in->total_s += first_s;
-        size_t l = strlen(in->plan.why);
-        snprintf(in->plan.why + l, sizeof(in->plan.why) - l,
-                 "; 16-bit distances did not fit (%.3g s), so %u-bit", first_s, o.width * 8);
-        return SS_OK;
 }
 
 /* ------------------------------------------------------------------ */

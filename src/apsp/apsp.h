@@ -25,11 +25,11 @@
  * k won during a Floyd-Warshall round, see cpu_fw.c) and 0 without, so the
  * 32-bit form holds distances up to 16,777,214 with paths and 2^31 - 2
  * without. The GPU's Floyd-Warshall also has a 16-bit form (254 with paths,
- * 32,766 without), chosen on an estimate (twice node 0's eccentricity)
- * rather than the bound, since it suits dense graphs whose distances are
- * short; the run then checks that no pair came out unreachable, which is
- * how a distance too long for 16 bits shows, and computes again at 32 bits
- * if one did. Node ids are 0-based as everywhere in the engine.
+ * 32,766 without) for dense graphs whose distances are short, which the sum
+ * above rarely admits; there a tighter bound goes through node 0: when it
+ * reaches every node and every node reaches it, every distance is at most
+ * its eccentricity out plus its eccentricity in (two searches). Node ids
+ * are 0-based as everywhere in the engine.
  *
  * Memory: pitch^2 * width bytes of distances plus pitch^2 * 4 of successors,
  * where pitch is n rounded up to the block (Floyd-Warshall) or n (sssp, a
@@ -127,12 +127,10 @@ struct ss_apsp_plan {
         enum ss_apsp_device device; /* never SS_APSP_ANY */
         unsigned width, shift, block;
         uint32_t pitch; /* entries per stored row */
-        uint64_t bound; /* upper bound on every finite distance */
-        /* 16-bit distances chosen on an estimate (below the bound): the
-         * result is checked, and computed again at 32 bits when a pair came
-         * out unreachable. estimate is twice node 0's eccentricity. */
-        bool checked;
-        uint64_t estimate;
+        /* Upper bound on every finite distance: the sum of each node's
+         * heaviest arc, or, for the GPU's Floyd-Warshall when that sum
+         * is too large for 16 bits, the bound through node 0 if smaller. */
+        uint64_t bound;
         uint64_t dist_bytes; /* host bytes of distances */
         uint64_t succ_bytes; /* host bytes of successors (0 without paths) */
         /* GPU only: */

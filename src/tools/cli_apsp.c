@@ -104,8 +104,6 @@ static void apsp_report(const struct ss_apsp *a)
         else
                 fprintf(stderr, " (%u threads)", i->threads);
         fprintf(stderr, ", %u-bit distances%s", a->width * 8, a->succ ? " and successors" : "");
-        if (p->checked)
-                fprintf(stderr, " (estimated up to %" PRIu64 ", checked)", p->estimate);
         if (p->method == SS_APSP_FW)
                 fprintf(stderr, ", block %u", p->block);
         if (p->out_of_core)

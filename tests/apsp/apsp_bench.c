@@ -15,8 +15,8 @@
  * applies (kernels, device, compute). --check K compares
  * K sources against Dijkstra (and their successors) and prints PASS or FAIL
  * in the "check" column; the exit status is 1 on FAIL. "total" is the
- * library's whole call: the plan (with its estimate for 16-bit distances),
- * the fill, the method, and a second run when 16 bits did not fit.
+ * library's whole call: the plan (with its two searches for the bound of
+ * 16-bit distances), the fill and the method.
  */
 #include <errno.h>
 #include <getopt.h>

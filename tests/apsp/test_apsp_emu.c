@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apsp/apsp.h"
 #include "emu/emu.h"
@@ -178,60 +179,111 @@ START_TEST(test_incore_outer)
 }
 END_TEST
 
-/* 16-bit distances planned on an estimate: a star whose centre reaches
- * every node at 1 (estimate 2) but whose leaves reach each other at 301,
- * above the 254 that 16-bit distances hold with paths. The check finds the
- * overflow: auto computes again at 32 bits (and says so), a forced 16-bit
- * run fails naming the cause, and the CPU refuses 16 bits. */
-START_TEST(test_width16_check)
+/* A graph of n nodes: arcs 0 -> v of weight out and v -> 0 of weight in
+ * (none when in is 0), and with chain a path 0 -> 1 -> ... of weight 1. */
+static struct ss_graph *star(uint32_t n, uint32_t out, uint32_t in, bool chain)
 {
         struct ss_arcs arcs;
         struct ss_err err = {0};
-        const uint32_t n = 150;
-        ck_assert_int_eq(ss_arcs_init(&arcs, n, 2 * n), SS_OK);
+        ck_assert_int_eq(ss_arcs_init(&arcs, n, 3 * (uint64_t)n), SS_OK);
         for (uint32_t v = 1; v < n; v++) {
-                ss_arcs_push(&arcs, 0, v, 1);
-                ss_arcs_push(&arcs, v, 0, 300);
+                if (out)
+                        ss_arcs_push(&arcs, 0, v, out);
+                if (in)
+                        ss_arcs_push(&arcs, v, 0, in);
+                if (chain)
+                        ss_arcs_push(&arcs, v - 1, v, 1);
         }
         struct ss_graph *g = ss_graph_from_arcs(&arcs, NULL, NULL, &err);
-        ck_assert_ptr_nonnull(g);
-        ss_emu_reset(11, 0);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
 
+static int plan_gpu(const struct ss_graph *g, bool paths, unsigned width, struct ss_apsp_plan *p,
+                    struct ss_err *err)
+{
         struct ss_apsp_options o;
-        struct ss_apsp_plan plan;
         ss_apsp_options_default(&o);
         o.method = SS_APSP_FW;
         o.device = SS_APSP_GPU;
-        o.paths = true;
-        ck_assert_int_eq(ss_apsp_plan(g, &o, &plan, &err), SS_OK);
+        o.paths = paths;
+        o.width = width;
+        return ss_apsp_plan(g, &o, p, err);
+}
+
+/* The 16-bit form rests on the bound through node 0 (its eccentricity out
+ * plus in), which the sum of the heaviest arcs would not allow: taken when
+ * it fits (paths or not), refused when it does not or when node 0 is not
+ * reached from every node, and never on the CPU. A 16-bit matrix written to
+ * a file reads back the same. */
+START_TEST(test_width16_bound)
+{
+        struct ss_apsp_plan plan;
+        struct ss_err err = {0};
+        ss_emu_reset(11, 0);
+
+        /* Out 30, in 170: every distance at most 200, within 254 with paths
+         * (the sum bound is 25,330). */
+        struct ss_graph *g = star(150, 30, 170, false);
+        ck_assert_int_eq(plan_gpu(g, true, 0, &plan, &err), SS_OK);
         ck_assert_uint_eq(plan.width, 2);
-        ck_assert(plan.checked);
-        ck_assert_uint_eq(plan.estimate, 2);
-
-        struct ss_apsp *a = run(g, SS_APSP_GPU, 64, true, 0, 0, 0);
-        ck_assert_uint_eq(a->width, 4);
-        ck_assert_msg(strstr(a->info.plan.why, "16-bit distances did not fit") != NULL, "%s",
-                      a->info.plan.why);
-        ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 301);
-        same_as_cpu(g, a, 64, true, 4, "the star");
+        ck_assert_uint_eq(plan.bound, 200);
+        ck_assert_uint_eq(plan.shift, 7); /* 200 leaves no spare tag bit */
+        struct ss_apsp *a = run(g, SS_APSP_GPU, 64, true, 2, 0, 0);
+        ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 200);
+        same_as_cpu(g, a, 64, true, 2, "star 30/170");
+        char path[] = "/tmp/apsp16-XXXXXX";
+        const int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(ss_apsp_write(a, path, &err), SS_OK);
+        struct ss_apsp *back = NULL;
+        ck_assert_int_eq(ss_apsp_read(path, &back, &err), SS_OK);
+        unlink(path);
+        ck_assert_uint_eq(back->width, 4);
+        ck_assert_msg(ta_compare(a, back, true, why, sizeof(why)) == 0, "file: %s", why);
+        ss_apsp_free(back);
         ss_apsp_free(a);
+        ss_graph_unref(g);
 
-        /* Without paths 16 bits hold 32,766: the same star fits, checked. */
-        a = run(g, SS_APSP_GPU, 64, false, 2, 0, 0);
-        ck_assert(a->info.plan.checked);
+        /* Out 1, in 300: distances up to 301, above 254 with paths (32
+         * bits then, or an error when 16 are asked for), within 32,766
+         * without. */
+        g = star(150, 1, 300, false);
+        ck_assert_int_eq(plan_gpu(g, true, 0, &plan, &err), SS_OK);
+        ck_assert_uint_eq(plan.width, 4);
+        ck_assert_int_eq(plan_gpu(g, true, 2, &plan, &err), SS_ETOOBIG);
+        ck_assert_msg(strstr(err.msg, "the 254 that 16-bit distances hold with paths"), "%s",
+                      err.msg);
+        ck_assert_int_eq(plan_gpu(g, false, 0, &plan, &err), SS_OK);
+        ck_assert_uint_eq(plan.width, 2);
+        ck_assert_uint_eq(plan.bound, 301);
+        a = run(g, SS_APSP_GPU, 64, false, 0, 0, 0);
         ck_assert_uint_eq(ss_apsp_dist(a, 1, 2), 301);
-        same_as_cpu(g, a, 64, false, 2, "the star without paths");
+        same_as_cpu(g, a, 64, false, 2, "star 1/300");
         ss_apsp_free(a);
-
-        o.width = 2;
-        a = NULL;
-        ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_ETOOBIG);
-        ck_assert_msg(strstr(err.msg, "16-bit distances hold with paths") != NULL, "%s", err.msg);
-        ck_assert_ptr_null(a);
+        struct ss_apsp_options o;
+        ss_apsp_options_default(&o);
         o.device = SS_APSP_CPU;
+        o.method = SS_APSP_FW;
+        o.width = 2;
         ck_assert_int_eq(ss_apsp_compute(g, &o, &a, &err), SS_EINVAL);
         ck_assert_msg(strstr(err.msg, "16-bit distances are for the Floyd-Warshall on the GPU"),
                       "%s", err.msg);
+        ss_graph_unref(g);
+
+        /* A one-way chain: node 0 reaches every node, none reaches it, so
+         * there is no bound through it; with paths the sum (299) is too
+         * large, without it is small enough, unreachable pairs and all. */
+        g = star(300, 0, 0, true);
+        ck_assert_int_eq(plan_gpu(g, true, 2, &plan, &err), SS_ETOOBIG);
+        ck_assert_int_eq(plan_gpu(g, false, 0, &plan, &err), SS_OK);
+        ck_assert_uint_eq(plan.width, 2);
+        a = run(g, SS_APSP_GPU, 64, false, 2, 0, 0);
+        ck_assert_uint_eq(ss_apsp_dist(a, 0, 299), 299);
+        ck_assert_uint_eq(ss_apsp_dist(a, 299, 0), SS_DIST_INF);
+        same_as_cpu(g, a, 64, false, 2, "one-way chain");
+        ss_apsp_free(a);
         ss_graph_unref(g);
         no_leaks();
 }
@@ -445,7 +497,7 @@ int main(void)
         tcase_add_test(tc, test_incore_outer);
         tcase_add_test(tc, test_out_of_core);
         tcase_add_test(tc, test_interleavings);
-        tcase_add_test(tc, test_width16_check);
+        tcase_add_test(tc, test_width16_bound);
         tcase_add_test(tc, test_errors);
         tcase_add_test(tc, test_cancel);
         suite_add_tcase(s, tc);
