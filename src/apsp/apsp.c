@@ -396,7 +396,14 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
         if (o->width == 2 && !can16)
                 return ss_err_set(err, SS_EINVAL,
                                   "16-bit distances are for the Floyd-Warshall on the GPU");
-        if (can16 && (o->width == 0 || o->width == 2)) {
+#if SS_HAVE_CUDA
+        /* The bound's searches only for a device that is there: without
+         * one the plan falls back to the CPU, which has no 16-bit form. */
+        const bool try16 = can16 && ss_apsp_gpu_present(o->gpu_device);
+#else
+        const bool try16 = false;
+#endif
+        if (try16 && (o->width == 0 || o->width == 2)) {
                 const uint64_t max16 = ss__apsp_max_dist(2, p->shift);
                 if (p->bound > max16) {
                         const uint64_t via0 = ss__bound_via0(g, max16);

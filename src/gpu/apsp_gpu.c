@@ -80,6 +80,14 @@ static const char *ss__mb(uint64_t b, char *buf, size_t len)
         return buf;
 }
 
+bool ss_apsp_gpu_present(int device)
+{
+        int count = 0;
+        const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
+        cudaGetLastError();
+        return ok;
+}
+
 int ss_apsp_gpu_plan(const struct ss_apsp_gpu_job *job, struct ss_apsp_gpu_plan *plan,
                      struct ss_err *err)
 {

@@ -52,6 +52,10 @@ struct ss_apsp_gpu_plan {
         char name[128]; /* the device */
 };
 
+/* Whether CUDA device `device` exists (a cheap probe, before work that only
+ * a GPU run needs). */
+bool ss_apsp_gpu_present(int device);
+
 /* Device memory of an in-core run and of an out-of-core run with outer
  * blocks of x rows (x = pitch in core: no snapshots): for the docs, the
  * plan and the tests. */

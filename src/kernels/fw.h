@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 struct ss__fw_view {
-        void *r, *c;       /* distances (4- or 8-byte entries) */
+        void *r, *c;       /* distances (2-, 4- or 8-byte entries) */
         uint32_t *rs, *cs; /* successors, or NULL */
         uint64_t rp, cp;   /* pitches in entries */
         uint32_t i0, j0;   /* global coordinates of element (0, 0) */
@@ -46,7 +46,7 @@ struct ss__fw_range {
 
 /* What every launch shares. */
 struct ss__fw_cfg {
-        unsigned width; /* 4 or 8 */
+        unsigned width; /* 2, 4 or 8 */
         unsigned block; /* 64 or 128 */
         unsigned shift; /* tag bits (7 with paths, else 0) */
         bool paths;     /* successors are kept */
