@@ -640,8 +640,8 @@ int ss_apsp_compute(const struct ss_graph *g, const struct ss_apsp_options *o_in
         a->graph_checksum = g->checksum;
         a->info.plan = plan;
         a->info.threads = threads;
-        /* Huge pages: the fill faults the matrix in fewer pages, and the GPU
-         * run pins it faster. */
+        /* Huge pages where the kernel gives them: fewer page faults in the
+         * fill, and fewer pages for the GPU run to pin. */
         a->dist = ss_alloc_huge(plan.dist_bytes);
         if (o.paths)
                 a->succ = ss_alloc_huge(plan.succ_bytes);
