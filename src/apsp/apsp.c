@@ -421,19 +421,18 @@ static int ss__plan_for(const struct ss_graph *g, const struct ss_apsp_options *
                                           max16, p->shift ? " with paths" : "");
         }
         if (p->width == 2) {
-                /* chosen above */
-        } else if (o->width == 8) {
+                /* 16 bits, chosen above */
+        } else if (o->width == 8 || p->bound > ss__apsp_max_dist(4, p->shift)) {
+                if (o->width == 4)
+                        return ss_err_set(err, SS_ETOOBIG,
+                                          "distances may reach %" PRIu64
+                                          " (the sum of each node's heaviest arc), above the "
+                                          "%" PRIu64 " that 32-bit distances hold%s",
+                                          p->bound, ss__apsp_max_dist(4, p->shift),
+                                          p->shift ? " with paths" : "");
                 p->width = 8;
-        } else if (p->bound <= ss__apsp_max_dist(4, p->shift)) {
-                p->width = 4;
-        } else if (o->width == 4) {
-                return ss_err_set(
-                    err, SS_ETOOBIG,
-                    "distances may reach %" PRIu64 " (the sum of each node's "
-                    "heaviest arc), above the %" PRIu64 " that 32-bit distances hold%s",
-                    p->bound, ss__apsp_max_dist(4, p->shift), p->shift ? " with paths" : "");
         } else {
-                p->width = 8;
+                p->width = 4;
         }
         if (p->bound > ss__apsp_max_dist(8, p->shift))
                 return ss_err_set(err, SS_ETOOBIG,

@@ -388,7 +388,7 @@ static void ss__arena_drop(void *ctx, void *obj)
         cudaFree(a->set);
         cudaFree(a->nstamp);
         cudaFree(a->ctl);
-        atomic_fetch_sub(&gpu->lent_bytes, gpu->ws_bytes);
+        ss__unclaim(gpu, gpu->ws_bytes);
         free(a);
 }
 
@@ -405,6 +405,11 @@ bool ss__claim(struct ss_gpu *gpu, uint64_t bytes)
         return true;
 }
 
+void ss__unclaim(struct ss_gpu *gpu, uint64_t bytes)
+{
+        atomic_fetch_sub(&gpu->lent_bytes, bytes);
+}
+
 static void *ss__arena_make(void *ctx, struct ss_err *err)
 {
         struct ss_gpu *gpu = ctx;
@@ -417,7 +422,7 @@ static void *ss__arena_make(void *ctx, struct ss_err *err)
         }
         struct ss__arena *a = calloc(1, sizeof(*a));
         if (!a) {
-                atomic_fetch_sub(&gpu->lent_bytes, gpu->ws_bytes);
+                ss__unclaim(gpu, gpu->ws_bytes);
                 ss_err_set(err, SS_ENOMEM, "no memory for a search workspace");
                 return NULL;
         }
@@ -461,7 +466,7 @@ static void ss__bws_drop(void *ctx, void *obj)
         struct ss_gpu *gpu = ctx;
         cudaSetDevice(gpu->device);
         ss__bws_free(obj);
-        atomic_fetch_sub(&gpu->lent_bytes, ss__bws_bytes(gpu->g.n, gpu->kcap));
+        ss__unclaim(gpu, ss__bws_bytes(gpu->g.n, gpu->kcap));
 }
 
 static void *ss__bws_make(void *ctx, struct ss_err *err)
@@ -479,7 +484,7 @@ static void *ss__bws_make(void *ctx, struct ss_err *err)
         int rc = e == cudaSuccess ? ss__bws_alloc(&b, gpu->g.n, gpu->kcap, gpu->bblocks, err)
                                   : ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
         if (rc != SS_OK) {
-                atomic_fetch_sub(&gpu->lent_bytes, bytes);
+                ss__unclaim(gpu, bytes);
                 /* Out of memory is no room, as for the arenas. */
                 if (rc == SS_EGPU && strstr(err->msg, "out of memory"))
                         err->code = SS_ENOGPU;

@@ -154,9 +154,10 @@ int ss__run_begin(struct ss_gpu *gpu, unsigned stream, struct ss_err *err);
 /* After a run: counts a device failure, leaves the stream idle. */
 void ss__run_end(struct ss_gpu *gpu, unsigned stream, int rc, const struct ss_err *err);
 /* Claims bytes of device memory under the open's limit (counted with the
- * lent workspaces until the caller subtracts them from lent_bytes); false
- * when they do not fit. */
+ * lent workspaces until ss__unclaim gives them back); false when they do
+ * not fit. */
 bool ss__claim(struct ss_gpu *gpu, uint64_t bytes);
+void ss__unclaim(struct ss_gpu *gpu, uint64_t bytes);
 /* Lends w the arrays of one single search (waiting, while cancel allows,
  * when none is free and no other fits): SS_OK, SS_ENOGPU (no room and none
  * lent), SS_ETIMEDOUT, SS_ENOMEM. Give them back once the run is over. */

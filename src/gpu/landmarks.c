@@ -235,7 +235,7 @@ int ss_gpu_landmarks(struct ss_gpu *gpu, const uint32_t *nodes, unsigned k, uint
         }
         cudaFree(job.dev[0]);
         if (claimed)
-                atomic_fetch_sub(&gpu->lent_bytes, 2 * bytes);
+                ss__unclaim(gpu, 2 * bytes);
         ss_log_debug("gpu", "landmark tables: %u units on %u streams in %.0f ms, %s in %.0f ms",
                      2 * job.groups, job.streams, (t1 - t0) / 1e6,
                      job.dev[0] ? "copied to the host" : "merged on the host",

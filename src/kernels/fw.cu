@@ -274,6 +274,15 @@ __global__ void __launch_bounds__(SS__PANEL_THREADS)
 
 /* ---- phase 3 ---------------------------------------------------------- */
 
+/* Entry e (0 .. B/16 - 1) of thread t along one axis of a minplus tile: the
+ * axis in two halves, each thread holding B/32 neighbours in each, so that
+ * its shared-memory reads are vectors without bank conflicts. */
+template <int B> __device__ __forceinline__ uint32_t ss__mp_at(int e, uint32_t t)
+{
+        constexpr int TH = B / 32, HALF = B / 2;
+        return (e / TH) * HALF + t * TH + e % TH;
+}
+
 template <typename T, int B> constexpr int ss__mp_min_blocks()
 {
         /* Registers: (B/16)^2 accumulators of T per thread. */
@@ -306,12 +315,12 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
          * successor writes. Ties still go to the smallest k. */
         const uint32_t window = paths ? ((1u << shift) - 1) / SS__KC * SS__KC : SS__KC;
 
-        /* Row r of the thread: (r / TH) * HALF + ty * TH + r % TH; columns
+        /* Row r of the thread: ss__mp_at<B>(r, ty); columns
          * the same with tx. */
         T acc[TM][TM];
         SS__UNROLL
         for (int r = 0; r < TM; r++) {
-                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                const uint32_t i = ss__mp_at<B>(r, ty);
                 SS__UNROLL
                 for (int h = 0; h < 2; h++)
                         ss__ldv<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * TH]);
@@ -370,12 +379,12 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
                         continue;
                 SS__UNROLL
                 for (int r = 0; r < TM; r++) {
-                        const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                        const uint32_t i = ss__mp_at<B>(r, ty);
                         SS__UNROLL
                         for (int c = 0; c < TM; c++) {
                                 const T tag = acc[r][c] & mask;
                                 if (tag) {
-                                        const uint32_t j = (c / TH) * HALF + tx * TH + c % TH;
+                                        const uint32_t j = ss__mp_at<B>(c, tx);
                                         acc[r][c] -= tag;
                                         sc[i * pc + j] = sa[i * pa + kw + (uint32_t)tag - 1];
                                 }
@@ -385,7 +394,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (ss__mp_min_blocks<T, B>()))
 
         SS__UNROLL
         for (int r = 0; r < TM; r++) {
-                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                const uint32_t i = ss__mp_at<B>(r, ty);
                 SS__UNROLL
                 for (int h = 0; h < 2; h++)
                         ss__stv<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * TH]);
@@ -430,7 +439,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (B == 128 ? 3 : 4))
         uint32_t acc[TM][PW];
         SS__UNROLL
         for (int r = 0; r < TM; r++) {
-                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                const uint32_t i = ss__mp_at<B>(r, ty);
                 SS__UNROLL
                 for (int h = 0; h < 2; h++)
                         ss__ld16<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * HW]);
@@ -490,7 +499,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (B == 128 ? 3 : 4))
                         continue;
                 SS__UNROLL
                 for (int r = 0; r < TM; r++) {
-                        const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                        const uint32_t i = ss__mp_at<B>(r, ty);
                         SS__UNROLL
                         for (int c = 0; c < PW; c++) {
                                 SS__UNROLL
@@ -498,8 +507,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (B == 128 ? 3 : 4))
                                         const uint32_t tag = (acc[r][c] >> (16 * e)) & mask1;
                                         if (tag) {
                                                 const int x = 2 * c + e; /* the entry's index */
-                                                const uint32_t j =
-                                                    (x / TH) * HALF + tx * TH + x % TH;
+                                                const uint32_t j = ss__mp_at<B>(x, tx);
                                                 acc[r][c] -= tag << (16 * e);
                                                 sc[i * pc + j] = sa[i * pa + kw + tag - 1];
                                         }
@@ -510,7 +518,7 @@ __global__ void __launch_bounds__(SS__MP_THREADS, (B == 128 ? 3 : 4))
 
         SS__UNROLL
         for (int r = 0; r < TM; r++) {
-                const uint32_t i = (r / TH) * HALF + ty * TH + r % TH;
+                const uint32_t i = ss__mp_at<B>(r, ty);
                 SS__UNROLL
                 for (int h = 0; h < 2; h++)
                         ss__st16<TH>(gc + i * pc + h * HALF + tx * TH, &acc[r][h * HW]);

@@ -183,7 +183,7 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                 if (t->kind == SS_TASK_ROUTE && t->path &&
                     !(needs = calloc(t->nsources, sizeof(bool))))
                         return ss_err_set(err, SS_ENOMEM, "no memory for %zu routes", t->nsources);
-                int rc = ss__gpu_cch_task(x->cch, b->g, lane, t, needs, err);
+                int rc = ss__gpu_cch_task(x->cch, b->g, t, needs, err);
                 for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
                         if (needs[i])
                                 rc = ss__lane_path(b, lane, t, i, err);

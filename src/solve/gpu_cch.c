@@ -162,10 +162,9 @@ static int ss__handle(struct ss__gpu_cch *x, struct ss__cch_handle *h,
 static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct ss_task *t,
                       bool *needs_cpu, struct ss_err *err);
 
-int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
-                     struct ss_task *t, bool *needs_cpu, struct ss_err *err)
+int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, struct ss_task *t,
+                     bool *needs_cpu, struct ss_err *err)
 {
-        (void)lane;
         const struct ss_cch_metric *m = ss__cpu_cch_metric(x->src, g);
         if (!m)
                 return SS__ROW_NOT_READY;

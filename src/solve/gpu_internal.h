@@ -21,11 +21,11 @@ uint64_t ss__gpu_cch_bytes(struct ss__gpu_cch *x);
 /* Closes the sweep handles unused for 30 s (all: every unused one), down
  * to one. */
 void ss__gpu_cch_trim(struct ss__gpu_cch *x, bool all);
-/* Runs t on lane: SS_OK, SS__ROW_NOT_READY (no metric: the caller answers
+/* Runs t on a borrowed sweep handle: SS_OK, SS__ROW_NOT_READY (no metric: the caller answers
  * with another row), or an error with err set. A route whose path the
  * device could not walk gets needs_cpu[i] set (t->nsources entries, when t
  * wants paths). */
-int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
-                     struct ss_task *t, bool *needs_cpu, struct ss_err *err);
+int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, struct ss_task *t,
+                     bool *needs_cpu, struct ss_err *err);
 
 #endif
