@@ -886,6 +886,32 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         /* The Δ-stepping profile, for tuning (SS__DF_* bits). */
         const char *df = getenv("SS_GPU_DELTA_FLAGS");
         const unsigned dflags = df && *df ? (unsigned)strtoul(df, NULL, 0) : 0;
+        /* Blocks of the Δ-stepping's cluster for frontiers of up to
+         * cluster × local_max vertices (delta.cu): sm_90 and later, for
+         * streams of at least two clusters' blocks, and graphs whose arrays
+         * (graph and distances) stay within SS__CLUSTER_L2 times the L2
+         * cache. 16 measured fastest on NY-d and a generated 1.07M-node
+         * graph (40 MB of arrays); on a 24M-node one (880 MB), whose arcs
+         * come from HBM, clusters were slower (docs/gpu.md).
+         * SS_GPU_CLUSTER (0: none; it also lifts the size rule) and
+         * SS_GPU_CLUSTER_MAX change them. */
+        unsigned cluster = SS__CLUSTER;
+        int l2 = 0;
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, cfg.device) != cudaSuccess)
+                l2 = 0;
+        if (graph_bytes + (uint64_t)g->n * 8 > (uint64_t)l2 * SS__CLUSTER_L2)
+                cluster = 0;
+        const char *cs = getenv("SS_GPU_CLUSTER");
+        if (cs && *cs)
+                cluster = (unsigned)strtoul(cs, NULL, 10);
+        if (di->cc_major < 9 || cluster < 2 || cluster > 16)
+                cluster = 0;
+        if (cluster && (rc = ss__delta_cluster_setup(cluster, err)))
+                return rc;
+        unsigned cluster_max = cluster * local_max;
+        const char *cm = getenv("SS_GPU_CLUSTER_MAX");
+        if (cm && *cm)
+                cluster_max = (unsigned)strtoul(cm, NULL, 10);
 
         struct ss_gpu *gpu = calloc(1, sizeof(*gpu));
         if (!gpu)
@@ -966,6 +992,8 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         for (unsigned i = 0; i < streams; i++) {
                 rc = ss__ws_alloc(&gpu->ws[i], &gpu->d_targets[i], blocks, local_max, err);
                 gpu->ws[i].dflags = dflags;
+                gpu->ws[i].cluster = cluster;
+                gpu->ws[i].cluster_max = cluster_max;
                 gpu->nstreams = i + 1;
                 if (rc) {
                         ss_gpu_close(gpu);
@@ -1254,15 +1282,18 @@ static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
         r->total_ns = (uint64_t)(ms * 1e6);
         r->phases = c->phases;
         r->buckets = c->buckets;
+        r->cluster_phases = q->algo == SS_GPU_DELTA ? c->cphases : 0;
         if (q->algo == SS_GPU_DELTA && (gpu->dflags & SS__DF_PROFILE) && gpu->clock_khz > 0) {
                 const double us = 1e3 / gpu->clock_khz; /* microseconds per cycle */
                 ss_log_info("gpu",
                             "delta profile: local %.0f us (%llu runs, %llu phases), grid light "
-                            "%.0f us (%llu phases), heavy %.0f us, bucket changes %.0f us",
+                            "%.0f us (%llu phases), cluster %.0f us (%llu runs, %llu phases), "
+                            "heavy %.0f us, bucket changes %.0f us",
                             c->prof[SS__PROF_LOCAL] * us, c->prof[SS__PROF_NLOCAL],
                             c->prof[SS__PROF_NLPH], c->prof[SS__PROF_GRID] * us,
-                            c->prof[SS__PROF_NGPH], c->prof[SS__PROF_HEAVY] * us,
-                            c->prof[SS__PROF_BUCKET] * us);
+                            c->prof[SS__PROF_NGPH], c->prof[SS__PROF_CLUSTER] * us,
+                            c->prof[SS__PROF_NCLUSTER], c->prof[SS__PROF_NCPH],
+                            c->prof[SS__PROF_HEAVY] * us, c->prof[SS__PROF_BUCKET] * us);
         }
         r->delta = q->algo == SS_GPU_DELTA ? gpu->g.delta : 0;
         r->dist = single ? c->tdist : SS_DIST_INF;

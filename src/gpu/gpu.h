@@ -202,13 +202,14 @@ struct ss_gpu_result {
          * path is returned; answer the path from the CPU Dijkstra. */
         bool path_needs_cpu;
         /* Measurements of this run. */
-        uint64_t kernel_ns;    /* device time of the search (CUDA events) */
-        uint64_t total_ns;     /* device time of the whole query: search, path, copies */
-        uint32_t phases;       /* relaxation rounds (light phases + heavy + BF rounds) */
-        uint32_t buckets;      /* Δ-stepping buckets processed (0 for BF) */
-        uint32_t launches;     /* kernel launches for the query */
-        uint64_t delta;        /* Δ used (0 for BF) */
-        enum ss_gpu_algo algo; /* the algorithm that ran */
+        uint64_t kernel_ns;      /* device time of the search (CUDA events) */
+        uint64_t total_ns;       /* device time of the whole query: search, path, copies */
+        uint32_t phases;         /* relaxation rounds (light phases + heavy + BF rounds) */
+        uint32_t buckets;        /* Δ-stepping buckets processed (0 for BF) */
+        uint32_t cluster_phases; /* Δ-stepping light phases run by one cluster of blocks */
+        uint32_t launches;       /* kernel launches for the query */
+        uint64_t delta;          /* Δ used (0 for BF) */
+        enum ss_gpu_algo algo;   /* the algorithm that ran */
         unsigned stream;
 };
 

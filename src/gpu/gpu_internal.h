@@ -22,6 +22,12 @@
 /* Default size up to which one block relaxes a frontier alone: 512 beat 256,
  * 1,024 and 2,048 on NY-d and matched 256 on the 24M-node graph. */
 #define SS__LOCAL_MAX 512
+/* Default blocks of the Δ-stepping's cluster (delta.cu): 16 beat 4 and 8 and
+ * no cluster on NY-d and a generated 1.07M-node graph (docs/gpu.md). */
+#define SS__CLUSTER 16
+/* ... for graphs whose arrays fit in this many times the L2 cache: between
+ * the 40 MB that gained and the 880 MB that lost (4 × 50 MB on an H100). */
+#define SS__CLUSTER_L2 4
 /* Batches take at most this many sources by default, */
 #define SS__BATCH_DEFAULT 256
 /* and at most this many (source, node) pairs: on a USA-size graph (24M

@@ -52,8 +52,13 @@ struct ss__dparams {
         struct ss__ctl *ctl;
         const volatile int *cancel;
         uint32_t local_max;
-        uint32_t flags; /* SS__DF_* */
+        uint32_t cluster;     /* blocks per cluster of the launch; 0: launched without */
+        uint32_t cluster_max; /* frontiers up to this size run in the first cluster */
+        uint32_t flags;       /* SS__DF_* */
 };
+
+static_assert(SS__PROF_COUNT <= sizeof(((ss__ctl *)0)->prof) / sizeof(unsigned long long),
+              "ss__ctl.prof holds every profile slot");
 
 /* Arcs per lane whose loads and atomics are issued together (see
  * ss__delta_relax_warp). */
@@ -184,39 +189,95 @@ ss__delta_expand(const ss__dparams &p, const ss__relax_state &s, const uint32_t 
         }
 }
 
-/* Block 0 alone: light phases of a small frontier. Counters live in shared
- * memory (three, rotating by phase as the grid-wide ones do); on exit the
- * remaining queue is handed back through the grid-wide counters. The phase
- * number handed back is moved forward to one congruent to ph0 + 1 (mod 3),
- * so that the grid-wide count slot ph0 % 3, which other blocks may still be
- * reading, is never written here. Exits when the frontier empties, outgrows
- * local_max, or after 256 phases (so that the cancel flag is looked at). */
-static __device__ __noinline__ void ss__delta_local(const ss__dparams &p, ss__relax_state s,
-                                                    ss__ctl *c, uint32_t cnt, uint32_t ph0,
-                                                    uint32_t qsel, uint32_t sg, uint32_t iter,
-                                                    unsigned int *sh)
+/* Thread block clusters (sm_90 and later; the host asks for none below). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ unsigned ss__cl_rank(void)
 {
-        if (threadIdx.x == 0) {
+        return cg::this_cluster().block_rank();
+}
+static __device__ __forceinline__ unsigned ss__cl_blocks(void)
+{
+        return cg::this_cluster().num_blocks();
+}
+static __device__ __forceinline__ unsigned int *ss__cl_lead_shared(unsigned int *sh)
+{
+        return cg::this_cluster().map_shared_rank(sh, 0);
+}
+static __device__ __forceinline__ void ss__cl_sync(void)
+{
+        cg::this_cluster().sync();
+}
+#else
+static __device__ __forceinline__ unsigned ss__cl_rank(void)
+{
+        return 0;
+}
+static __device__ __forceinline__ unsigned ss__cl_blocks(void)
+{
+        return 1;
+}
+static __device__ __forceinline__ unsigned int *ss__cl_lead_shared(unsigned int *sh)
+{
+        return sh;
+}
+static __device__ __forceinline__ void ss__cl_sync(void)
+{
+        __syncthreads();
+}
+#endif
+
+/* A group of blocks alone: light phases of a small frontier. CL false: block
+ * 0, with block barriers (tens of ns); CL true: the first cluster of the
+ * launch (blocks 0 .. cluster - 1, a thread block cluster of one GPC), with
+ * cluster barriers, which the hardware keeps inside the GPC, instead of grid
+ * barriers through L2. Counters live in block 0's shared memory (three,
+ * rotating by phase as the grid-wide ones do; the cluster's other blocks
+ * reach them as distributed shared memory); on exit the remaining queue is
+ * handed back through the grid-wide counters. The phase number handed back
+ * is moved forward to one congruent to ph0 + 1 (mod 3), so that the
+ * grid-wide count slot ph0 % 3, which other blocks may still be reading, is
+ * never written here. Exits when the frontier empties, leaves the group's
+ * range (above its maximum; for the cluster, also down to the one-block
+ * range), or after 256 phases (so that the cancel flag is looked at). */
+template <bool CL>
+static __device__ __noinline__ void
+ss__delta_local(const ss__dparams &p, ss__relax_state s, ss__ctl *c, uint32_t cnt, uint32_t ph0,
+                uint32_t qsel, uint32_t sg, uint32_t iter, unsigned int *sh)
+{
+        unsigned int *csh = CL ? ss__cl_lead_shared(sh) : sh;
+        const bool lead = (CL ? ss__cl_rank() == 0 : true) && threadIdx.x == 0;
+        const uint32_t max = CL ? p.cluster_max : p.local_max;
+        const uint32_t min = CL ? p.local_max : 0;
+        const uint32_t warps = blockDim.x >> 5;
+        const uint32_t warp = (CL ? ss__cl_rank() * warps : 0) + (threadIdx.x >> 5);
+        const uint32_t nwarps = CL ? ss__cl_blocks() * warps : warps;
+        if (lead) {
                 sh[0] = cnt;
                 sh[1] = 0;
                 sh[2] = 0;
         }
-        __syncthreads();
+        if (CL)
+                ss__cl_sync();
+        else
+                __syncthreads();
         uint32_t lph = ph0, lq = qsel, j = 0, k = 0;
         uint32_t left = cnt;
         for (;;) {
-                const uint32_t n = *(volatile unsigned int *)&sh[j % 3];
+                const uint32_t n = *(volatile unsigned int *)&csh[j % 3];
                 left = n;
-                if (n == 0 || n > p.local_max || k == 256)
+                if (n == 0 || n > max || n <= min || k == 256)
                         break;
-                if (threadIdx.x == 0)
-                        sh[(j + 2) % 3] = 0;
+                if (lead)
+                        csh[(j + 2) % 3] = 0;
                 s.next = lq ? p.q0 : p.q1;
-                s.next_cnt = &sh[(j + 1) % 3];
+                s.next_cnt = &csh[(j + 1) % 3];
                 s.next_gen = lph + 1;
                 ss__delta_expand(p, s, lq ? p.q1 : p.q0, n, false, p.has_heavy ? p.set : nullptr,
-                                 &c->scnt, sg, threadIdx.x >> 5, blockDim.x >> 5);
-                __syncthreads();
+                                 &c->scnt, sg, warp, nwarps);
+                if (CL)
+                        ss__cl_sync();
+                else
+                        __syncthreads();
                 lph++;
                 lq ^= 1;
                 j++;
@@ -224,7 +285,7 @@ static __device__ __noinline__ void ss__delta_local(const ss__dparams &p, ss__re
         }
         const uint32_t want = (ph0 + 1) % 3;
         const uint32_t ph = lph + (want + 3 - lph % 3) % 3;
-        if (threadIdx.x == 0) {
+        if (lead) {
                 c->qcnt[ph % 3] = left;
                 c->qcnt[(ph + 1) % 3] = 0;
                 c->cflag[ph % 3] = p.cancel ? (*p.cancel != 0) : 0;
@@ -232,6 +293,11 @@ static __device__ __noinline__ void ss__delta_local(const ss__dparams &p, ss__re
                 c->lm_q[iter & 1] = lq;
                 c->lm_k[iter & 1] = k;
         }
+        /* The other blocks still read block 0's counters until their last
+         * loop test: block 0 may not leave (and its shared memory end with
+         * the next grid barrier's reuse) before they are done. */
+        if (CL)
+                ss__cl_sync();
 }
 
 __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
@@ -277,11 +343,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
 
         /* Profile (SS__DF_PROFILE): block 0's thread 0 times each part. */
         const bool prof = (p.flags & SS__DF_PROFILE) && tid == 0;
-        unsigned long long pr[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        unsigned long long pr[SS__PROF_COUNT] = {};
         long long t0 = prof ? clock64() : 0;
         unsigned long long bucket = 0;
         int side = 0;
-        uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0, bc = 0;
+        uint32_t phases = 0, buckets = 0, iter = 0, qsel = 0, bc = 0, cphases = 0;
         bool cancelled = false;
         __shared__ unsigned int sh[3];
         for (;;) {
@@ -312,7 +378,8 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                  * block barriers (tens of ns) instead of grid
                                  * barriers (microseconds) while it stays small. */
                                 if (blockIdx.x == 0)
-                                        ss__delta_local(p, s, c, cnt, ph, qsel, sg, iter, sh);
+                                        ss__delta_local<false>(p, s, c, cnt, ph, qsel, sg, iter,
+                                                               sh);
                                 grid.sync();
                                 ph = ss__ld(&c->lm_ph[iter & 1]);
                                 qsel = ss__ld(&c->lm_q[iter & 1]);
@@ -323,6 +390,26 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                                         pr[SS__PROF_LOCAL] += t1 - t0;
                                         pr[SS__PROF_NLOCAL]++;
                                         pr[SS__PROF_NLPH] += lk;
+                                        t0 = t1;
+                                }
+                                continue;
+                        }
+                        if (p.cluster > 1 && cnt <= p.cluster_max) {
+                                /* A middle-sized frontier: the first cluster
+                                 * runs phases alone with cluster barriers. */
+                                if (blockIdx.x < p.cluster)
+                                        ss__delta_local<true>(p, s, c, cnt, ph, qsel, sg, iter, sh);
+                                grid.sync();
+                                ph = ss__ld(&c->lm_ph[iter & 1]);
+                                qsel = ss__ld(&c->lm_q[iter & 1]);
+                                const uint32_t lk = ss__ld(&c->lm_k[iter & 1]);
+                                phases += lk;
+                                cphases += lk;
+                                if (prof) {
+                                        const long long t1 = clock64();
+                                        pr[SS__PROF_CLUSTER] += t1 - t0;
+                                        pr[SS__PROF_NCLUSTER]++;
+                                        pr[SS__PROF_NCPH] += lk;
                                         t0 = t1;
                                 }
                                 continue;
@@ -456,10 +543,11 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                 c->sgen = sg + 1;
                 c->phases = phases;
                 c->buckets = buckets;
+                c->cphases = cphases;
                 c->cancelled = cancelled ? 1 : 0;
                 if (p.target != SS__NO_NODE)
                         c->tdist = p.dist[p.target];
-                for (int i = 0; i < 8; i++)
+                for (int i = 0; i < SS__PROF_COUNT; i++)
                         c->prof[i] = pr[i];
         }
 }
@@ -468,6 +556,15 @@ extern "C" int ss__delta_blocks_per_sm(int *out, struct ss_err *err)
 {
         SS__CUDA(
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, ss__delta_kernel, SS__BLOCK, 0));
+        return SS_OK;
+}
+
+extern "C" int ss__delta_cluster_setup(unsigned cluster, struct ss_err *err)
+{
+        /* Above 8 blocks a cluster is not portable: the kernel must opt in. */
+        if (cluster > 8)
+                SS__CUDA(cudaFuncSetAttribute((const void *)ss__delta_kernel,
+                                              cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         return SS_OK;
 }
 
@@ -497,7 +594,39 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
         p.ctl = ws->ctl;
         p.cancel = ws->dcancel;
         p.local_max = ws->local_max;
+        p.cluster = 0;
+        p.cluster_max = 0;
         p.flags = ws->dflags;
         void *args[] = {&p};
+        const unsigned cl = ws->cluster;
+        if (cl > 1 && ws->blocks >= 2 * cl) {
+                /* The first cluster takes the middle-sized frontiers: a
+                 * cooperative launch of whole clusters. */
+                p.cluster = cl;
+                p.cluster_max = ws->cluster_max;
+                cudaLaunchConfig_t cfg = {};
+                cfg.gridDim = dim3(ws->blocks / cl * cl, 1, 1);
+                cfg.blockDim = dim3(SS__BLOCK, 1, 1);
+                cfg.stream = ws->stream;
+                cudaLaunchAttribute at[2];
+                at[0].id = cudaLaunchAttributeCooperative;
+                at[0].val.cooperative = 1;
+                at[1].id = cudaLaunchAttributeClusterDimension;
+                at[1].val.clusterDim.x = cl;
+                at[1].val.clusterDim.y = 1;
+                at[1].val.clusterDim.z = 1;
+                cfg.attrs = at;
+                cfg.numAttrs = 2;
+                cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)ss__delta_kernel, args);
+                if (e == cudaSuccess)
+                        e = cudaGetLastError();
+                if (e == cudaSuccess)
+                        return SS_OK;
+                /* Clusters that cannot all be resident now (other streams'
+                 * kernels hold the GPCs' SMs): the same search without. */
+                cudaGetLastError();
+                p.cluster = 0;
+                p.cluster_max = 0;
+        }
         return ss__launch_coop((const void *)ss__delta_kernel, "ss__delta_kernel", ws, args, err);
 }

@@ -61,20 +61,22 @@ struct ss__ctl {
         unsigned int lm_ph[2], lm_q[2], lm_k[2]; /* block-local phases: where they ended */
         /* Statistics and results, copied back after the run. */
         unsigned int phases, buckets, cancelled;
+        unsigned int cphases;     /* Δ-stepping: light phases run by the first cluster alone */
         unsigned long long tdist; /* distance of the single target */
         unsigned int path_len;    /* nodes on the path; 0 none */
         int path_status;          /* 0 ok, 1 cycle met, 2 broken chain */
         /* Where a Δ-stepping search spent its time (block 0's clock, cycles),
          * filled only when SS__DF_PROFILE is set: see SS__PROF_*. */
-        unsigned long long prof[8];
+        unsigned long long prof[10];
 };
 
 /* Δ-stepping option bits (struct ss__ws.dflags). */
 #define SS__DF_PROFILE 1u /* fill ss__ctl.prof */
 /* ss__ctl.prof slots: SM cycles in block-local runs, grid light phases, heavy
  * passes and bucket changes; counts of block-local runs, their phases and
- * grid light phases. The host turns cycles into time at the device's peak
- * clock, so the times read low when the SM runs slower. */
+ * grid light phases; cycles, runs and phases of the cluster's runs. The host
+ * turns cycles into time at the device's peak clock, so the times read low
+ * when the SM runs slower. */
 enum {
         SS__PROF_LOCAL,
         SS__PROF_GRID,
@@ -82,7 +84,11 @@ enum {
         SS__PROF_BUCKET,
         SS__PROF_NLOCAL,
         SS__PROF_NLPH,
-        SS__PROF_NGPH
+        SS__PROF_NGPH,
+        SS__PROF_CLUSTER,
+        SS__PROF_NCLUSTER,
+        SS__PROF_NCPH,
+        SS__PROF_COUNT
 };
 
 /* One stream's workspace: everything a query touches. The stream, events and
@@ -104,6 +110,8 @@ struct ss__ws {
         unsigned long long *hout; /* pinned, SS__TCHUNK entries */
         unsigned blocks;          /* thread blocks of this stream's persistent kernels */
         unsigned local_max;       /* frontiers up to this size run in one block (delta.cu) */
+        unsigned cluster;         /* blocks of the Δ-stepping's cluster; 0: no cluster */
+        unsigned cluster_max;     /* frontiers up to this size run in the first cluster */
         unsigned dflags;          /* SS__DF_* */
         uint64_t runs;
         void *arena; /* host: the lent arrays above (struct ss__arena), NULL between runs */
@@ -330,6 +338,8 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
+/* Lets the Δ-stepping run in clusters of this many blocks (struct ss__ws.cluster). */
+int ss__delta_cluster_setup(unsigned cluster, struct ss_err *err);
 int ss__bf_blocks_per_sm(int *out, struct ss_err *err);
 int ss__bf_ell_blocks_per_sm(int *out, struct ss_err *err);
 int ss__bf_queue_blocks_per_sm(int *out, struct ss_err *err);

@@ -801,6 +801,52 @@ START_TEST(test_road_graphs)
 }
 END_TEST
 
+/* The Δ-stepping's thread block cluster (delta.cu): on sm_90 and later,
+ * frontiers above the one-block limit run in the first cluster with cluster
+ * barriers. The answers must be those of the CPU with the default cluster,
+ * with none, and with a small one that hands frontiers back and forth with
+ * the grid; and the cluster must have run phases where the device has
+ * clusters (a generated road graph whose frontiers pass 512 vertices). */
+START_TEST(test_cluster_phases)
+{
+        announce("test_cluster_phases");
+        struct ss_gpu_info info;
+        struct ss_err err;
+        ck_assert_int_eq(ss_gpu_probe(&info, &err), SS_OK);
+        const bool clusters = info.dev[0].cc_major >= 9;
+        struct ss_gen_road p = {.nodes = 300000, .seed = 11};
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        const char *env[][2] = {{NULL, NULL}, {"0", NULL}, {"4", "1024"}};
+        ss_dist *all = malloc((size_t)g->n * sizeof(ss_dist));
+        ck_assert_ptr_nonnull(all);
+        for (size_t i = 0; i < 3; i++) {
+                if (env[i][0])
+                        ck_assert_int_eq(setenv("SS_GPU_CLUSTER", env[i][0], 1), 0);
+                if (env[i][1])
+                        ck_assert_int_eq(setenv("SS_GPU_CLUSTER_MAX", env[i][1], 1), 0);
+                struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
+                check_source(g, gpu, 0, SS_GPU_DELTA, 123457, 4999);
+                struct ss_gpu_query q = {
+                    .algo = SS_GPU_DELTA, .source = 9, .target = SS_NO_NODE, .all = all};
+                struct ss_gpu_result r = {0};
+                ck_assert_int_eq(ss_gpu_run(gpu, 0, &q, &r, &err), SS_OK);
+                printf("  cluster %s, max %s: %u of %u phases in the cluster\n",
+                       env[i][0] ? env[i][0] : "default", env[i][1] ? env[i][1] : "default",
+                       r.cluster_phases, r.phases);
+                if (env[i][0] && strcmp(env[i][0], "0") == 0)
+                        ck_assert_uint_eq(r.cluster_phases, 0);
+                else if (clusters)
+                        ck_assert_uint_gt(r.cluster_phases, 0);
+                ss_gpu_close(gpu);
+                ck_assert_int_eq(unsetenv("SS_GPU_CLUSTER"), 0);
+                ck_assert_int_eq(unsetenv("SS_GPU_CLUSTER_MAX"), 0);
+        }
+        free(all);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* Vertices of huge in-degree: 70,000 and 20,000 in-arcs (the ELL layout
  * cuts them into 2,188 and 625 rows that share a head), 33 in-arcs (one
  * full row and a piece), and a vertex nothing reaches. */
@@ -1709,6 +1755,7 @@ int main(void)
         tcase_add_test(tc, test_bad_arguments);
         tcase_add_test(tc, test_rmat_graphs);
         tcase_add_test(tc, test_road_graphs);
+        tcase_add_test(tc, test_cluster_phases);
         tcase_add_test(tc, test_in_hubs);
         tcase_add_test(tc, test_family_layouts_and_limit);
         tcase_add_test(tc, test_family_deadline_large);
