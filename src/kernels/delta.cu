@@ -373,43 +373,28 @@ __global__ void __launch_bounds__(SS__BLOCK) ss__delta_kernel(ss__dparams p)
                         s.farmin = &c->farmin[bc % 3];
                         s.fstamp = p.fstamp;
                         s.far_gen = ep;
-                        if (cnt <= p.local_max) {
-                                /* A small frontier: block 0 runs phases alone with
-                                 * block barriers (tens of ns) instead of grid
-                                 * barriers (microseconds) while it stays small. */
-                                if (blockIdx.x == 0)
+                        /* A small frontier: block 0 runs phases alone with
+                         * block barriers (tens of ns) instead of grid barriers
+                         * (microseconds) while it stays small; a middle-sized
+                         * one, the first cluster with cluster barriers. */
+                        const bool one = cnt <= p.local_max;
+                        if (one || (p.cluster > 1 && cnt <= p.cluster_max)) {
+                                if (one && blockIdx.x == 0)
                                         ss__delta_local<false>(p, s, c, cnt, ph, qsel, sg, iter,
                                                                sh);
-                                grid.sync();
-                                ph = ss__ld(&c->lm_ph[iter & 1]);
-                                qsel = ss__ld(&c->lm_q[iter & 1]);
-                                const uint32_t lk = ss__ld(&c->lm_k[iter & 1]);
-                                phases += lk;
-                                if (prof) {
-                                        const long long t1 = clock64();
-                                        pr[SS__PROF_LOCAL] += t1 - t0;
-                                        pr[SS__PROF_NLOCAL]++;
-                                        pr[SS__PROF_NLPH] += lk;
-                                        t0 = t1;
-                                }
-                                continue;
-                        }
-                        if (p.cluster > 1 && cnt <= p.cluster_max) {
-                                /* A middle-sized frontier: the first cluster
-                                 * runs phases alone with cluster barriers. */
-                                if (blockIdx.x < p.cluster)
+                                else if (!one && blockIdx.x < p.cluster)
                                         ss__delta_local<true>(p, s, c, cnt, ph, qsel, sg, iter, sh);
                                 grid.sync();
                                 ph = ss__ld(&c->lm_ph[iter & 1]);
                                 qsel = ss__ld(&c->lm_q[iter & 1]);
                                 const uint32_t lk = ss__ld(&c->lm_k[iter & 1]);
                                 phases += lk;
-                                cphases += lk;
+                                cphases += one ? 0 : lk;
                                 if (prof) {
                                         const long long t1 = clock64();
-                                        pr[SS__PROF_CLUSTER] += t1 - t0;
-                                        pr[SS__PROF_NCLUSTER]++;
-                                        pr[SS__PROF_NCPH] += lk;
+                                        pr[one ? SS__PROF_LOCAL : SS__PROF_CLUSTER] += t1 - t0;
+                                        pr[one ? SS__PROF_NLOCAL : SS__PROF_NCLUSTER]++;
+                                        pr[one ? SS__PROF_NLPH : SS__PROF_NCPH] += lk;
                                         t0 = t1;
                                 }
                                 continue;
