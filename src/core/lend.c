@@ -60,16 +60,23 @@ struct ss_lender *ss_lender_new(const struct ss_lend_ops *ops, void *ctx, unsign
         return l;
 }
 
-void ss_lender_set_cap(struct ss_lender *l, unsigned cap)
+int ss_lender_set_cap(struct ss_lender *l, unsigned cap, struct ss_err *err)
 {
+        if (cap > SS_LEND_CAP_MAX)
+                return ss_err_set(err, SS_EINVAL, "a lender holds at most %u objects, not %u",
+                                  SS_LEND_CAP_MAX, cap);
         pthread_mutex_lock(&l->lock);
         /* The free stack holds at most the objects made, which a lower
          * cap does not drop: it only grows. */
         if (cap > l->fcap) {
-                struct ss__lent_free *f = realloc(l->free, cap * sizeof(*f));
+                struct ss__lent_free *f = realloc(l->free, (size_t)cap * sizeof(*f));
                 if (!f) {
+                        const unsigned old = l->cap;
                         pthread_mutex_unlock(&l->lock);
-                        return;
+                        return ss_err_set(err, SS_ENOMEM,
+                                          "no memory for a lender of %u objects; it keeps a "
+                                          "cap of %u",
+                                          cap, old);
                 }
                 l->free = f;
                 l->fcap = cap;
@@ -77,6 +84,7 @@ void ss_lender_set_cap(struct ss_lender *l, unsigned cap)
         l->cap = cap;
         pthread_cond_broadcast(&l->back);
         pthread_mutex_unlock(&l->lock);
+        return SS_OK;
 }
 
 void ss_lender_free(struct ss_lender *l)

@@ -34,8 +34,13 @@ struct ss_lender;
  * its own; ss_lender_trim() still can). NULL when out of memory. */
 struct ss_lender *ss_lender_new(const struct ss_lend_ops *ops, void *ctx, unsigned cap,
                                 unsigned keep, uint64_t idle_ns);
-/* Changes the cap (those made beyond a lower cap stay until dropped). */
-void ss_lender_set_cap(struct ss_lender *l, unsigned cap);
+/* Most objects a lender may be asked to hold: its free stack has a slot
+ * for each. */
+#define SS_LEND_CAP_MAX (1u << 20)
+/* Changes the cap (those made beyond a lower cap stay until dropped).
+ * Returns SS_OK, SS_EINVAL above SS_LEND_CAP_MAX, or SS_ENOMEM when the
+ * free stack cannot grow to a higher cap; on an error the cap stays. */
+int ss_lender_set_cap(struct ss_lender *l, unsigned cap, struct ss_err *err);
 /* Drops every object; none may be lent. NULL is a no-op. */
 void ss_lender_free(struct ss_lender *l);
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "core/lend.h"
+#include "core/log.h"
 #include "gpu/phast.h"
 #include "solve/gpu_internal.h"
 
@@ -173,8 +174,14 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, struct ss_
         pthread_mutex_lock(&x->lock);
         if (x->capped != m->cch) {
                 const uint64_t copy = (uint64_t)m->cch->arcs * 12 + (uint64_t)m->cch->n * 12;
-                ss_lender_set_cap(x->handles, copy > SS__CCH_SHARE_BYTES ? 1 : x->lanes);
-                x->capped = m->cch;
+                struct ss_err cerr;
+                /* Without memory for a higher cap the old one serves (and
+                 * the next task tries again). */
+                if (ss_lender_set_cap(x->handles, copy > SS__CCH_SHARE_BYTES ? 1 : x->lanes,
+                                      &cerr) == SS_OK)
+                        x->capped = m->cch;
+                else
+                        ss_log_warn("gpu-cch", "%s", cerr.msg);
         }
         pthread_mutex_unlock(&x->lock);
         void *obj = NULL;

@@ -249,7 +249,11 @@ START_TEST(cap_changes)
         fake_init(&f, 64);
         struct ss_lender *l = ss_lender_new(&fake_ops, &f, 4, 0, 0);
         struct obj *a = take(l), *b = take(l);
-        ss_lender_set_cap(l, 1);
+        struct ss_err err;
+        /* A cap past what a lender holds is refused and changes nothing. */
+        ck_assert_int_eq(ss_lender_set_cap(l, SS_LEND_CAP_MAX + 1, &err), SS_EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "at most"));
+        ck_assert_int_eq(ss_lender_set_cap(l, 1, &err), SS_OK);
         struct waiter w = {.l = l};
         pthread_t t;
         pthread_create(&t, NULL, wait_take, &w);
@@ -262,7 +266,7 @@ START_TEST(cap_changes)
         pthread_join(t, NULL);
         ck_assert_ptr_eq(w.got, b); /* the last given back */
         ck_assert_uint_eq(f.alive, 2);
-        ss_lender_set_cap(l, 6);
+        ck_assert_int_eq(ss_lender_set_cap(l, 6, &err), SS_OK);
         struct obj *c[4];
         for (int i = 0; i < 4; i++)
                 c[i] = take(l);
