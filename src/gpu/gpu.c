@@ -766,6 +766,43 @@ int ss_gpu_set_delta(struct ss_gpu *gpu, uint64_t delta, struct ss_err *err)
         return SS_OK;
 }
 
+/* Blocks of the Δ-stepping's cluster for frontiers of up to *max vertices
+ * (delta.cu; 0: none): sm_90 and later, for graphs whose arrays (graph and
+ * distances, `arrays` bytes) stay within SS__CLUSTER_L2 times the L2 cache.
+ * 16 measured fastest on NY-d and a generated 1.07M-node graph (40 MB of
+ * arrays); on a 24M-node one (880 MB), whose arcs come from HBM, clusters
+ * were slower (docs/gpu.md). SS_GPU_CLUSTER (0: none; it also lifts the size
+ * rule) and SS_GPU_CLUSTER_MAX change them. Clusters are a speed-up only: a
+ * device that will not set the kernel up for them runs without. */
+static unsigned ss__cluster_pick(const struct ss_gpu_device_info *di, uint64_t arrays,
+                                 unsigned local_max, unsigned *max)
+{
+        unsigned cluster = SS__CLUSTER;
+        int l2 = 0;
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, di->id) != cudaSuccess)
+                l2 = 0;
+        if (arrays > (uint64_t)l2 * SS__CLUSTER_L2)
+                cluster = 0;
+        const char *cs = getenv("SS_GPU_CLUSTER");
+        if (cs && *cs)
+                cluster = (unsigned)strtoul(cs, NULL, 10);
+        if (di->cc_major < 9 || cluster < 2 || cluster > 16)
+                cluster = 0;
+        struct ss_err err;
+        if (cluster && ss__delta_cluster_setup(cluster, &err) != SS_OK) {
+                ss_log_warn("gpu", "device %d: no clusters for the Δ-stepping: %s", di->id,
+                            err.msg);
+                cudaGetLastError();
+                ss__clear_last_error();
+                cluster = 0;
+        }
+        *max = cluster * local_max;
+        const char *cm = getenv("SS_GPU_CLUSTER_MAX");
+        if (cluster && cm && *cm)
+                *max = (unsigned)strtoul(cm, NULL, 10);
+        return cluster;
+}
+
 int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, struct ss_gpu **out,
                 struct ss_err *err)
 {
@@ -886,32 +923,9 @@ int ss_gpu_open(const struct ss_graph *g, const struct ss_gpu_config *cfg_in, st
         /* The Δ-stepping profile, for tuning (SS__DF_* bits). */
         const char *df = getenv("SS_GPU_DELTA_FLAGS");
         const unsigned dflags = df && *df ? (unsigned)strtoul(df, NULL, 0) : 0;
-        /* Blocks of the Δ-stepping's cluster for frontiers of up to
-         * cluster × local_max vertices (delta.cu): sm_90 and later, for
-         * streams of at least two clusters' blocks, and graphs whose arrays
-         * (graph and distances) stay within SS__CLUSTER_L2 times the L2
-         * cache. 16 measured fastest on NY-d and a generated 1.07M-node
-         * graph (40 MB of arrays); on a 24M-node one (880 MB), whose arcs
-         * come from HBM, clusters were slower (docs/gpu.md).
-         * SS_GPU_CLUSTER (0: none; it also lifts the size rule) and
-         * SS_GPU_CLUSTER_MAX change them. */
-        unsigned cluster = SS__CLUSTER;
-        int l2 = 0;
-        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, cfg.device) != cudaSuccess)
-                l2 = 0;
-        if (graph_bytes + (uint64_t)g->n * 8 > (uint64_t)l2 * SS__CLUSTER_L2)
-                cluster = 0;
-        const char *cs = getenv("SS_GPU_CLUSTER");
-        if (cs && *cs)
-                cluster = (unsigned)strtoul(cs, NULL, 10);
-        if (di->cc_major < 9 || cluster < 2 || cluster > 16)
-                cluster = 0;
-        if (cluster && (rc = ss__delta_cluster_setup(cluster, err)))
-                return rc;
-        unsigned cluster_max = cluster * local_max;
-        const char *cm = getenv("SS_GPU_CLUSTER_MAX");
-        if (cm && *cm)
-                cluster_max = (unsigned)strtoul(cm, NULL, 10);
+        unsigned cluster_max = 0;
+        const unsigned cluster =
+            ss__cluster_pick(di, graph_bytes + (uint64_t)g->n * 8, local_max, &cluster_max);
 
         struct ss_gpu *gpu = calloc(1, sizeof(*gpu));
         if (!gpu)
@@ -1243,7 +1257,14 @@ static int ss__run(struct ss_gpu *gpu, struct ss__ws *w, uint32_t *d_targets,
                 l.ntargets = (uint32_t)q->ntargets;
         }
         SS__CUDA(cudaEventRecord(w->ev_start, w->stream));
-        if ((rc = ss__algos[q->algo].launch(&gpu->g, w, &l, err)))
+        rc = ss__algos[q->algo].launch(&gpu->g, w, &l, err);
+        if (w->cluster_err) {
+                ss_log_warn(
+                    "gpu", "stream %u: the Δ-stepping runs without clusters from now on: %s",
+                    (unsigned)(w - gpu->ws), cudaGetErrorString((cudaError_t)w->cluster_err));
+                w->cluster_err = 0;
+        }
+        if (rc)
                 return rc;
         launches++;
         SS__CUDA(cudaEventRecord(w->ev_search, w->stream));

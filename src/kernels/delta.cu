@@ -607,9 +607,13 @@ extern "C" int ss__launch_delta(const struct ss__dgraph *g, struct ss__ws *ws,
                         e = cudaGetLastError();
                 if (e == cudaSuccess)
                         return SS_OK;
-                /* Clusters that cannot all be resident now (other streams'
-                 * kernels hold the GPCs' SMs): the same search without. */
+                /* The device refused whole clusters (the cooperative check
+                 * counts the clusters that can be resident at all, so it
+                 * would refuse them again): this search and the stream's
+                 * next ones run without, and the host logs the cause. */
                 cudaGetLastError();
+                ws->cluster = 0;
+                ws->cluster_err = (int)e;
                 p.cluster = 0;
                 p.cluster_max = 0;
         }

@@ -112,6 +112,7 @@ struct ss__ws {
         unsigned local_max;       /* frontiers up to this size run in one block (delta.cu) */
         unsigned cluster;         /* blocks of the Δ-stepping's cluster; 0: no cluster */
         unsigned cluster_max;     /* frontiers up to this size run in the first cluster */
+        int cluster_err;          /* cudaError_t that turned the clusters off; the host logs it */
         unsigned dflags;          /* SS__DF_* */
         uint64_t runs;
         void *arena; /* host: the lent arrays above (struct ss__arena), NULL between runs */
