@@ -31,8 +31,16 @@
 #define SS__PH_PARTS_MAX 32u
 /* Threads that fill the device, about (an H100: 132 SMs of 2,048). */
 #define SS__PH_FILL (1u << 18)
-/* Depths of at most this many ranks run in one block, as a chain. */
-#define SS__PH_CHAIN_MAX 16u
+/* Depths of at most this many ranks run in one block, as a chain; and, for
+ * few sources, those where every (rank, source) pair gets at least
+ * SS__PH_GROUP of the block's 1,024 threads (SS_GPU_PHAST_GROUP overrides
+ * it; 0: a thread a pair, and only the first rule) and the depth has at
+ * most SS__PH_CHAIN_EDGES edges times sources: a launch costs more than
+ * they do. */
+#define SS__PH_CHAIN_MAX   16u
+#define SS__PH_GROUP       4u
+#define SS__PH_CHAIN_EDGES 16384u
+#define SS__PH_BLOCK       1024u
 /* Threads of the upward searches, at most, and sources per thread. */
 #define SS__PH_THREADS 16u
 #define SS__PH_UP_PER  16u
@@ -53,6 +61,7 @@ struct ss_gpu_phast {
         unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
         uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
         uint32_t *level_parts;   /* host: slices of each rank's edges at depth L */
+        uint32_t *level_edges;   /* host: upward edges of depth L's ranks */
         uint32_t nlevels;
         ss_dist *hd; /* host: per thread, the upward searches' distances, infinite between */
         unsigned threads;
@@ -78,6 +87,7 @@ struct ss_gpu_phast {
         uint64_t uses;
         uint32_t launches;  /* of the captured sweep */
         uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
+        uint32_t group;     /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
         /* Routes, made on the first one: the graph's reverse arcs by node
          * id (x tail, y weight), and room for rcap routes' walks. */
         uint32_t *d_rrow;
@@ -140,6 +150,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
                 ss_cch_metric_unref(p->m);
         free(p->level_first);
         free(p->level_parts);
+        free(p->level_edges);
         free(p->hd);
         free(p);
 }
@@ -201,6 +212,8 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->arcs = c->arcs;
         const char *cm = getenv("SS_GPU_PHAST_CHAIN");
         p->chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : SS__PH_CHAIN_MAX;
+        const char *gr = getenv("SS_GPU_PHAST_GROUP");
+        p->group = gr && *gr ? (uint32_t)strtoul(gr, NULL, 10) : SS__PH_GROUP;
         uint32_t *levels = NULL;
         unsigned long long *w = NULL;
         int rc;
@@ -210,17 +223,20 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
          * every rank's edges into slices of about that many. */
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         const uint32_t split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
-        if (!(p->level_parts = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4))) {
+        if (!(p->level_parts = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4)) ||
+            !(p->level_edges = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
         for (uint32_t l = 0; l < p->nlevels; l++) {
-                uint32_t widest = 0;
+                uint32_t widest = 0, edges = 0;
                 for (uint32_t i = p->level_first[l]; i < p->level_first[l + 1]; i++) {
                         const uint32_t z = levels[i];
                         const uint32_t deg = c->up_first[z + 1] - c->up_first[z];
                         widest = deg > widest ? deg : widest;
+                        edges += deg;
                 }
+                p->level_edges[l] = edges;
                 uint32_t parts = split && widest > split ? (widest + split - 1) / split : 1;
                 p->level_parts[l] = parts > SS__PH_PARTS_MAX ? SS__PH_PARTS_MAX : parts;
         }
@@ -383,6 +399,16 @@ static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
         }
 }
 
+/* Whether depth l goes to the one block of a chain at k sources. */
+static bool ss__ph_narrow(const struct ss_gpu_phast *p, uint32_t l, unsigned k)
+{
+        const uint64_t count = p->level_first[l + 1] - p->level_first[l];
+        if (count <= p->chain_max)
+                return true;
+        return p->group && count * k * p->group <= SS__PH_BLOCK &&
+               (uint64_t)p->level_edges[l] * k <= SS__PH_CHAIN_EDGES;
+}
+
 /* One launch per depth, from the roots down, except that runs of narrow
  * depths (the chains of separator vertices: most of NY's 279 depths) go to
  * one block each, since a dependent launch costs more than their work.
@@ -411,7 +437,7 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                 for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
                         const uint32_t from = p->level_first[l];
                         const uint32_t count = p->level_first[l + 1] - from;
-                        if (count > p->chain_max) {
+                        if (!ss__ph_narrow(p, l, k)) {
                                 /* Slices only while the depth's threads do not fill
                                  * the device: with many sources (NY, k = 1024) the
                                  * extra threads and atomics cost more than the
@@ -427,10 +453,9 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                                 continue;
                         }
                         uint32_t l1 = l + 1;
-                        while (l1 < p->nlevels &&
-                               p->level_first[l1 + 1] - p->level_first[l1] <= p->chain_max)
+                        while (l1 < p->nlevels && ss__ph_narrow(p, l1, k))
                                 l1++;
-                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_level_first, l, l1,
+                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_level_first, l, l1, p->group,
                                           p->d_up_first, p->d_up_head, p->d_w, p->stream, err);
                         p->launches++;
                         l = l1;

@@ -314,11 +314,13 @@ int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const uint32_t *r
 int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes, uint32_t count,
                  unsigned parts, const uint32_t *up_first, const uint32_t *up_head,
                  const unsigned long long *w_down, cudaStream_t st, struct ss_err *err);
-/* Depths l0..l1 (level_first on the device) in one block. */
+/* Depths l0..l1 (level_first on the device) in one block of 1,024 threads;
+ * a depth of at most 1,024 / group (rank, source) pairs gives each pair a
+ * group of threads (group 0: a thread each). */
 int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                 const uint32_t *level_first, uint32_t l0, uint32_t l1, const uint32_t *up_first,
-                 const uint32_t *up_head, const unsigned long long *w_down, cudaStream_t st,
-                 struct ss_err *err);
+                 const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
+                 const uint32_t *up_first, const uint32_t *up_head,
+                 const unsigned long long *w_down, cudaStream_t st, struct ss_err *err);
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);

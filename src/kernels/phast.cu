@@ -44,7 +44,8 @@ __global__ void ss__ph_seed_kernel(unsigned long long *d, unsigned k, uint32_t n
 __device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, uint32_t z,
                                              unsigned s, const uint32_t *__restrict__ up_first,
                                              const uint32_t *__restrict__ up_head,
-                                             const unsigned long long *__restrict__ w_down)
+                                             const unsigned long long *__restrict__ w_down,
+                                             bool l2 = false)
 {
         unsigned long long best = d[(uint64_t)z * k + s];
         uint32_t a = __ldg(&up_first[z]);
@@ -59,7 +60,7 @@ __device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, 
                 }
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                        dy[j] = d[(uint64_t)y[j] * k + s];
+                        dy[j] = l2 ? __ldcg(&d[(uint64_t)y[j] * k + s]) : d[(uint64_t)y[j] * k + s];
 #pragma unroll
                 for (int j = 0; j < 4; j++)
                         if (dy[j] != SS__PH_INF && w[j] != SS__PH_INF && dy[j] + w[j] < best)
@@ -67,7 +68,8 @@ __device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, 
         }
         for (; a < e; a++) {
                 const unsigned long long w = __ldg(&w_down[a]);
-                const unsigned long long dy = d[(uint64_t)__ldg(&up_head[a]) * k + s];
+                const uint64_t at = (uint64_t)__ldg(&up_head[a]) * k + s;
+                const unsigned long long dy = l2 ? __ldcg(&d[at]) : d[at];
                 if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
                         best = dy + w;
         }
@@ -119,20 +121,69 @@ __global__ void ss__ph_split_kernel(unsigned long long *d, unsigned k, const uin
         }
 }
 
+/* One (rank, source) pair's distance from t threads (a power of two) of the
+ * block: thread j of the group takes the edges j, j + t, ... of the rank (the
+ * group's loads coalesce), then the group's minimum goes in with one
+ * atomicMin per warp. At one source a chain depth is one or two ranks with
+ * hundreds of edges (the top separators): one thread walking them set the
+ * sweep's time. Every thread of the warp calls this (the shuffles need
+ * them); `idle` marks one without a pair. */
+__device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsigned k, uint32_t z,
+                                                   unsigned s, bool idle, unsigned t, unsigned j,
+                                                   const uint32_t *__restrict__ up_first,
+                                                   const uint32_t *__restrict__ up_head,
+                                                   const unsigned long long *__restrict__ w_down)
+{
+        unsigned long long best = SS__PH_INF;
+        if (!idle) {
+                const uint32_t e = __ldg(&up_first[z + 1]);
+                for (uint32_t a = __ldg(&up_first[z]) + j; a < e; a += t) {
+                        const unsigned long long w = __ldg(&w_down[a]);
+                        /* From L2: another depth of this block may have moved it
+                         * with an atomic since this SM cached its line. */
+                        const unsigned long long dy =
+                            __ldcg(&d[(uint64_t)__ldg(&up_head[a]) * k + s]);
+                        if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
+                                best = dy + w;
+                }
+        }
+        const unsigned lanes = t < 32 ? t : 32;
+        for (unsigned off = lanes / 2; off > 0; off /= 2) {
+                const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
+                best = o < best ? o : best;
+        }
+        if (!idle && j % lanes == 0 && best != SS__PH_INF)
+                atomicMin(&d[(uint64_t)z * k + s], best);
+}
+
 /* Depths l0..l1 of few ranks each, in one block: the launches of a chain
  * of separator vertices (each a depth of its own) cost more than their
- * work, so one block walks them with a barrier between depths. */
+ * work, so one block walks them with a barrier between depths. A depth of
+ * few (rank, source) pairs (at most blockDim / group) spreads each pair's
+ * edges over a group of at least `group` threads; one of more pairs gives
+ * each a thread (and so does group 0). */
 __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
                                     const uint32_t *level_first, uint32_t l0, uint32_t l1,
-                                    const uint32_t *up_first, const uint32_t *up_head,
-                                    const unsigned long long *w_down)
+                                    unsigned group, const uint32_t *up_first,
+                                    const uint32_t *up_head, const unsigned long long *w_down)
 {
         for (uint32_t l = l0; l < l1; l++) {
                 const uint32_t from = level_first[l];
                 const uint64_t work = (uint64_t)(level_first[l + 1] - from) * k;
-                for (uint64_t i = threadIdx.x; i < work; i += blockDim.x)
-                        ss__ph_relax(d, k, nodes[from + i / k], (unsigned)(i % k), up_first,
-                                     up_head, w_down);
+                if (group && work * group <= blockDim.x) {
+                        unsigned t = group;
+                        while (t * 2 * work <= blockDim.x)
+                                t *= 2;
+                        const unsigned i = threadIdx.x / t, j = threadIdx.x % t;
+                        const bool idle = i >= work;
+                        const uint32_t z = idle ? 0 : nodes[from + i / k];
+                        ss__ph_relax_group(d, k, z, idle ? 0 : i % k, idle, t, j, up_first, up_head,
+                                           w_down);
+                } else {
+                        for (uint64_t i = threadIdx.x; i < work; i += blockDim.x)
+                                ss__ph_relax(d, k, nodes[from + i / k], (unsigned)(i % k), up_first,
+                                             up_head, w_down, true);
+                }
                 __syncthreads();
         }
 }
@@ -190,12 +241,12 @@ extern "C" int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *n
 }
 
 extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                            const uint32_t *level_first, uint32_t l0, uint32_t l1,
+                            const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
                             const uint32_t *up_first, const uint32_t *up_head,
                             const unsigned long long *w_down, cudaStream_t st, struct ss_err *err)
 {
-        ss__ph_chain_kernel<<<1, 1024, 0, st>>>(d, k, nodes, level_first, l0, l1, up_first, up_head,
-                                                w_down);
+        ss__ph_chain_kernel<<<1, 1024, 0, st>>>(d, k, nodes, level_first, l0, l1, group, up_first,
+                                                up_head, w_down);
         SS__LAUNCHED("ss__ph_chain_kernel");
         return SS_OK;
 }
