@@ -35,12 +35,12 @@
  * few sources, those where every (rank, source) pair gets at least
  * SS__PH_GROUP of the block's 1,024 threads (SS_GPU_PHAST_GROUP overrides
  * it; 0: a thread a pair, and only the first rule) and the depth has at
- * most SS__PH_CHAIN_EDGES edges times sources: a launch costs more than
- * they do. */
+ * most SS__PH_CHAIN_EDGES edges times sources (SS_GPU_PHAST_CHAIN_EDGES): a
+ * launch costs more than they do. */
 #define SS__PH_CHAIN_MAX   16u
 #define SS__PH_GROUP       4u
 #define SS__PH_CHAIN_EDGES 16384u
-#define SS__PH_BLOCK       1024u
+#define SS__PH_BLOCK       SS__PH_CHAIN_BLOCK
 /* Threads of the upward searches, at most, and sources per thread. */
 #define SS__PH_THREADS 16u
 #define SS__PH_UP_PER  16u
@@ -57,7 +57,8 @@ struct ss_gpu_phast {
         uint32_t n, arcs;
         cudaStream_t stream;
         cudaEvent_t ev0, ev1;
-        uint32_t *d_up_first, *d_up_head, *d_rank, *d_levels, *d_level_first;
+        uint32_t *d_up_head, *d_rank, *d_levels, *d_level_first;
+        uint2 *d_span;           /* the upward edges of d_levels[i]'s rank, beside it */
         unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
         uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
         uint32_t *level_parts;   /* host: slices of each rank's edges at depth L */
@@ -85,9 +86,10 @@ struct ss_gpu_phast {
                 cudaGraphExec_t exec;
         } execs[SS__PH_EXECS];
         uint64_t uses;
-        uint32_t launches;  /* of the captured sweep */
-        uint32_t chain_max; /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
-        uint32_t group;     /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
+        uint32_t launches;    /* of the captured sweep */
+        uint32_t chain_max;   /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
+        uint32_t group;       /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
+        uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
         /* Routes, made on the first one: the graph's reverse arcs by node
          * id (x tail, y weight), and room for rcap routes' walks. */
         uint32_t *d_rrow;
@@ -120,7 +122,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         if (!p)
                 return;
         cudaSetDevice(p->device);
-        cudaFree(p->d_up_first);
+        cudaFree(p->d_span);
         cudaFree(p->d_up_head);
         cudaFree(p->d_rank);
         cudaFree(p->d_levels);
@@ -214,8 +216,11 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : SS__PH_CHAIN_MAX;
         const char *gr = getenv("SS_GPU_PHAST_GROUP");
         p->group = gr && *gr ? (uint32_t)strtoul(gr, NULL, 10) : SS__PH_GROUP;
+        const char *ce = getenv("SS_GPU_PHAST_CHAIN_EDGES");
+        p->chain_edges = ce && *ce ? (uint32_t)strtoul(ce, NULL, 10) : SS__PH_CHAIN_EDGES;
         uint32_t *levels = NULL;
         unsigned long long *w = NULL;
+        uint2 *span = NULL;
         int rc;
         if ((rc = ss__ph_schedule(p, &levels, err)) != SS_OK)
                 goto fail;
@@ -244,7 +249,8 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
         if (!(p->hd = malloc((size_t)p->threads * (p->n ? p->n : 1) * sizeof(ss_dist))) ||
-            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8))) {
+            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8)) ||
+            !(span = malloc((size_t)(p->n ? p->n : 1) * sizeof(*span)))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
@@ -252,12 +258,14 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
                 p->hd[z] = SS_DIST_INF;
         for (uint32_t a = 0; a < p->arcs; a++)
                 w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
+        for (uint32_t i = 0; i < p->n; i++)
+                span[i] = (uint2){c->up_first[levels[i]], c->up_first[levels[i] + 1]};
         const size_t n4 = (size_t)(p->n ? p->n : 1) * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
         SS__CUDA_GOTO(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev0), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev1), fail);
-        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_up_first, ((size_t)p->n + 1) * 4), fail);
+        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_span, n4 * 2), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_up_head, a4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_levels, n4), fail);
@@ -266,9 +274,6 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         SS__CUDA_GOTO(cudaMemcpy(p->d_level_first, p->level_first, ((size_t)p->nlevels + 1) * 4,
                                  cudaMemcpyHostToDevice),
                       fail);
-        SS__CUDA_GOTO(
-            cudaMemcpy(p->d_up_first, c->up_first, ((size_t)p->n + 1) * 4, cudaMemcpyHostToDevice),
-            fail);
         if (p->arcs) {
                 SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice),
                               fail);
@@ -277,11 +282,13 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         if (p->n) {
                 SS__CUDA_GOTO(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice), fail);
                 SS__CUDA_GOTO(cudaMemcpy(p->d_levels, levels, n4, cudaMemcpyHostToDevice), fail);
+                SS__CUDA_GOTO(cudaMemcpy(p->d_span, span, n4 * 2, cudaMemcpyHostToDevice), fail);
         }
         free(levels);
         free(w);
-        p->fixed_bytes =
-            ((uint64_t)p->n + 1) * 4 * 3 + (uint64_t)a4 * 3 + ((uint64_t)p->nlevels + 1) * 4;
+        free(span);
+        /* The span (8), the rank (4) and the schedule (4) of each node. */
+        p->fixed_bytes = (uint64_t)n4 * 4 + (uint64_t)a4 * 3 + ((uint64_t)p->nlevels + 1) * 4;
         *out = p;
         return SS_OK;
 fail:
@@ -291,6 +298,7 @@ fail:
         cudaGetLastError();
         free(levels);
         free(w);
+        free(span);
         ss_gpu_phast_close(p);
         return rc;
 }
@@ -406,7 +414,66 @@ static bool ss__ph_narrow(const struct ss_gpu_phast *p, uint32_t l, unsigned k)
         if (count <= p->chain_max)
                 return true;
         return p->group && count * k * p->group <= SS__PH_BLOCK &&
-               (uint64_t)p->level_edges[l] * k <= SS__PH_CHAIN_EDGES;
+               (uint64_t)p->level_edges[l] * k <= p->chain_edges;
+}
+
+/* The sweep's launches on p's stream. With prof (SS_GPU_PHAST_PROFILE set,
+ * not captured) each launch is timed alone, waited for, and the times of
+ * the chains and of the other depths are logged: what the sweep's time is
+ * made of, for tuning. */
+struct ss__ph_prof {
+        cudaEvent_t a, b;
+        double chain_ms, level_ms;
+        uint32_t chains, chain_depths, levels;
+};
+
+static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof *prof,
+                         struct ss_err *err)
+{
+        int rc = SS_OK;
+        p->launches = 0;
+        for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
+                const uint32_t from = p->level_first[l];
+                const uint32_t count = p->level_first[l + 1] - from;
+                const bool narrow = ss__ph_narrow(p, l, k);
+                uint32_t l1 = l + 1;
+                if (prof)
+                        SS__CUDA(cudaEventRecord(prof->a, p->stream));
+                if (!narrow) {
+                        /* Slices only while the depth's threads do not fill
+                         * the device: with many sources (NY, k = 1024) the
+                         * extra threads and atomics cost more than the
+                         * shorter walks save. */
+                        const uint64_t fill = SS__PH_FILL / ((uint64_t)count * k) + 1;
+                        const unsigned parts =
+                            p->level_parts[l] < fill ? p->level_parts[l] : (unsigned)fill;
+                        rc = ss__ph_level(p->d_d, k, p->d_levels + from, p->d_span + from, count,
+                                          parts, p->d_up_head, p->d_w, p->stream, err);
+                } else {
+                        while (l1 < p->nlevels && l1 - l < SS__PH_CHAIN_DEPTHS &&
+                               ss__ph_narrow(p, l1, k))
+                                l1++;
+                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_span, p->d_level_first, l,
+                                          l1, p->group, p->d_up_head, p->d_w, p->stream, err);
+                }
+                p->launches++;
+                if (prof && rc == SS_OK) {
+                        float ms = 0;
+                        SS__CUDA(cudaEventRecord(prof->b, p->stream));
+                        SS__CUDA(cudaEventSynchronize(prof->b));
+                        SS__CUDA(cudaEventElapsedTime(&ms, prof->a, prof->b));
+                        if (narrow) {
+                                prof->chain_ms += ms;
+                                prof->chains++;
+                                prof->chain_depths += l1 - l;
+                        } else {
+                                prof->level_ms += ms;
+                                prof->levels++;
+                        }
+                }
+                l = l1;
+        }
+        return rc;
 }
 
 /* One launch per depth, from the roots down, except that runs of narrow
@@ -417,6 +484,24 @@ static bool ss__ph_narrow(const struct ss_gpu_phast *p, uint32_t l, unsigned k)
 static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
+        if (getenv("SS_GPU_PHAST_PROFILE")) {
+                struct ss__ph_prof prof = {0};
+                SS__CUDA(cudaEventCreate(&prof.a));
+                if (cudaEventCreate(&prof.b) != cudaSuccess) {
+                        cudaEventDestroy(prof.a);
+                        return ss__cuda_fail(err, "cudaEventCreate", cudaGetLastError(), __FILE__,
+                                             __LINE__);
+                }
+                rc = ss__ph_launch(p, k, &prof, err);
+                cudaEventDestroy(prof.a);
+                cudaEventDestroy(prof.b);
+                ss_log_info("gpu",
+                            "sweep of %u sources: %u chains of %u depths %.3f ms, %u other depths "
+                            "%.3f ms (each launch timed alone)",
+                            k, prof.chains, prof.chain_depths, prof.chain_ms, prof.levels,
+                            prof.level_ms);
+                return rc;
+        }
         struct ss__ph_exec *x = NULL;
         for (int i = 0; i < SS__PH_EXECS && !x; i++)
                 if (p->execs[i].k == k)
@@ -433,33 +518,7 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                         cudaGraphDestroy(x->graph);
                 memset(x, 0, sizeof(*x));
                 SS__CUDA(cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
-                p->launches = 0;
-                for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
-                        const uint32_t from = p->level_first[l];
-                        const uint32_t count = p->level_first[l + 1] - from;
-                        if (!ss__ph_narrow(p, l, k)) {
-                                /* Slices only while the depth's threads do not fill
-                                 * the device: with many sources (NY, k = 1024) the
-                                 * extra threads and atomics cost more than the
-                                 * shorter walks save. */
-                                const uint64_t fill = SS__PH_FILL / ((uint64_t)count * k) + 1;
-                                const unsigned parts =
-                                    p->level_parts[l] < fill ? p->level_parts[l] : (unsigned)fill;
-                                rc = ss__ph_level(p->d_d, k, p->d_levels + from, count, parts,
-                                                  p->d_up_first, p->d_up_head, p->d_w, p->stream,
-                                                  err);
-                                p->launches++;
-                                l++;
-                                continue;
-                        }
-                        uint32_t l1 = l + 1;
-                        while (l1 < p->nlevels && ss__ph_narrow(p, l1, k))
-                                l1++;
-                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_level_first, l, l1, p->group,
-                                          p->d_up_first, p->d_up_head, p->d_w, p->stream, err);
-                        p->launches++;
-                        l = l1;
-                }
+                rc = ss__ph_launch(p, k, NULL, err);
                 if (rc != SS_OK) {
                         cudaGraph_t g = NULL;
                         cudaStreamEndCapture(p->stream, &g);

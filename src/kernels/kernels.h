@@ -304,23 +304,26 @@ int ss__reverse_arcs(uint32_t n, uint64_t m, const uint32_t *d_row, const uint2 
  * k distances per rank. fill sets count entries to infinity; seed writes the
  * upward searches' (rank, source, dist) triples, skipping ranks of n or
  * more; level relaxes (each rank's edges in `parts` slices when above 1) the ranks
- * nodes[0..count) of one depth from their upward neighbours; gather writes
- * the distances of sources s0..s0+ks to the m nodes of `nodes` (to every
- * node, by id, when nodes is NULL and m = n) into out, source-major. */
+ * nodes[0..count) of one depth (their edges span[0..count)) from their upward neighbours; gather
+ * writes the distances of sources s0..s0+ks to the m nodes of `nodes` (to every node, by id, when
+ * nodes is NULL and m = n) into out, source-major. */
 int ss__ph_fill(unsigned long long *d, uint64_t count, cudaStream_t st, struct ss_err *err);
 int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const uint32_t *rank,
                 const uint32_t *source, const unsigned long long *dist, uint32_t count,
                 cudaStream_t st, struct ss_err *err);
-int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes, uint32_t count,
-                 unsigned parts, const uint32_t *up_first, const uint32_t *up_head,
+int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
+                 uint32_t count, unsigned parts, const uint32_t *up_head,
                  const unsigned long long *w_down, cudaStream_t st, struct ss_err *err);
-/* Depths l0..l1 (level_first on the device) in one block of 1,024 threads;
- * a depth of at most 1,024 / group (rank, source) pairs gives each pair a
- * group of threads (group 0: a thread each). */
-int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
+/* Depths l0..l1 (level_first on the device; at most SS__PH_CHAIN_DEPTHS of
+ * them) in one block of SS__PH_CHAIN_BLOCK threads; a depth of at most
+ * SS__PH_CHAIN_BLOCK / group (rank, source) pairs gives each pair a group
+ * of threads (group 0: a thread each). */
+#define SS__PH_CHAIN_DEPTHS 2048u
+#define SS__PH_CHAIN_BLOCK  1024u
+int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
                  const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
-                 const uint32_t *up_first, const uint32_t *up_head,
-                 const unsigned long long *w_down, cudaStream_t st, struct ss_err *err);
+                 const uint32_t *up_head, const unsigned long long *w_down, cudaStream_t st,
+                 struct ss_err *err);
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);

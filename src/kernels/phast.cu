@@ -37,19 +37,17 @@ __global__ void ss__ph_seed_kernel(unsigned long long *d, unsigned k, uint32_t n
                 d[(uint64_t)rank[i] * k + source[i]] = dist[i];
 }
 
-/* d[z][s] from z's upward neighbours. The loads of four edges go out
- * before any is used: a rank's edges are a chain of dependent loads
- * (the head, then its distance) otherwise, and the top separators' ranks
- * have hundreds of edges. */
+/* d[z][s] from z's upward neighbours, its edges a..e. The loads of four
+ * edges go out before any is used: a rank's edges are a chain of dependent
+ * loads (the head, then its distance) otherwise, and the top separators'
+ * ranks have hundreds of edges. l2: read the distances from L2 (a kernel
+ * that walks several depths, whose atomics do not update this SM's L1). */
 __device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, uint32_t z,
-                                             unsigned s, const uint32_t *__restrict__ up_first,
+                                             unsigned s, uint32_t a, uint32_t e,
                                              const uint32_t *__restrict__ up_head,
-                                             const unsigned long long *__restrict__ w_down,
-                                             bool l2 = false)
+                                             const unsigned long long *__restrict__ w_down, bool l2)
 {
         unsigned long long best = d[(uint64_t)z * k + s];
-        uint32_t a = __ldg(&up_first[z]);
-        const uint32_t e = __ldg(&up_first[z + 1]);
         for (; a + 4 <= e; a += 4) {
                 uint32_t y[4];
                 unsigned long long w[4], dy[4];
@@ -76,15 +74,19 @@ __device__ __forceinline__ void ss__ph_relax(unsigned long long *d, unsigned k, 
         d[(uint64_t)z * k + s] = best;
 }
 
-/* One depth: ranks nodes[0..count), each for every source. */
+/* One depth: ranks nodes[0..count) (their edges span[0..count)), each for
+ * every source. */
 __global__ void ss__ph_level_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                                    uint32_t count, const uint32_t *up_first,
-                                    const uint32_t *up_head, const unsigned long long *w_down)
+                                    const uint2 *span, uint32_t count, const uint32_t *up_head,
+                                    const unsigned long long *w_down)
 {
         const uint64_t work = (uint64_t)count * k;
         for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
-             i += (uint64_t)gridDim.x * blockDim.x)
-                ss__ph_relax(d, k, nodes[i / k], (unsigned)(i % k), up_first, up_head, w_down);
+             i += (uint64_t)gridDim.x * blockDim.x) {
+                const uint2 r = __ldg(&span[i / k]);
+                ss__ph_relax(d, k, nodes[i / k], (unsigned)(i % k), r.x, r.y, up_head, w_down,
+                             false);
+        }
 }
 
 /* One depth whose ranks have many upward edges: each rank's edges cut into
@@ -93,8 +95,7 @@ __global__ void ss__ph_level_kernel(unsigned long long *d, unsigned k, const uin
  * thread walking a separator rank's hundreds of edges would set the
  * depth's time. */
 __global__ void ss__ph_split_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                                    uint32_t count, unsigned parts,
-                                    const uint32_t *__restrict__ up_first,
+                                    const uint2 *__restrict__ span, uint32_t count, unsigned parts,
                                     const uint32_t *__restrict__ up_head,
                                     const unsigned long long *__restrict__ w_down)
 {
@@ -105,10 +106,10 @@ __global__ void ss__ph_split_kernel(unsigned long long *d, unsigned k, const uin
                 const uint64_t rest = i / k;
                 const unsigned part = (unsigned)(rest % parts);
                 const uint32_t z = nodes[rest / parts];
-                const uint32_t a0 = __ldg(&up_first[z]), a1 = __ldg(&up_first[z + 1]);
-                const uint32_t per = (a1 - a0 + parts - 1) / parts;
-                const uint32_t from = a0 + part * per;
-                const uint32_t to = from + per < a1 ? from + per : a1;
+                const uint2 r = __ldg(&span[rest / parts]);
+                const uint32_t per = (r.y - r.x + parts - 1) / parts;
+                const uint32_t from = r.x + part * per;
+                const uint32_t to = from + per < r.y ? from + per : r.y;
                 unsigned long long best = SS__PH_INF;
                 for (uint32_t a = from; a < to; a++) {
                         const unsigned long long w = __ldg(&w_down[a]);
@@ -121,70 +122,122 @@ __global__ void ss__ph_split_kernel(unsigned long long *d, unsigned k, const uin
         }
 }
 
+/* Where a thread of the chain's block stands at one depth: the depth's
+ * positions, and, when the depth's (rank, source) pairs are few enough for
+ * groups of at least `group` threads, the thread's pair (i), its place in
+ * the pair's group (j of t), and the pair's rank and edges, loaded ahead. */
+struct ss__ph_at {
+        uint32_t from, z, y0; /* y0, c0: the thread's first edge */
+        unsigned long long c0;
+        uint64_t work;
+        unsigned t, i, j;
+        uint2 r;
+        bool grouped, idle;
+};
+
+__device__ __forceinline__ struct ss__ph_at
+ss__ph_where(unsigned k, const uint32_t *nodes, const uint2 *span, const uint32_t *lf, uint32_t at,
+             unsigned group, const uint32_t *__restrict__ up_head,
+             const unsigned long long *__restrict__ w_down)
+{
+        struct ss__ph_at w;
+        w.from = lf[at];
+        w.work = (uint64_t)(lf[at + 1] - w.from) * k;
+        w.grouped = group && w.work * group <= blockDim.x;
+        w.t = group ? group : 1;
+        while (w.grouped && w.t * 2 * w.work <= blockDim.x)
+                w.t *= 2;
+        w.i = threadIdx.x / w.t;
+        w.j = threadIdx.x % w.t;
+        w.idle = !w.grouped || w.i >= w.work;
+        w.z = w.y0 = 0;
+        w.c0 = SS__PH_INF;
+        w.r = make_uint2(0, 0);
+        if (!w.idle) {
+                /* Loads that no distance waits for, issued a depth early: the
+                 * edges are read once in the sweep, so they come from memory,
+                 * not from L2. */
+                w.z = __ldg(&nodes[w.from + w.i / k]);
+                w.r = __ldg(&span[w.from + w.i / k]);
+                if (w.r.x + w.j < w.r.y) {
+                        w.y0 = __ldg(&up_head[w.r.x + w.j]);
+                        w.c0 = __ldg(&w_down[w.r.x + w.j]);
+                }
+        }
+        return w;
+}
+
 /* One (rank, source) pair's distance from t threads (a power of two) of the
  * block: thread j of the group takes the edges j, j + t, ... of the rank (the
  * group's loads coalesce), then the group's minimum goes in with one
  * atomicMin per warp. At one source a chain depth is one or two ranks with
  * hundreds of edges (the top separators): one thread walking them set the
  * sweep's time. Every thread of the warp calls this (the shuffles need
- * them); `idle` marks one without a pair. */
-__device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsigned k, uint32_t z,
-                                                   unsigned s, bool idle, unsigned t, unsigned j,
-                                                   const uint32_t *__restrict__ up_first,
+ * them). */
+__device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsigned k,
+                                                   const struct ss__ph_at &w,
                                                    const uint32_t *__restrict__ up_head,
                                                    const unsigned long long *__restrict__ w_down)
 {
         unsigned long long best = SS__PH_INF;
-        if (!idle) {
-                const uint32_t e = __ldg(&up_first[z + 1]);
-                for (uint32_t a = __ldg(&up_first[z]) + j; a < e; a += t) {
-                        const unsigned long long w = __ldg(&w_down[a]);
+        const unsigned s = w.idle ? 0 : w.i % k;
+        if (!w.idle && w.c0 != SS__PH_INF) {
+                const unsigned long long dy = __ldcg(&d[(uint64_t)w.y0 * k + s]);
+                if (dy != SS__PH_INF)
+                        best = dy + w.c0;
+        }
+        if (!w.idle) {
+                for (uint32_t a = w.r.x + w.j + w.t; a < w.r.y; a += w.t) {
+                        const unsigned long long c = __ldg(&w_down[a]);
                         /* From L2: another depth of this block may have moved it
                          * with an atomic since this SM cached its line. */
                         const unsigned long long dy =
                             __ldcg(&d[(uint64_t)__ldg(&up_head[a]) * k + s]);
-                        if (dy != SS__PH_INF && w != SS__PH_INF && dy + w < best)
-                                best = dy + w;
+                        if (dy != SS__PH_INF && c != SS__PH_INF && dy + c < best)
+                                best = dy + c;
                 }
         }
-        const unsigned lanes = t < 32 ? t : 32;
+        const unsigned lanes = w.t < 32 ? w.t : 32;
         for (unsigned off = lanes / 2; off > 0; off /= 2) {
                 const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
                 best = o < best ? o : best;
         }
-        if (!idle && j % lanes == 0 && best != SS__PH_INF)
-                atomicMin(&d[(uint64_t)z * k + s], best);
+        if (!w.idle && w.j % lanes == 0 && best != SS__PH_INF)
+                atomicMin(&d[(uint64_t)w.z * k + s], best);
 }
 
 /* Depths l0..l1 of few ranks each, in one block: the launches of a chain
  * of separator vertices (each a depth of its own) cost more than their
  * work, so one block walks them with a barrier between depths. A depth of
  * few (rank, source) pairs (at most blockDim / group) spreads each pair's
- * edges over a group of at least `group` threads; one of more pairs gives
- * each a thread (and so does group 0). */
+ * edges over a group of at least `group` threads, whose rank and edges
+ * were loaded during the depth before; one of more pairs gives each a
+ * thread (and so does group 0). l1 - l0 is at most SS__PH_CHAIN_DEPTHS. */
 __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                                    const uint32_t *level_first, uint32_t l0, uint32_t l1,
-                                    unsigned group, const uint32_t *up_first,
-                                    const uint32_t *up_head, const unsigned long long *w_down)
+                                    const uint2 *span, const uint32_t *level_first, uint32_t l0,
+                                    uint32_t l1, unsigned group, const uint32_t *up_head,
+                                    const unsigned long long *w_down)
 {
+        __shared__ uint32_t lf[SS__PH_CHAIN_DEPTHS + 1];
+        for (uint32_t l = threadIdx.x; l <= l1 - l0; l += blockDim.x)
+                lf[l] = level_first[l0 + l];
+        __syncthreads();
+        struct ss__ph_at cur = ss__ph_where(k, nodes, span, lf, 0, group, up_head, w_down);
         for (uint32_t l = l0; l < l1; l++) {
-                const uint32_t from = level_first[l];
-                const uint64_t work = (uint64_t)(level_first[l + 1] - from) * k;
-                if (group && work * group <= blockDim.x) {
-                        unsigned t = group;
-                        while (t * 2 * work <= blockDim.x)
-                                t *= 2;
-                        const unsigned i = threadIdx.x / t, j = threadIdx.x % t;
-                        const bool idle = i >= work;
-                        const uint32_t z = idle ? 0 : nodes[from + i / k];
-                        ss__ph_relax_group(d, k, z, idle ? 0 : i % k, idle, t, j, up_first, up_head,
-                                           w_down);
+                struct ss__ph_at next = cur;
+                if (l + 1 < l1)
+                        next = ss__ph_where(k, nodes, span, lf, l + 1 - l0, group, up_head, w_down);
+                if (cur.grouped) {
+                        ss__ph_relax_group(d, k, cur, up_head, w_down);
                 } else {
-                        for (uint64_t i = threadIdx.x; i < work; i += blockDim.x)
-                                ss__ph_relax(d, k, nodes[from + i / k], (unsigned)(i % k), up_first,
-                                             up_head, w_down, true);
+                        for (uint64_t i = threadIdx.x; i < cur.work; i += blockDim.x) {
+                                const uint2 r = __ldg(&span[cur.from + i / k]);
+                                ss__ph_relax(d, k, nodes[cur.from + i / k], (unsigned)(i % k), r.x,
+                                             r.y, up_head, w_down, true);
+                        }
                 }
                 __syncthreads();
+                cur = next;
         }
 }
 
@@ -224,29 +277,32 @@ extern "C" int ss__ph_seed(unsigned long long *d, unsigned k, uint32_t n, const 
 }
 
 extern "C" int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                            uint32_t count, unsigned parts, const uint32_t *up_first,
+                            const uint2 *span, uint32_t count, unsigned parts,
                             const uint32_t *up_head, const unsigned long long *w_down,
                             cudaStream_t st, struct ss_err *err)
 {
         if (parts > 1) {
                 ss__ph_split_kernel<<<ss__ph_grid((uint64_t)count * parts * k), 256, 0, st>>>(
-                    d, k, nodes, count, parts, up_first, up_head, w_down);
+                    d, k, nodes, span, count, parts, up_head, w_down);
                 SS__LAUNCHED("ss__ph_split_kernel");
                 return SS_OK;
         }
         ss__ph_level_kernel<<<ss__ph_grid((uint64_t)count * k), 256, 0, st>>>(
-            d, k, nodes, count, up_first, up_head, w_down);
+            d, k, nodes, span, count, up_head, w_down);
         SS__LAUNCHED("ss__ph_level_kernel");
         return SS_OK;
 }
 
 extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                            const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
-                            const uint32_t *up_first, const uint32_t *up_head,
+                            const uint2 *span, const uint32_t *level_first, uint32_t l0,
+                            uint32_t l1, unsigned group, const uint32_t *up_head,
                             const unsigned long long *w_down, cudaStream_t st, struct ss_err *err)
 {
-        ss__ph_chain_kernel<<<1, 1024, 0, st>>>(d, k, nodes, level_first, l0, l1, group, up_first,
-                                                up_head, w_down);
+        if (l1 - l0 > SS__PH_CHAIN_DEPTHS)
+                return ss_err_set(err, SS_EINVAL, "a chain of %u depths (at most %u)", l1 - l0,
+                                  SS__PH_CHAIN_DEPTHS);
+        ss__ph_chain_kernel<<<1, SS__PH_CHAIN_BLOCK, 0, st>>>(d, k, nodes, span, level_first, l0,
+                                                              l1, group, up_head, w_down);
         SS__LAUNCHED("ss__ph_chain_kernel");
         return SS_OK;
 }
