@@ -1205,7 +1205,10 @@ END_TEST
 /* Batched trees from the CCH on the device: every distance of every tree
  * equal to Dijkstra's, for k = 1, 7 (a partial warp), 64 (twice) and 100
  * (past a gather chunk), on a random graph (zero weights, parallel arcs), a
- * generated road graph (coordinates) and a graph some nodes cannot reach. */
+ * generated road graph (coordinates) and a graph some nodes cannot reach.
+ * The road graph goes again with a thread per (rank, source) pair in the
+ * chains (SS_GPU_PHAST_GROUP=0) and with the sweep launched and timed depth
+ * by depth instead of replayed (SS_GPU_PHAST_PROFILE). */
 static void check_phast(struct ss_graph *g, unsigned kmax)
 {
         struct ss_err err;
@@ -1255,6 +1258,12 @@ START_TEST(test_phast_trees)
         g = ss_gen_road_graph(&r, 2, &err);
         ck_assert_msg(g != NULL, "%s", err.msg);
         check_phast(g, 100);
+        setenv("SS_GPU_PHAST_GROUP", "0", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_GROUP");
+        setenv("SS_GPU_PHAST_PROFILE", "1", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_PROFILE");
         ss_graph_unref(g);
         /* Nodes 3 and 4 reach 0..2 but nothing reaches them. */
         const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
