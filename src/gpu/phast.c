@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/team.h"
 #include "gpu/gpu_internal.h"
+#include "cch/schedule.h"
 
 /* Trees are gathered and copied out this many sources at a time. */
 #define SS__PH_CHUNK 32u
@@ -37,7 +38,12 @@
  * it; 0: a thread a pair, and only the first rule) and the depth has at
  * most SS__PH_CHAIN_EDGES edges times sources (SS_GPU_PHAST_CHAIN_EDGES): a
  * launch costs more than they do. */
-#define SS__PH_CHAIN_MAX   16u
+#define SS__PH_CHAIN_MAX 16u
+/* Sweeps of at most SS__PH_CUT_K sources run the subtrees of at most
+ * SS__PH_CUT nodes below the cut in one launch (SS_GPU_PHAST_CUT overrides
+ * it; 0: no cut). */
+#define SS__PH_CUT         4096u
+#define SS__PH_CUT_K       4u
 #define SS__PH_GROUP       4u
 #define SS__PH_CHAIN_EDGES 16384u
 #define SS__PH_BLOCK       SS__PH_CHAIN_BLOCK
@@ -57,14 +63,17 @@ struct ss_gpu_phast {
         uint32_t n, arcs;
         cudaStream_t stream;
         cudaEvent_t ev0, ev1;
-        uint32_t *d_up_head, *d_rank, *d_levels, *d_level_first;
-        uint2 *d_span;           /* the upward edges of d_levels[i]'s rank, beside it */
+        uint32_t *d_up_head, *d_rank;
         unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
-        uint32_t *level_first;   /* host: depth L's ranks are d_levels[level_first[L] ..] */
-        uint32_t *level_parts;   /* host: slices of each rank's edges at depth L */
-        uint32_t *level_edges;   /* host: upward edges of depth L's ranks */
-        uint32_t nlevels;
-        ss_dist *hd; /* host: per thread, the upward searches' distances, infinite between */
+        /* The schedules (cch/schedule.h): by depth, for many sources, and
+         * with the subtrees below a cut, for at most SS__PH_CUT_K. */
+        struct ss__ph_dsched {
+                struct ss_cch_sched h;
+                uint32_t *d_levels, *d_level_first, *d_sub_first, *d_sub_lf;
+                uint2 *d_span; /* the upward edges of d_levels[i]'s rank, beside it */
+        } full, cut;
+        uint32_t nlevels; /* the elimination tree's height */
+        ss_dist *hd;      /* host: per thread, the upward searches' distances, infinite between */
         unsigned threads;
         unsigned long long *d_d;   /* k * n distances, grown as needed */
         unsigned long long *d_out; /* what leaves the device, grown as needed */
@@ -90,6 +99,7 @@ struct ss_gpu_phast {
         uint32_t chain_max;   /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
         uint32_t group;       /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
         uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
+        uint32_t split;       /* SS__PH_SPLIT, or SS_GPU_PHAST_SPLIT */
         /* Routes, made on the first one: the graph's reverse arcs by node
          * id (x tail, y weight), and room for rcap routes' walks. */
         uint32_t *d_rrow;
@@ -103,6 +113,69 @@ struct ss_gpu_phast {
         unsigned long long *h_tdist; /* pinned, rcap */
         unsigned rcap;
 };
+
+/* A schedule on the device: the host's arrays copied, then dropped but for
+ * the depths of the top. */
+static void ss__ph_dsched_free(struct ss__ph_dsched *d)
+{
+        cudaFree(d->d_levels);
+        cudaFree(d->d_level_first);
+        cudaFree(d->d_sub_first);
+        cudaFree(d->d_sub_lf);
+        cudaFree(d->d_span);
+        ss_cch_sched_free(&d->h);
+        memset(d, 0, sizeof(*d));
+}
+
+static int ss__ph_dsched_make(const struct ss_cch *c, uint32_t cut, struct ss__ph_dsched *d,
+                              struct ss_err *err)
+{
+        int rc = ss_cch_sched_make(c, cut, SS__PH_SUB_DEPTHS, &d->h, err);
+        if (rc != SS_OK)
+                return rc;
+        const uint32_t n = c->n;
+        const size_t n1 = n ? n : 1;
+        uint2 *span = malloc(n1 * sizeof(*span));
+        if (!span)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
+        for (uint32_t i = 0; i < n; i++)
+                span[i] = (uint2){c->up_first[d->h.levels[i]], c->up_first[d->h.levels[i] + 1]};
+        cudaError_t e;
+        if ((e = cudaMalloc((void **)&d->d_levels, n1 * 4)) == cudaSuccess &&
+            (e = cudaMalloc((void **)&d->d_span, n1 * sizeof(*span))) == cudaSuccess &&
+            (e = cudaMalloc((void **)&d->d_level_first, ((size_t)d->h.nlevels + 1) * 4)) ==
+                cudaSuccess &&
+            (e = cudaMalloc((void **)&d->d_sub_first, ((size_t)d->h.trees + 1) * 4)) ==
+                cudaSuccess &&
+            (e = cudaMalloc((void **)&d->d_sub_lf, ((size_t)d->h.sub_levels + 1) * 4)) ==
+                cudaSuccess &&
+            (e = cudaMemcpy(d->d_levels, d->h.levels, (size_t)n * 4, cudaMemcpyHostToDevice)) ==
+                cudaSuccess &&
+            (e = cudaMemcpy(d->d_span, span, (size_t)n * sizeof(*span), cudaMemcpyHostToDevice)) ==
+                cudaSuccess &&
+            (e = cudaMemcpy(d->d_level_first, d->h.level_first, ((size_t)d->h.nlevels + 1) * 4,
+                            cudaMemcpyHostToDevice)) == cudaSuccess &&
+            (e = cudaMemcpy(d->d_sub_first, d->h.sub_first, ((size_t)d->h.trees + 1) * 4,
+                            cudaMemcpyHostToDevice)) == cudaSuccess)
+                e = cudaMemcpy(d->d_sub_lf, d->h.sub_lf, ((size_t)d->h.sub_levels + 1) * 4,
+                               cudaMemcpyHostToDevice);
+        free(span);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "the sweep's schedule", e, __FILE__, __LINE__);
+        free(d->h.levels);
+        free(d->h.sub_first);
+        free(d->h.sub_lf);
+        d->h.levels = d->h.sub_first = d->h.sub_lf = NULL;
+        return SS_OK;
+}
+
+/* Device memory of a schedule. */
+static uint64_t ss__ph_dsched_bytes(const struct ss__ph_dsched *d, uint32_t n)
+{
+        if (!d->d_levels)
+                return 0;
+        return (uint64_t)n * 12 + ((uint64_t)d->h.nlevels + d->h.trees + d->h.sub_levels + 3) * 4;
+}
 
 /* Drops the captured sweeps (they name the buffers of their time). */
 static void ss__ph_forget(struct ss_gpu_phast *p)
@@ -122,11 +195,10 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         if (!p)
                 return;
         cudaSetDevice(p->device);
-        cudaFree(p->d_span);
         cudaFree(p->d_up_head);
         cudaFree(p->d_rank);
-        cudaFree(p->d_levels);
-        cudaFree(p->d_level_first);
+        ss__ph_dsched_free(&p->full);
+        ss__ph_dsched_free(&p->cut);
         cudaFree(p->d_w);
         cudaFree(p->d_d);
         cudaFree(p->d_out);
@@ -150,52 +222,8 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
                 cudaStreamDestroy(p->stream);
         if (p->m)
                 ss_cch_metric_unref(p->m);
-        free(p->level_first);
-        free(p->level_parts);
-        free(p->level_edges);
         free(p->hd);
         free(p);
-}
-
-/* The ranks grouped by depth in the elimination tree (roots first), each
- * group ascending. */
-static int ss__ph_schedule(struct ss_gpu_phast *p, uint32_t **levels, struct ss_err *err)
-{
-        const struct ss_cch *c = p->c;
-        const uint32_t n = c->n;
-        uint32_t *depth = malloc((size_t)(n ? n : 1) * 4);
-        *levels = malloc((size_t)(n ? n : 1) * 4);
-        if (!depth || !*levels) {
-                free(depth);
-                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
-        }
-        uint32_t height = 0;
-        /* A parent has a higher rank: from the top down, it is known first. */
-        for (uint32_t z = n; z-- > 0;) {
-                const uint32_t up = ss_cch_parent(c, z);
-                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
-                height = depth[z] + 1 > height ? depth[z] + 1 : height;
-        }
-        p->nlevels = height;
-        if (!(p->level_first = calloc((size_t)height + 1, 4))) {
-                free(depth);
-                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
-        }
-        for (uint32_t z = 0; z < n; z++)
-                p->level_first[depth[z] + 1]++;
-        for (uint32_t l = 0; l < height; l++)
-                p->level_first[l + 1] += p->level_first[l];
-        uint32_t *at = malloc((size_t)(height ? height : 1) * 4);
-        if (!at) {
-                free(depth);
-                return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
-        }
-        memcpy(at, p->level_first, (size_t)height * 4);
-        for (uint32_t z = 0; z < n; z++)
-                (*levels)[at[depth[z]]++] = z;
-        free(at);
-        free(depth);
-        return SS_OK;
 }
 
 int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
@@ -218,39 +246,22 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->group = gr && *gr ? (uint32_t)strtoul(gr, NULL, 10) : SS__PH_GROUP;
         const char *ce = getenv("SS_GPU_PHAST_CHAIN_EDGES");
         p->chain_edges = ce && *ce ? (uint32_t)strtoul(ce, NULL, 10) : SS__PH_CHAIN_EDGES;
-        uint32_t *levels = NULL;
         unsigned long long *w = NULL;
-        uint2 *span = NULL;
         int rc;
-        if ((rc = ss__ph_schedule(p, &levels, err)) != SS_OK)
-                goto fail;
-        /* A depth whose widest rank has more than `split` upward edges cuts
-         * every rank's edges into slices of about that many. */
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
-        const uint32_t split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
-        if (!(p->level_parts = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4)) ||
-            !(p->level_edges = malloc((size_t)(p->nlevels ? p->nlevels : 1) * 4))) {
-                rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+        p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
+        const char *cu = getenv("SS_GPU_PHAST_CUT");
+        const uint32_t cut = cu && *cu ? (uint32_t)strtoul(cu, NULL, 10) : SS__PH_CUT;
+        SS__CUDA_GOTO(cudaSetDevice(device), fail);
+        if ((rc = ss__ph_dsched_make(c, 0, &p->full, err)) != SS_OK ||
+            (cut && (rc = ss__ph_dsched_make(c, cut, &p->cut, err)) != SS_OK))
                 goto fail;
-        }
-        for (uint32_t l = 0; l < p->nlevels; l++) {
-                uint32_t widest = 0, edges = 0;
-                for (uint32_t i = p->level_first[l]; i < p->level_first[l + 1]; i++) {
-                        const uint32_t z = levels[i];
-                        const uint32_t deg = c->up_first[z + 1] - c->up_first[z];
-                        widest = deg > widest ? deg : widest;
-                        edges += deg;
-                }
-                p->level_edges[l] = edges;
-                uint32_t parts = split && widest > split ? (widest + split - 1) / split : 1;
-                p->level_parts[l] = parts > SS__PH_PARTS_MAX ? SS__PH_PARTS_MAX : parts;
-        }
+        p->nlevels = p->full.h.nlevels;
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
         if (!(p->hd = malloc((size_t)p->threads * (p->n ? p->n : 1) * sizeof(ss_dist))) ||
-            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8)) ||
-            !(span = malloc((size_t)(p->n ? p->n : 1) * sizeof(*span)))) {
+            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
@@ -258,22 +269,13 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
                 p->hd[z] = SS_DIST_INF;
         for (uint32_t a = 0; a < p->arcs; a++)
                 w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
-        for (uint32_t i = 0; i < p->n; i++)
-                span[i] = (uint2){c->up_first[levels[i]], c->up_first[levels[i] + 1]};
         const size_t n4 = (size_t)(p->n ? p->n : 1) * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
-        SS__CUDA_GOTO(cudaSetDevice(device), fail);
         SS__CUDA_GOTO(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev0), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev1), fail);
-        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_span, n4 * 2), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_up_head, a4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
-        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_levels, n4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_w, a4 * 2), fail);
-        SS__CUDA_GOTO(cudaMalloc((void **)&p->d_level_first, ((size_t)p->nlevels + 1) * 4), fail);
-        SS__CUDA_GOTO(cudaMemcpy(p->d_level_first, p->level_first, ((size_t)p->nlevels + 1) * 4,
-                                 cudaMemcpyHostToDevice),
-                      fail);
         if (p->arcs) {
                 SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice),
                               fail);
@@ -281,14 +283,11 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         }
         if (p->n) {
                 SS__CUDA_GOTO(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice), fail);
-                SS__CUDA_GOTO(cudaMemcpy(p->d_levels, levels, n4, cudaMemcpyHostToDevice), fail);
-                SS__CUDA_GOTO(cudaMemcpy(p->d_span, span, n4 * 2, cudaMemcpyHostToDevice), fail);
         }
-        free(levels);
         free(w);
-        free(span);
-        /* The span (8), the rank (4) and the schedule (4) of each node. */
-        p->fixed_bytes = (uint64_t)n4 * 4 + (uint64_t)a4 * 3 + ((uint64_t)p->nlevels + 1) * 4;
+        /* The rank (4) of each node, the edges (12) and the schedules. */
+        p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full, p->n) +
+                         ss__ph_dsched_bytes(&p->cut, p->n);
         *out = p;
         return SS_OK;
 fail:
@@ -296,9 +295,7 @@ fail:
         if (rc == SS_EGPU && ss__last_cuda_error() == cudaErrorMemoryAllocation)
                 rc = SS_ENOGPU;
         cudaGetLastError();
-        free(levels);
         free(w);
-        free(span);
         ss_gpu_phast_close(p);
         return rc;
 }
@@ -407,35 +404,60 @@ static void ss__ph_up_part(void *arg, unsigned t, unsigned nt)
         }
 }
 
-/* Whether depth l goes to the one block of a chain at k sources. */
-static bool ss__ph_narrow(const struct ss_gpu_phast *p, uint32_t l, unsigned k)
+/* Slices of each rank's edges at a depth whose widest rank has `widest`:
+ * above `split` edges, slices of about that many, at most SS__PH_PARTS_MAX
+ * and `fill`. */
+static unsigned ss__ph_parts(const struct ss_gpu_phast *p, uint32_t widest, uint64_t fill)
 {
-        const uint64_t count = p->level_first[l + 1] - p->level_first[l];
+        uint64_t parts = p->split && widest > p->split ? (widest + p->split - 1) / p->split : 1;
+        parts = parts > SS__PH_PARTS_MAX ? SS__PH_PARTS_MAX : parts;
+        return (unsigned)(parts < fill ? parts : fill);
+}
+
+/* Whether depth l of schedule h goes to the one block of a chain at k
+ * sources. */
+static bool ss__ph_narrow(const struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t l,
+                          unsigned k)
+{
+        const uint64_t count = h->level_first[l + 1] - h->level_first[l];
         if (count <= p->chain_max)
                 return true;
         return p->group && count * k * p->group <= SS__PH_BLOCK &&
-               (uint64_t)p->level_edges[l] * k <= p->chain_edges;
+               (uint64_t)h->level_edges[l] * k <= p->chain_edges;
 }
 
 /* The sweep's launches on p's stream. With prof (SS_GPU_PHAST_PROFILE set,
  * not captured) each launch is timed alone, waited for, and the times of
- * the chains and of the other depths are logged: what the sweep's time is
- * made of, for tuning. */
+ * the chains, of the other depths and of the subtrees are logged: what the
+ * sweep's time is made of, for tuning. */
 struct ss__ph_prof {
         cudaEvent_t a, b;
-        double chain_ms, level_ms;
+        double chain_ms, level_ms, sub_ms;
         uint32_t chains, chain_depths, levels;
 };
+
+static int ss__ph_prof_take(struct ss_gpu_phast *p, struct ss__ph_prof *prof, double *into,
+                            struct ss_err *err)
+{
+        float ms = 0;
+        SS__CUDA(cudaEventRecord(prof->b, p->stream));
+        SS__CUDA(cudaEventSynchronize(prof->b));
+        SS__CUDA(cudaEventElapsedTime(&ms, prof->a, prof->b));
+        *into += ms;
+        return SS_OK;
+}
 
 static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof *prof,
                          struct ss_err *err)
 {
+        const struct ss__ph_dsched *d = k <= SS__PH_CUT_K && p->cut.d_levels ? &p->cut : &p->full;
+        const struct ss_cch_sched *h = &d->h;
         int rc = SS_OK;
         p->launches = 0;
-        for (uint32_t l = 0; l < p->nlevels && rc == SS_OK;) {
-                const uint32_t from = p->level_first[l];
-                const uint32_t count = p->level_first[l + 1] - from;
-                const bool narrow = ss__ph_narrow(p, l, k);
+        for (uint32_t l = 0; l < h->nlevels && rc == SS_OK;) {
+                const uint32_t from = h->level_first[l];
+                const uint32_t count = h->level_first[l + 1] - from;
+                const bool narrow = ss__ph_narrow(p, h, l, k);
                 uint32_t l1 = l + 1;
                 if (prof)
                         SS__CUDA(cudaEventRecord(prof->a, p->stream));
@@ -445,33 +467,37 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
                          * extra threads and atomics cost more than the
                          * shorter walks save. */
                         const uint64_t fill = SS__PH_FILL / ((uint64_t)count * k) + 1;
-                        const unsigned parts =
-                            p->level_parts[l] < fill ? p->level_parts[l] : (unsigned)fill;
-                        rc = ss__ph_level(p->d_d, k, p->d_levels + from, p->d_span + from, count,
+                        const unsigned parts = ss__ph_parts(p, h->level_widest[l], fill);
+                        rc = ss__ph_level(p->d_d, k, d->d_levels + from, d->d_span + from, count,
                                           parts, p->d_up_head, p->d_w, p->stream, err);
                 } else {
-                        while (l1 < p->nlevels && l1 - l < SS__PH_CHAIN_DEPTHS &&
-                               ss__ph_narrow(p, l1, k))
+                        while (l1 < h->nlevels && l1 - l < SS__PH_CHAIN_DEPTHS &&
+                               ss__ph_narrow(p, h, l1, k))
                                 l1++;
-                        rc = ss__ph_chain(p->d_d, k, p->d_levels, p->d_span, p->d_level_first, l,
+                        rc = ss__ph_chain(p->d_d, k, d->d_levels, d->d_span, d->d_level_first, l,
                                           l1, p->group, p->d_up_head, p->d_w, p->stream, err);
                 }
                 p->launches++;
                 if (prof && rc == SS_OK) {
-                        float ms = 0;
-                        SS__CUDA(cudaEventRecord(prof->b, p->stream));
-                        SS__CUDA(cudaEventSynchronize(prof->b));
-                        SS__CUDA(cudaEventElapsedTime(&ms, prof->a, prof->b));
+                        rc = ss__ph_prof_take(p, prof, narrow ? &prof->chain_ms : &prof->level_ms,
+                                              err);
                         if (narrow) {
-                                prof->chain_ms += ms;
                                 prof->chains++;
                                 prof->chain_depths += l1 - l;
                         } else {
-                                prof->level_ms += ms;
                                 prof->levels++;
                         }
                 }
                 l = l1;
+        }
+        if (rc == SS_OK && h->trees) {
+                if (prof)
+                        SS__CUDA(cudaEventRecord(prof->a, p->stream));
+                rc = ss__ph_subtrees(p->d_d, k, d->d_levels, d->d_span, d->d_sub_first, d->d_sub_lf,
+                                     h->trees, p->group, p->d_up_head, p->d_w, p->stream, err);
+                p->launches++;
+                if (prof && rc == SS_OK)
+                        rc = ss__ph_prof_take(p, prof, &prof->sub_ms, err);
         }
         return rc;
 }
@@ -497,9 +523,9 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                 cudaEventDestroy(prof.b);
                 ss_log_info("gpu",
                             "sweep of %u sources: %u chains of %u depths %.3f ms, %u other depths "
-                            "%.3f ms (each launch timed alone)",
+                            "%.3f ms, subtrees %.3f ms (each launch timed alone)",
                             k, prof.chains, prof.chain_depths, prof.chain_ms, prof.levels,
-                            prof.level_ms);
+                            prof.level_ms, prof.sub_ms);
                 return rc;
         }
         struct ss__ph_exec *x = NULL;

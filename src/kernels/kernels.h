@@ -324,6 +324,16 @@ int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes, const
                  const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
                  const uint32_t *up_head, const unsigned long long *w_down, cudaStream_t st,
                  struct ss_err *err);
+/* The subtrees below a cut (cch/schedule.h), a block of SS__PH_SUB_BLOCK
+ * threads each: subtree t's levels are sub_lf[sub_first[t] ..
+ * sub_first[t + 1]] (at most SS__PH_SUB_DEPTHS of them), positions of nodes
+ * and span. */
+#define SS__PH_SUB_DEPTHS 1024u
+#define SS__PH_SUB_BLOCK  256u
+int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
+                    const uint32_t *sub_first, const uint32_t *sub_lf, uint32_t trees,
+                    unsigned group, const uint32_t *up_head, const unsigned long long *w_down,
+                    cudaStream_t st, struct ss_err *err);
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);

@@ -135,10 +135,9 @@ struct ss__ph_at {
         bool grouped, idle;
 };
 
-__device__ __forceinline__ struct ss__ph_at
-ss__ph_where(unsigned k, const uint32_t *nodes, const uint2 *span, const uint32_t *lf, uint32_t at,
-             unsigned group, const uint32_t *__restrict__ up_head,
-             const unsigned long long *__restrict__ w_down)
+__device__ __forceinline__ struct ss__ph_at ss__ph_where(unsigned k, const uint32_t *nodes,
+                                                         const uint2 *span, const uint32_t *lf,
+                                                         uint32_t at, unsigned group)
 {
         struct ss__ph_at w;
         w.from = lf[at];
@@ -154,17 +153,21 @@ ss__ph_where(unsigned k, const uint32_t *nodes, const uint2 *span, const uint32_
         w.c0 = SS__PH_INF;
         w.r = make_uint2(0, 0);
         if (!w.idle) {
-                /* Loads that no distance waits for, issued a depth early: the
-                 * edges are read once in the sweep, so they come from memory,
-                 * not from L2. */
                 w.z = __ldg(&nodes[w.from + w.i / k]);
                 w.r = __ldg(&span[w.from + w.i / k]);
-                if (w.r.x + w.j < w.r.y) {
-                        w.y0 = __ldg(&up_head[w.r.x + w.j]);
-                        w.c0 = __ldg(&w_down[w.r.x + w.j]);
-                }
         }
         return w;
+}
+
+/* The thread's first edge of w (head and weight), once w's span is in. */
+__device__ __forceinline__ void ss__ph_first(struct ss__ph_at &w,
+                                             const uint32_t *__restrict__ up_head,
+                                             const unsigned long long *__restrict__ w_down)
+{
+        if (!w.idle && w.r.x + w.j < w.r.y) {
+                w.y0 = __ldg(&up_head[w.r.x + w.j]);
+                w.c0 = __ldg(&w_down[w.r.x + w.j]);
+        }
 }
 
 /* One (rank, source) pair's distance from t threads (a power of two) of the
@@ -206,27 +209,30 @@ __device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsign
                 atomicMin(&d[(uint64_t)w.z * k + s], best);
 }
 
-/* Depths l0..l1 of few ranks each, in one block: the launches of a chain
- * of separator vertices (each a depth of its own) cost more than their
- * work, so one block walks them with a barrier between depths. A depth of
- * few (rank, source) pairs (at most blockDim / group) spreads each pair's
- * edges over a group of at least `group` threads, whose rank and edges
- * were loaded during the depth before; one of more pairs gives each a
- * thread (and so does group 0). l1 - l0 is at most SS__PH_CHAIN_DEPTHS. */
-__global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
-                                    const uint2 *span, const uint32_t *level_first, uint32_t l0,
-                                    uint32_t l1, unsigned group, const uint32_t *up_head,
-                                    const unsigned long long *w_down)
+/* Levels lf[0..nl) (positions lf[i] .. lf[i + 1] of nodes and span) in
+ * this block, a barrier between them, lf in shared memory. A level of few
+ * (rank, source) pairs (at most blockDim / group) spreads each pair's edges
+ * over a group of at least `group` threads; one of more pairs gives each a
+ * thread (and so does group 0). The loads that no distance waits for go
+ * out ahead, in two stages: the ranks and spans of level i + 2 and the
+ * first edges of level i + 1 while level i runs. The edges are read once a
+ * sweep, so they come from memory; only the distances wait for the barrier. */
+__device__ __forceinline__ void ss__ph_levels(unsigned long long *d, unsigned k,
+                                              const uint32_t *nodes, const uint2 *span,
+                                              const uint32_t *lf, uint32_t nl, unsigned group,
+                                              const uint32_t *__restrict__ up_head,
+                                              const unsigned long long *__restrict__ w_down)
 {
-        __shared__ uint32_t lf[SS__PH_CHAIN_DEPTHS + 1];
-        for (uint32_t l = threadIdx.x; l <= l1 - l0; l += blockDim.x)
-                lf[l] = level_first[l0 + l];
-        __syncthreads();
-        struct ss__ph_at cur = ss__ph_where(k, nodes, span, lf, 0, group, up_head, w_down);
-        for (uint32_t l = l0; l < l1; l++) {
-                struct ss__ph_at next = cur;
-                if (l + 1 < l1)
-                        next = ss__ph_where(k, nodes, span, lf, l + 1 - l0, group, up_head, w_down);
+        if (nl == 0)
+                return;
+        struct ss__ph_at cur = ss__ph_where(k, nodes, span, lf, 0, group);
+        ss__ph_first(cur, up_head, w_down);
+        struct ss__ph_at mid = nl > 1 ? ss__ph_where(k, nodes, span, lf, 1, group) : cur;
+        for (uint32_t l = 0; l < nl; l++) {
+                if (l + 1 < nl)
+                        ss__ph_first(mid, up_head, w_down);
+                const struct ss__ph_at far =
+                    l + 2 < nl ? ss__ph_where(k, nodes, span, lf, l + 2, group) : mid;
                 if (cur.grouped) {
                         ss__ph_relax_group(d, k, cur, up_head, w_down);
                 } else {
@@ -237,8 +243,44 @@ __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uin
                         }
                 }
                 __syncthreads();
-                cur = next;
+                cur = mid;
+                mid = far;
         }
+}
+
+/* Depths l0..l1 of few ranks each, in one block: the launches of a chain
+ * of separator vertices (each a depth of its own) cost more than their
+ * work, so one block walks them with a barrier between depths.
+ * l1 - l0 is at most SS__PH_CHAIN_DEPTHS. */
+__global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                                    const uint2 *span, const uint32_t *level_first, uint32_t l0,
+                                    uint32_t l1, unsigned group, const uint32_t *up_head,
+                                    const unsigned long long *w_down)
+{
+        __shared__ uint32_t lf[SS__PH_CHAIN_DEPTHS + 1];
+        for (uint32_t l = threadIdx.x; l <= l1 - l0; l += blockDim.x)
+                lf[l] = level_first[l0 + l];
+        __syncthreads();
+        ss__ph_levels(d, k, nodes, span, lf, l1 - l0, group, up_head, w_down);
+}
+
+/* The subtrees below the cut (gpu/phast.c), a block each: subtree t's
+ * levels are sub_lf[sub_first[t] .. sub_first[t + 1]], from its root down.
+ * A subtree needs only its own ranks and those above the cut, which are
+ * final when this runs, so the subtrees go at once and no barrier spans
+ * more than a block: the bottom of the elimination tree, where the depths
+ * are wide, is one launch instead of one per depth. */
+__global__ void ss__ph_subtree_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                                      const uint2 *span, const uint32_t *sub_first,
+                                      const uint32_t *sub_lf, unsigned group,
+                                      const uint32_t *up_head, const unsigned long long *w_down)
+{
+        __shared__ uint32_t lf[SS__PH_SUB_DEPTHS + 1];
+        const uint32_t L0 = sub_first[blockIdx.x], nl = sub_first[blockIdx.x + 1] - L0;
+        for (uint32_t l = threadIdx.x; l <= nl; l += blockDim.x)
+                lf[l] = sub_lf[L0 + l];
+        __syncthreads();
+        ss__ph_levels(d, k, nodes, span, lf, nl, group, up_head, w_down);
 }
 
 /* Trees by node for sources [s0, s0 + ks): out[j * m + i] = d[rank[v] * k + s0 + j]
@@ -304,6 +346,20 @@ extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *n
         ss__ph_chain_kernel<<<1, SS__PH_CHAIN_BLOCK, 0, st>>>(d, k, nodes, span, level_first, l0,
                                                               l1, group, up_head, w_down);
         SS__LAUNCHED("ss__ph_chain_kernel");
+        return SS_OK;
+}
+
+extern "C" int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes,
+                               const uint2 *span, const uint32_t *sub_first, const uint32_t *sub_lf,
+                               uint32_t trees, unsigned group, const uint32_t *up_head,
+                               const unsigned long long *w_down, cudaStream_t st,
+                               struct ss_err *err)
+{
+        if (trees == 0)
+                return SS_OK;
+        ss__ph_subtree_kernel<<<trees, SS__PH_SUB_BLOCK, 0, st>>>(d, k, nodes, span, sub_first,
+                                                                  sub_lf, group, up_head, w_down);
+        SS__LAUNCHED("ss__ph_subtree_kernel");
         return SS_OK;
 }
 

@@ -1,0 +1,155 @@
+/* Sweep schedules (schedule.h): the ranks by depth, and the subtrees below
+ * a cut.
+ *
+ * A subtree's size and height fall from its root down, so "at most
+ * cut_nodes nodes and cut_height depths" holds for a whole subtree once it
+ * holds at its root: the cut is the set of highest such roots. The
+ * subtrees go tallest first, so that the longest of them start first. */
+#include "cch/schedule.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ss_cch_sched_free(struct ss_cch_sched *s)
+{
+        free(s->levels);
+        free(s->level_first);
+        free(s->level_edges);
+        free(s->level_widest);
+        free(s->sub_first);
+        free(s->sub_lf);
+        memset(s, 0, sizeof(*s));
+}
+
+/* Subtree roots with their heights, to order them. */
+struct ss__sched_root {
+        uint32_t z, height;
+};
+
+static int ss__sched_taller(const void *a, const void *b)
+{
+        const struct ss__sched_root *x = a, *y = b;
+        if (x->height != y->height)
+                return x->height > y->height ? -1 : 1;
+        return x->z < y->z ? -1 : x->z > y->z;
+}
+
+/* The edges and the widest rank of each depth of the top. */
+static void ss__sched_widths(const struct ss_cch *c, struct ss_cch_sched *s)
+{
+        for (uint32_t l = 0; l < s->nlevels; l++) {
+                uint32_t widest = 0, edges = 0;
+                for (uint32_t i = s->level_first[l]; i < s->level_first[l + 1]; i++) {
+                        const uint32_t z = s->levels[i];
+                        const uint32_t deg = c->up_first[z + 1] - c->up_first[z];
+                        widest = deg > widest ? deg : widest;
+                        edges += deg;
+                }
+                s->level_edges[l] = edges;
+                s->level_widest[l] = widest;
+        }
+}
+
+int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                      struct ss_cch_sched *s, struct ss_err *err)
+{
+        memset(s, 0, sizeof(*s));
+        const uint32_t n = c->n;
+        const size_t n1 = n ? n : 1;
+        uint32_t *depth = malloc(n1 * 4), *size = malloc(n1 * 4), *height = malloc(n1 * 4);
+        uint32_t *root = malloc(n1 * 4);
+        struct ss__sched_root *roots = NULL;
+        uint32_t *at = NULL;
+        s->levels = malloc(n1 * 4);
+        int rc = SS_ENOMEM;
+        if (!depth || !size || !height || !root || !s->levels)
+                goto out;
+        /* A parent has a higher rank: depths from the top down, sizes and
+         * heights from the bottom up. */
+        for (uint32_t z = n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
+        }
+        for (uint32_t z = 0; z < n; z++)
+                size[z] = height[z] = 1;
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                if (up != SS_NO_NODE) {
+                        size[up] += size[z];
+                        height[up] = height[z] + 1 > height[up] ? height[z] + 1 : height[up];
+                }
+        }
+        /* root[z]: z's subtree below the cut, or SS_NO_NODE above it. */
+        uint32_t trees = 0, top_height = 0;
+        for (uint32_t z = n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                const bool below = cut_nodes && size[z] <= cut_nodes && height[z] <= cut_height;
+                if (!below) {
+                        root[z] = SS_NO_NODE;
+                        top_height = depth[z] + 1 > top_height ? depth[z] + 1 : top_height;
+                } else if (up != SS_NO_NODE && root[up] != SS_NO_NODE) {
+                        root[z] = root[up];
+                } else {
+                        root[z] = z;
+                        trees++;
+                }
+        }
+        if (!(roots = malloc((size_t)(trees ? trees : 1) * sizeof(*roots))) ||
+            !(s->sub_first = calloc((size_t)trees + 1, 4)) ||
+            !(s->level_first = calloc((size_t)top_height + 1, 4)) ||
+            !(s->level_widest = malloc((size_t)(top_height ? top_height : 1) * 4)) ||
+            !(s->level_edges = malloc((size_t)(top_height ? top_height : 1) * 4)))
+                goto out;
+        uint32_t t = 0;
+        for (uint32_t z = 0; z < n; z++)
+                if (root[z] == z)
+                        roots[t++] = (struct ss__sched_root){z, height[z]};
+        qsort(roots, trees, sizeof(*roots), ss__sched_taller);
+        for (t = 0; t < trees; t++) {
+                s->sub_first[t + 1] = s->sub_first[t] + roots[t].height;
+                size[roots[t].z] = t; /* size[] of a root now holds its subtree's number */
+        }
+        s->trees = trees;
+        s->nlevels = top_height;
+        s->sub_levels = s->sub_first[trees];
+        if (!(s->sub_lf = calloc((size_t)s->sub_levels + 1, 4)) ||
+            !(at = malloc((size_t)(top_height + s->sub_levels + 1) * 4)))
+                goto out;
+        /* Counts per depth of the top, then per depth of each subtree (its
+         * first depth at sub_first[its number]), then positions. */
+        for (uint32_t z = 0; z < n; z++) {
+                if (root[z] == SS_NO_NODE)
+                        s->level_first[depth[z] + 1]++;
+                else
+                        s->sub_lf[s->sub_first[size[root[z]]] + depth[z] - depth[root[z]] + 1]++;
+        }
+        for (uint32_t l = 0; l < top_height; l++)
+                s->level_first[l + 1] += s->level_first[l];
+        s->sub_lf[0] = s->level_first[top_height];
+        for (uint32_t l = 0; l < s->sub_levels; l++)
+                s->sub_lf[l + 1] += s->sub_lf[l];
+        memcpy(at, s->level_first, (size_t)top_height * 4);
+        memcpy(at + top_height, s->sub_lf, (size_t)s->sub_levels * 4);
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t l =
+                    root[z] == SS_NO_NODE
+                        ? depth[z]
+                        : top_height + s->sub_first[size[root[z]]] + depth[z] - depth[root[z]];
+                s->levels[at[l]++] = z;
+        }
+        ss__sched_widths(c, s);
+        rc = SS_OK;
+out:
+        free(depth);
+        free(size);
+        free(height);
+        free(root);
+        free(roots);
+        free(at);
+        if (rc != SS_OK) {
+                ss_cch_sched_free(s);
+                return ss_err_set(err, rc, "no memory for the sweep's schedule of %u nodes", n);
+        }
+        return SS_OK;
+}

@@ -1,0 +1,137 @@
+/* The sweep schedules of cch/schedule.h: every rank once, each after its
+ * parent (in the top by depth; in a subtree a depth below it, or below the
+ * cut), subtrees within their bounds and tallest first, and the depths'
+ * edge counts. A schedule that let a rank go before its parent would give
+ * the GPU's sweep wrong distances, which only the device could show. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "../check_run.h"
+#include "cch/schedule.h"
+#include "gen/gen.h"
+#include "util.h"
+
+static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height)
+{
+        struct ss_cch_sched s;
+        struct ss_err err;
+        ck_assert_msg(ss_cch_sched_make(c, cut_nodes, cut_height, &s, &err) == SS_OK, "%s",
+                      err.msg);
+        const uint32_t n = c->n;
+        /* step[z]: the depth of the top, or nlevels + the subtree's depth
+         * index, at which z goes; tree[z]: its subtree, or UINT32_MAX. */
+        uint32_t *pos = malloc((size_t)n * 4), *step = malloc((size_t)n * 4),
+                 *tree = malloc((size_t)n * 4);
+        ck_assert(pos && step && tree);
+        for (uint32_t z = 0; z < n; z++)
+                pos[z] = UINT32_MAX;
+        for (uint32_t i = 0; i < n; i++) {
+                ck_assert_uint_lt(s.levels[i], n);
+                ck_assert_uint_eq(pos[s.levels[i]], UINT32_MAX);
+                pos[s.levels[i]] = i;
+        }
+        ck_assert_uint_eq(s.level_first[0], 0);
+        for (uint32_t l = 0; l < s.nlevels; l++) {
+                ck_assert_uint_le(s.level_first[l], s.level_first[l + 1]);
+                uint32_t edges = 0, widest = 0;
+                for (uint32_t i = s.level_first[l]; i < s.level_first[l + 1]; i++) {
+                        const uint32_t z = s.levels[i], deg = c->up_first[z + 1] - c->up_first[z];
+                        step[z] = l;
+                        tree[z] = UINT32_MAX;
+                        edges += deg;
+                        widest = deg > widest ? deg : widest;
+                }
+                ck_assert_uint_eq(s.level_edges[l], edges);
+                ck_assert_uint_eq(s.level_widest[l], widest);
+        }
+        ck_assert_uint_eq(s.sub_lf[0], s.level_first[s.nlevels]);
+        ck_assert_uint_eq(s.sub_first[0], 0);
+        ck_assert_uint_eq(s.sub_first[s.trees], s.sub_levels);
+        ck_assert_uint_eq(s.sub_lf[s.sub_levels], n);
+        for (uint32_t t = 0; t < s.trees; t++) {
+                const uint32_t h = s.sub_first[t + 1] - s.sub_first[t];
+                ck_assert_uint_ge(h, 1);
+                ck_assert_uint_le(h, cut_height);
+                if (t > 0)
+                        ck_assert_uint_le(h, s.sub_first[t] - s.sub_first[t - 1]);
+                ck_assert_uint_eq(s.sub_lf[s.sub_first[t] + 1] - s.sub_lf[s.sub_first[t]], 1);
+                ck_assert_uint_le(s.sub_lf[s.sub_first[t + 1]] - s.sub_lf[s.sub_first[t]],
+                                  cut_nodes);
+                for (uint32_t l = s.sub_first[t]; l < s.sub_first[t + 1]; l++)
+                        for (uint32_t i = s.sub_lf[l]; i < s.sub_lf[l + 1]; i++) {
+                                step[s.levels[i]] = s.nlevels + l;
+                                tree[s.levels[i]] = t;
+                        }
+        }
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                if (tree[z] == UINT32_MAX) {
+                        /* In the top: the parent one depth up, or a root at 0. */
+                        if (up == SS_NO_NODE)
+                                ck_assert_uint_eq(step[z], 0);
+                        else
+                                ck_assert_msg(tree[up] == UINT32_MAX && step[up] + 1 == step[z],
+                                              "rank %u at %u, its parent %u at %u", z, step[z], up,
+                                              step[up]);
+                } else if (up == SS_NO_NODE || tree[up] == UINT32_MAX) {
+                        /* A subtree's root: its first depth, alone. */
+                        ck_assert_uint_eq(step[z], s.nlevels + s.sub_first[tree[z]]);
+                } else {
+                        ck_assert_msg(tree[up] == tree[z] && step[up] + 1 == step[z],
+                                      "rank %u of subtree %u at %u, its parent %u at %u", z,
+                                      tree[z], step[z], up, step[up]);
+                }
+        }
+        if (cut_nodes == 0) {
+                ck_assert_uint_eq(s.trees, 0);
+                ck_assert_uint_eq(s.nlevels, c->height);
+        }
+        free(pos);
+        free(step);
+        free(tree);
+        ss_cch_sched_free(&s);
+}
+
+/* A road graph (a deep tree, many subtrees) and random graphs (a forest
+ * where nodes are unreachable), with cuts from none to all. */
+START_TEST(test_schedules)
+{
+        struct ss_gen_road p = {.nodes = 30000, .seed = 7};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        const uint32_t cuts[][2] = {{0, 0},       {1, 1},     {64, 1024},
+                                    {4096, 1024}, {4096, 20}, {UINT32_MAX, UINT32_MAX}};
+        for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++)
+                check_sched(c, cuts[i][0], cuts[i][1]);
+        /* The whole tree below the cut: one subtree per root, no top. */
+        struct ss_cch_sched s;
+        ck_assert_int_eq(ss_cch_sched_make(c, UINT32_MAX, UINT32_MAX, &s, &err), SS_OK);
+        ck_assert_uint_eq(s.nlevels, 0);
+        ck_assert_uint_ge(s.trees, 1);
+        ss_cch_sched_free(&s);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+                struct cu_shape sh = {.n = 3000, .arcs = 4000, .max_w = 100, .local = true};
+                struct ss_graph *r = cu_random_graph(&sh, seed);
+                struct ss_cch *rc = cu_build(r, 2, false);
+                check_sched(rc, 0, 0);
+                check_sched(rc, 50, 1024);
+                check_sched(rc, 500, 8);
+                ss_cch_free(rc);
+                ss_graph_unref(r);
+        }
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("cch-schedule");
+        TCase *tc = tcase_create("schedule");
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, test_schedules);
+        suite_add_tcase(s, tc);
+        return ss_check_run(s, false);
+}
