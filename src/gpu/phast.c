@@ -38,15 +38,21 @@
  * it; 0: a thread a pair, and only the first rule) and the depth has at
  * most SS__PH_CHAIN_EDGES edges times sources (SS_GPU_PHAST_CHAIN_EDGES): a
  * launch costs more than they do. */
-#define SS__PH_CHAIN_MAX 16u
-/* Sweeps of at most SS__PH_CUT_K sources run the subtrees of at most
- * SS__PH_CUT nodes below the cut in one launch (SS_GPU_PHAST_CUT overrides
- * it; 0: no cut). */
-#define SS__PH_CUT         4096u
-#define SS__PH_CUT_K       4u
+#define SS__PH_CHAIN_MAX   16u
 #define SS__PH_GROUP       4u
 #define SS__PH_CHAIN_EDGES 16384u
 #define SS__PH_BLOCK       SS__PH_CHAIN_BLOCK
+/* Sweeps of at most SS__PH_CUT_K sources run the subtrees below a cut in
+ * one launch: subtrees of at most SS__PH_CUT_SMALL nodes on graphs of fewer
+ * than SS__PH_CUT_N nodes, SS__PH_CUT_LARGE on larger ones
+ * (SS_GPU_PHAST_CUT overrides it; 0: no cut). Measured on one H200 at one
+ * source (docs/gpu.md): 4,096 was the best of 0, 4,096 and 32,768 on NY,
+ * 32,768 on generated graphs of 1.07M and 1.52M nodes; at four sources
+ * the cut was slower on those two. */
+#define SS__PH_CUT_SMALL 4096u
+#define SS__PH_CUT_LARGE 32768u
+#define SS__PH_CUT_N     (1u << 19)
+#define SS__PH_CUT_K     1u
 /* Threads of the upward searches, at most, and sources per thread. */
 #define SS__PH_THREADS 16u
 #define SS__PH_UP_PER  16u
@@ -251,7 +257,9 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
         const char *cu = getenv("SS_GPU_PHAST_CUT");
-        const uint32_t cut = cu && *cu ? (uint32_t)strtoul(cu, NULL, 10) : SS__PH_CUT;
+        const uint32_t cut = cu && *cu             ? (uint32_t)strtoul(cu, NULL, 10)
+                             : c->n < SS__PH_CUT_N ? SS__PH_CUT_SMALL
+                                                   : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
         if ((rc = ss__ph_dsched_make(c, 0, &p->full, err)) != SS_OK ||
             (cut && (rc = ss__ph_dsched_make(c, cut, &p->cut, err)) != SS_OK))

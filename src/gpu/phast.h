@@ -5,7 +5,7 @@
  * distances as the CPU's CCH one-to-all and as Dijkstra.
  *
  * The device copy holds the CCH's upward lists, the metric's downward
- * weights and the depth schedule (about 12 bytes per edge and 16 per node);
+ * weights and the schedules (about 12 bytes per edge and 28 per node);
  * a call for k sources takes 8 bytes per node and source for the distances,
  * and 256 bytes per node for the trees on their way out. The host keeps 8
  * bytes per node for each of up to 16 threads of upward searches. */

@@ -1207,8 +1207,9 @@ END_TEST
  * (past a gather chunk), on a random graph (zero weights, parallel arcs), a
  * generated road graph (coordinates) and a graph some nodes cannot reach.
  * The road graph goes again with a thread per (rank, source) pair in the
- * chains (SS_GPU_PHAST_GROUP=0) and with the sweep launched and timed depth
- * by depth instead of replayed (SS_GPU_PHAST_PROFILE). */
+ * chains and subtrees (SS_GPU_PHAST_GROUP=0), with the sweep launched and
+ * timed depth by depth instead of replayed (SS_GPU_PHAST_PROFILE), and, for
+ * one source, without the cut and with the whole tree below it. */
 static void check_phast(struct ss_graph *g, unsigned kmax)
 {
         struct ss_err err;
@@ -1264,6 +1265,12 @@ START_TEST(test_phast_trees)
         setenv("SS_GPU_PHAST_PROFILE", "1", 1);
         check_phast(g, 100);
         unsetenv("SS_GPU_PHAST_PROFILE");
+        /* One source: no cut, and the whole tree below it (no top). */
+        setenv("SS_GPU_PHAST_CUT", "0", 1);
+        check_phast(g, 100);
+        setenv("SS_GPU_PHAST_CUT", "1000000", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_CUT");
         ss_graph_unref(g);
         /* Nodes 3 and 4 reach 0..2 but nothing reaches them. */
         const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
