@@ -1,5 +1,7 @@
 /* Sweep schedules (schedule.h): the ranks by depth, and the subtrees below
- * a cut.
+ * a cut. The cut is split.c's for threads, with a bound on the subtrees'
+ * height as well (a block of the device walks a subtree's depths one after
+ * another) and every part laid out depth by depth, as the device visits it.
  *
  * A subtree's size and height fall from its root down, so "at most
  * cut_nodes nodes and cut_height depths" holds for a whole subtree once it
