@@ -95,7 +95,8 @@ struct ss_gpu_phast {
          * source counts (a capture costs about as much as a small sweep,
          * and a matrix's size is the client's). */
         struct ss__ph_exec {
-                unsigned k; /* 0: unused */
+                unsigned k;        /* 0: unused */
+                uint32_t launches; /* its kernels */
                 uint64_t used;
                 cudaGraph_t graph;
                 cudaGraphExec_t exec;
@@ -250,6 +251,11 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : SS__PH_CHAIN_MAX;
         const char *gr = getenv("SS_GPU_PHAST_GROUP");
         p->group = gr && *gr ? (uint32_t)strtoul(gr, NULL, 10) : SS__PH_GROUP;
+        /* The groups' shuffles take whole powers of two of a warp's lanes. */
+        if (p->group > SS__PH_BLOCK)
+                p->group = SS__PH_BLOCK;
+        while (p->group & (p->group - 1))
+                p->group += p->group & -p->group;
         const char *ce = getenv("SS_GPU_PHAST_CHAIN_EDGES");
         p->chain_edges = ce && *ce ? (uint32_t)strtoul(ce, NULL, 10) : SS__PH_CHAIN_EDGES;
         unsigned long long *w = NULL;
@@ -261,9 +267,21 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
                              : c->n < SS__PH_CUT_N ? SS__PH_CUT_SMALL
                                                    : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
-        if ((rc = ss__ph_dsched_make(c, 0, &p->full, err)) != SS_OK ||
-            (cut && (rc = ss__ph_dsched_make(c, cut, &p->cut, err)) != SS_OK))
+        if ((rc = ss__ph_dsched_make(c, 0, &p->full, err)) != SS_OK)
                 goto fail;
+        if (cut) {
+                /* The cut only speeds up single sources: without it they
+                 * take the schedule by depth, so a cut that cannot be made
+                 * (or has no subtree) is left out. */
+                struct ss_err cerr = {0};
+                if (ss__ph_dsched_make(c, cut, &p->cut, &cerr) != SS_OK) {
+                        cudaGetLastError();
+                        ss_log_warn("gpu", "the sweep runs without its cut: %s", cerr.msg);
+                        ss__ph_dsched_free(&p->cut);
+                } else if (p->cut.h.trees == 0) {
+                        ss__ph_dsched_free(&p->cut);
+                }
+        }
         p->nlevels = p->full.h.nlevels;
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
@@ -563,8 +581,10 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                 SS__CUDA(cudaStreamEndCapture(p->stream, &x->graph));
                 SS__CUDA(cudaGraphInstantiate(&x->exec, x->graph, 0));
                 x->k = k;
+                x->launches = p->launches;
         }
         x->used = ++p->uses;
+        p->launches = x->launches;
         SS__CUDA(cudaGraphLaunch(x->exec, p->stream));
         return SS_OK;
 }
