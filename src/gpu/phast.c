@@ -107,6 +107,7 @@ struct ss_gpu_phast {
         uint32_t group;       /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
         uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
         uint32_t split;       /* SS__PH_SPLIT, or SS_GPU_PHAST_SPLIT */
+        bool profile;         /* SS_GPU_PHAST_PROFILE set: sweeps timed launch by launch */
         /* Routes, made on the first one: the graph's reverse arcs by node
          * id (x tail, y weight), and room for rcap routes' walks. */
         uint32_t *d_rrow;
@@ -262,6 +263,7 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         int rc;
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
+        p->profile = getenv("SS_GPU_PHAST_PROFILE") != NULL;
         const char *cu = getenv("SS_GPU_PHAST_CUT");
         const uint32_t cut = cu && *cu             ? (uint32_t)strtoul(cu, NULL, 10)
                              : c->n < SS__PH_CUT_N ? SS__PH_CUT_SMALL
@@ -536,7 +538,7 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
 static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
-        if (getenv("SS_GPU_PHAST_PROFILE")) {
+        if (p->profile) {
                 struct ss__ph_prof prof = {0};
                 SS__CUDA(cudaEventCreate(&prof.a));
                 if (cudaEventCreate(&prof.b) != cudaSuccess) {
