@@ -56,6 +56,14 @@ static void ss__sched_widths(const struct ss_cch *c, struct ss_cch_sched *s)
 int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
                       struct ss_cch_sched *s, struct ss_err *err)
 {
+        return ss_cch_sched_make_part(c, cut_nodes, cut_height, NULL, 0, s, err);
+}
+
+int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                           const uint8_t *owner, unsigned part, struct ss_cch_sched *s,
+                           struct ss_err *err)
+{
+#define SS__KEPT(z) (!owner || owner[z] == SS_CCH_SHARED || owner[z] == part)
         memset(s, 0, sizeof(*s));
         const uint32_t n = c->n;
         const size_t n1 = n ? n : 1;
@@ -84,10 +92,15 @@ int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
         }
         /* root[z]: z's subtree below the cut, or SS_NO_NODE above it. */
         uint32_t trees = 0, top_height = 0;
+        /* A rank that part keeps has every ancestor kept too (they are
+         * shared, or in the same subtree of the share), so a kept rank's
+         * subtree root is kept and the dropped ranks drop whole subtrees. */
         for (uint32_t z = n; z-- > 0;) {
                 const uint32_t up = ss_cch_parent(c, z);
                 const bool below = cut_nodes && size[z] <= cut_nodes && height[z] <= cut_height;
-                if (!below) {
+                if (!SS__KEPT(z)) {
+                        root[z] = SS_NO_NODE;
+                } else if (!below) {
                         root[z] = SS_NO_NODE;
                         top_height = depth[z] + 1 > top_height ? depth[z] + 1 : top_height;
                 } else if (up != SS_NO_NODE && root[up] != SS_NO_NODE) {
@@ -105,7 +118,7 @@ int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
                 goto out;
         uint32_t t = 0;
         for (uint32_t z = 0; z < n; z++)
-                if (root[z] == z)
+                if (root[z] == z && SS__KEPT(z))
                         roots[t++] = (struct ss__sched_root){z, height[z]};
         qsort(roots, trees, sizeof(*roots), ss__sched_taller);
         for (t = 0; t < trees; t++) {
@@ -121,6 +134,9 @@ int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
         /* Counts per depth of the top, then per depth of each subtree (its
          * first depth at sub_first[its number]), then positions. */
         for (uint32_t z = 0; z < n; z++) {
+                if (!SS__KEPT(z))
+                        continue;
+                s->count++;
                 if (root[z] == SS_NO_NODE)
                         s->level_first[depth[z] + 1]++;
                 else
@@ -134,6 +150,8 @@ int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
         memcpy(at, s->level_first, (size_t)top_height * 4);
         memcpy(at + top_height, s->sub_lf, (size_t)s->sub_levels * 4);
         for (uint32_t z = 0; z < n; z++) {
+                if (!SS__KEPT(z))
+                        continue;
                 const uint32_t l =
                     root[z] == SS_NO_NODE
                         ? depth[z]
@@ -153,5 +171,88 @@ out:
                 ss_cch_sched_free(s);
                 return ss_err_set(err, rc, "no memory for the sweep's schedule of %u nodes", n);
         }
+        return SS_OK;
+#undef SS__KEPT
+}
+
+/* A subtree of the share: its root and its edges. */
+struct ss__share_root {
+        uint32_t z;
+        uint64_t edges;
+};
+
+static int ss__share_larger(const void *a, const void *b)
+{
+        const struct ss__share_root *x = a, *y = b;
+        if (x->edges != y->edges)
+                return x->edges > y->edges ? -1 : 1;
+        return x->z < y->z ? -1 : x->z > y->z;
+}
+
+int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes,
+                       uint8_t *owner, struct ss_err *err)
+{
+        if (parts == 0 || parts > SS_CCH_SHARED)
+                return ss_err_set(err, SS_EINVAL, "the sweep can be shared by 1 to %u parts, not %u",
+                                  SS_CCH_SHARED, parts);
+        const uint32_t n = c->n;
+        if (cut_nodes == 0)
+                cut_nodes = n / (64u * parts) ? n / (64u * parts) : 1;
+        const size_t n1 = n ? n : 1;
+        uint32_t *size = malloc(n1 * 4);
+        uint64_t *edges = malloc(n1 * 8), load[SS_CCH_SHARED] = {0};
+        struct ss__share_root *roots = NULL;
+        int rc = SS_ENOMEM;
+        if (!size || !edges)
+                goto out;
+        /* Sizes and edge counts from the bottom up (a parent has a higher
+         * rank). */
+        for (uint32_t z = 0; z < n; z++) {
+                size[z] = 1;
+                edges[z] = c->up_first[z + 1] - c->up_first[z];
+        }
+        uint32_t trees = 0;
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                if (up != SS_NO_NODE) {
+                        size[up] += size[z];
+                        edges[up] += edges[z];
+                }
+        }
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                trees += size[z] <= cut_nodes && (up == SS_NO_NODE || size[up] > cut_nodes);
+        }
+        if (!(roots = malloc((size_t)(trees ? trees : 1) * sizeof(*roots))))
+                goto out;
+        uint32_t t = 0;
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                owner[z] = SS_CCH_SHARED;
+                if (size[z] <= cut_nodes && (up == SS_NO_NODE || size[up] > cut_nodes))
+                        roots[t++] = (struct ss__share_root){z, edges[z] + size[z]};
+        }
+        /* The largest first, each to the least loaded part. */
+        qsort(roots, trees, sizeof(*roots), ss__share_larger);
+        for (t = 0; t < trees; t++) {
+                unsigned best = 0;
+                for (unsigned q = 1; q < parts; q++)
+                        best = load[q] < load[best] ? q : best;
+                load[best] += roots[t].edges;
+                owner[roots[t].z] = (uint8_t)best;
+        }
+        /* The rest of each subtree goes with its root, parents first. */
+        for (uint32_t z = n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                if (owner[z] == SS_CCH_SHARED && up != SS_NO_NODE && size[z] <= cut_nodes)
+                        owner[z] = owner[up];
+        }
+        rc = SS_OK;
+out:
+        free(size);
+        free(edges);
+        free(roots);
+        if (rc != SS_OK)
+                return ss_err_set(err, rc, "no memory to share out the sweep of %u nodes", n);
         return SS_OK;
 }

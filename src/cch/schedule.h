@@ -7,7 +7,12 @@
  * With a cut, each subtree of at most cut_nodes nodes and cut_height
  * depths whose parent is above the cut can go on its own, after the ranks
  * above the cut, which keep the schedule by depth: a subtree needs nothing
- * but its own ranks and those above. */
+ * but its own ranks and those above.
+ *
+ * The same holds across devices: ss_cch_sched_share() gives the subtrees
+ * below a (finer) cut to parts, balanced by their edges, and a part's
+ * schedule (ss_cch_sched_make_part) holds its subtrees and every rank above
+ * them, which all parts sweep alike. */
 #ifndef SS_CCH_SCHEDULE_H
 #define SS_CCH_SCHEDULE_H
 
@@ -22,6 +27,7 @@ extern "C" {
 
 struct ss_cch_sched {
         uint32_t *levels;       /* position -> rank: the top by depth, then the subtrees */
+        uint32_t count;         /* positions: n, or the ranks a part keeps */
         uint32_t nlevels;       /* depths of the top */
         uint32_t *level_first;  /* nlevels + 1: depth l of the top is positions [l] .. [l + 1] */
         uint32_t *level_edges;  /* nlevels: upward edges of depth l's ranks */
@@ -37,6 +43,23 @@ struct ss_cch_sched {
 int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
                       struct ss_cch_sched *s, struct ss_err *err);
 void ss_cch_sched_free(struct ss_cch_sched *s);
+
+/* owner[z] for every rank z of c: the part (below `parts`, at most
+ * SS_CCH_SHARED) that sweeps z, or SS_CCH_SHARED for the ranks that every
+ * part sweeps: those whose subtree has more than cut_nodes nodes (0: n /
+ * (64 * parts), so that each part gets many subtrees and every depth is
+ * shared out about evenly). A subtree below the cut goes whole to the part
+ * with the fewest edges so far, the largest first. Returns SS_OK, SS_EINVAL
+ * (parts 0 or above SS_CCH_SHARED) or SS_ENOMEM. */
+#define SS_CCH_SHARED 255u
+int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes,
+                       uint8_t *owner, struct ss_err *err);
+/* ss_cch_sched_make() for the ranks that part sweeps (owner[z] == part or
+ * SS_CCH_SHARED; owner NULL: every rank): the same depths, positions only
+ * for those ranks. */
+int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                           const uint8_t *owner, unsigned part, struct ss_cch_sched *s,
+                           struct ss_err *err);
 
 #ifdef __cplusplus
 }

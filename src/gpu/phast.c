@@ -21,10 +21,8 @@
 #include "core/log.h"
 #include "core/team.h"
 #include "gpu/gpu_internal.h"
-#include "cch/schedule.h"
+#include "gpu/phast_internal.h"
 
-/* Trees are gathered and copied out this many sources at a time. */
-#define SS__PH_CHUNK 32u
 /* Edges a thread walks for one rank, about, at the depths that have wider
  * ranks (SS_GPU_PHAST_SPLIT overrides it; 0: never split), in at most
  * this many slices. */
@@ -56,71 +54,10 @@
 /* Threads of the upward searches, at most, and sources per thread. */
 #define SS__PH_THREADS 16u
 #define SS__PH_UP_PER  16u
-/* Captured sweeps kept, by source count. */
-#define SS__PH_EXECS 4
 /* Nodes of a route's path walked on the device at most; a longer one (or
  * one round a cycle of zero-weight arcs) is left to the caller. */
 #define SS__PH_PATH_MAX 4096u
 
-struct ss_gpu_phast {
-        int device;
-        const struct ss_cch *c;
-        struct ss_cch_metric *m; /* a reference */
-        uint32_t n, arcs;
-        cudaStream_t stream;
-        cudaEvent_t ev0, ev1;
-        uint32_t *d_up_head, *d_rank;
-        unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
-        /* The schedules (cch/schedule.h): by depth, for many sources, and
-         * with the subtrees below a cut, for at most SS__PH_CUT_K. */
-        struct ss__ph_dsched {
-                struct ss_cch_sched h;
-                uint32_t *d_levels, *d_level_first, *d_sub_first, *d_sub_lf;
-                uint2 *d_span; /* the upward edges of d_levels[i]'s rank, beside it */
-        } full, cut;
-        uint32_t nlevels; /* the elimination tree's height */
-        ss_dist *hd;      /* host: per thread, the upward searches' distances, infinite between */
-        unsigned threads;
-        unsigned long long *d_d;   /* k * n distances, grown as needed */
-        unsigned long long *d_out; /* what leaves the device, grown as needed */
-        uint64_t cap_k;            /* sources d_d holds */
-        uint64_t out_cap;          /* entries d_out holds */
-        uint32_t *d_targets;       /* a matrix's targets, grown as needed */
-        uint64_t targets_cap;
-        uint64_t fixed_bytes; /* the structure's device memory */
-        uint32_t *d_seed_idx;
-        unsigned long long *d_seed_dist;
-        uint64_t seed_cap;
-        /* The sweep's launches, captured once for each of the last few
-         * source counts (a capture costs about as much as a small sweep,
-         * and a matrix's size is the client's). */
-        struct ss__ph_exec {
-                unsigned k;        /* 0: unused */
-                uint32_t launches; /* its kernels */
-                uint64_t used;
-                cudaGraph_t graph;
-                cudaGraphExec_t exec;
-        } execs[SS__PH_EXECS];
-        uint64_t uses;
-        uint32_t launches;    /* of the captured sweep */
-        uint32_t chain_max;   /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
-        uint32_t group;       /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
-        uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
-        uint32_t split;       /* SS__PH_SPLIT, or SS_GPU_PHAST_SPLIT */
-        bool profile;         /* SS_GPU_PHAST_PROFILE set: sweeps timed launch by launch */
-        /* Routes, made on the first one: the graph's reverse arcs by node
-         * id (x tail, y weight), and room for rcap routes' walks. */
-        uint32_t *d_rrow;
-        uint2 *d_rarcs;
-        uint64_t rev_bytes;
-        bool rev_stale;              /* the reverse arcs carry an older metric's weights */
-        uint32_t *d_rbuf;            /* slot, source, target, length, offset: rcap each */
-        unsigned long long *d_tdist; /* rcap */
-        uint32_t *d_walk, *d_paths;  /* rcap * SS__PH_PATH_MAX each */
-        uint32_t *h_rbuf;            /* pinned: the same five arrays */
-        unsigned long long *h_tdist; /* pinned, rcap */
-        unsigned rcap;
-};
 
 /* A schedule on the device: the host's arrays copied, then dropped but for
  * the depths of the top. */
@@ -135,19 +72,24 @@ static void ss__ph_dsched_free(struct ss__ph_dsched *d)
         memset(d, 0, sizeof(*d));
 }
 
-static int ss__ph_dsched_make(const struct ss_cch *c, uint32_t cut, struct ss__ph_dsched *d,
-                              struct ss_err *err)
+static int ss__ph_dsched_make(const struct ss_gpu_phast *p, uint32_t cut, const uint32_t *ebase,
+                              struct ss__ph_dsched *d, struct ss_err *err)
 {
-        int rc = ss_cch_sched_make(c, cut, SS__PH_SUB_DEPTHS, &d->h, err);
+        const struct ss_cch *c = p->c;
+        int rc = ss_cch_sched_make_part(c, cut, SS__PH_SUB_DEPTHS, p->owner, p->part, &d->h, err);
         if (rc != SS_OK)
                 return rc;
-        const uint32_t n = c->n;
+        const uint32_t n = d->h.count;
         const size_t n1 = n ? n : 1;
         uint2 *span = malloc(n1 * sizeof(*span));
         if (!span)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
-        for (uint32_t i = 0; i < n; i++)
-                span[i] = (uint2){c->up_first[d->h.levels[i]], c->up_first[d->h.levels[i] + 1]};
+        /* A rank's edges where this device holds them (ebase: the first of
+         * each kept rank's, all of them kept together in rank order). */
+        for (uint32_t i = 0; i < n; i++) {
+                const uint32_t z = d->h.levels[i];
+                span[i] = (uint2){ebase[z], ebase[z] + c->up_first[z + 1] - c->up_first[z]};
+        }
         cudaError_t e;
         if ((e = cudaMalloc((void **)&d->d_levels, n1 * 4)) == cudaSuccess &&
             (e = cudaMalloc((void **)&d->d_span, n1 * sizeof(*span))) == cudaSuccess &&
@@ -178,11 +120,12 @@ static int ss__ph_dsched_make(const struct ss_cch *c, uint32_t cut, struct ss__p
 }
 
 /* Device memory of a schedule. */
-static uint64_t ss__ph_dsched_bytes(const struct ss__ph_dsched *d, uint32_t n)
+static uint64_t ss__ph_dsched_bytes(const struct ss__ph_dsched *d)
 {
         if (!d->d_levels)
                 return 0;
-        return (uint64_t)n * 12 + ((uint64_t)d->h.nlevels + d->h.trees + d->h.sub_levels + 3) * 4;
+        return (uint64_t)d->h.count * 12 +
+               ((uint64_t)d->h.nlevels + d->h.trees + d->h.sub_levels + 3) * 4;
 }
 
 /* Drops the captured sweeps (they name the buffers of their time). */
@@ -231,11 +174,34 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         if (p->m)
                 ss_cch_metric_unref(p->m);
         free(p->hd);
+        free(p->owner);
         free(p);
 }
 
 int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
                       struct ss_gpu_phast **out, struct ss_err *err)
+{
+        return ss__ph_open(device, c, m, NULL, 0, out, err);
+}
+
+/* The downward weights of the edges p holds, in its order. */
+static unsigned long long *ss__ph_weights(const struct ss_gpu_phast *p,
+                                          const struct ss_cch_metric *m)
+{
+        unsigned long long *w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8);
+        if (!w)
+                return NULL;
+        uint64_t j = 0;
+        for (uint32_t z = 0; z < p->n; z++)
+                if (SS__PH_KEEPS(p, z))
+                        for (uint32_t a = p->c->up_first[z]; a < p->c->up_first[z + 1]; a++)
+                                w[j++] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
+        return w;
+}
+
+int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
+                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out,
+                struct ss_err *err)
 {
         *out = NULL;
         if (!c || !m || m->cch != c)
@@ -247,7 +213,28 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         p->c = c;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
         p->n = c->n;
-        p->arcs = c->arcs;
+        p->part = part;
+        const size_t n1 = p->n ? p->n : 1;
+        unsigned long long *w = NULL;
+        uint32_t *ebase = NULL, *head = NULL;
+        int rc;
+        if (owner) {
+                if (!(p->owner = malloc(n1))) {
+                        rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+                        goto fail;
+                }
+                memcpy(p->owner, owner, p->n);
+        }
+        /* The kept ranks' edges, in rank order. */
+        if (!(ebase = malloc(n1 * 4))) {
+                rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
+                goto fail;
+        }
+        for (uint32_t z = 0; z < p->n; z++) {
+                ebase[z] = p->arcs;
+                if (SS__PH_KEEPS(p, z))
+                        p->arcs += c->up_first[z + 1] - c->up_first[z];
+        }
         const char *cm = getenv("SS_GPU_PHAST_CHAIN");
         p->chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : SS__PH_CHAIN_MAX;
         const char *gr = getenv("SS_GPU_PHAST_GROUP");
@@ -259,24 +246,28 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
                 p->group += p->group & -p->group;
         const char *ce = getenv("SS_GPU_PHAST_CHAIN_EDGES");
         p->chain_edges = ce && *ce ? (uint32_t)strtoul(ce, NULL, 10) : SS__PH_CHAIN_EDGES;
-        unsigned long long *w = NULL;
-        int rc;
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
         p->profile = getenv("SS_GPU_PHAST_PROFILE") != NULL;
+        /* A part of a split sweep on a large graph takes no cut by default:
+         * a subtree's walk is as long on a part as on the whole, where a
+         * depth's work is split (on a 24M-node continent over two H200s the
+         * split sweep took 3.9-4.0 ms without the cut, 5.3 ms with 32,768;
+         * on NY-d 0.91 ms with 4,096 and 1.13 ms without; docs/gpu.md). */
         const char *cu = getenv("SS_GPU_PHAST_CUT");
         const uint32_t cut = cu && *cu             ? (uint32_t)strtoul(cu, NULL, 10)
                              : c->n < SS__PH_CUT_N ? SS__PH_CUT_SMALL
+                             : owner               ? 0
                                                    : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
-        if ((rc = ss__ph_dsched_make(c, 0, &p->full, err)) != SS_OK)
+        if ((rc = ss__ph_dsched_make(p, 0, ebase, &p->full, err)) != SS_OK)
                 goto fail;
         if (cut) {
                 /* The cut only speeds up single sources: without it they
                  * take the schedule by depth, so a cut that cannot be made
                  * (or has no subtree) is left out. */
                 struct ss_err cerr = {0};
-                if (ss__ph_dsched_make(c, cut, &p->cut, &cerr) != SS_OK) {
+                if (ss__ph_dsched_make(p, cut, ebase, &p->cut, &cerr) != SS_OK) {
                         cudaGetLastError();
                         ss_log_warn("gpu", "the sweep runs without its cut: %s", cerr.msg);
                         ss__ph_dsched_free(&p->cut);
@@ -284,20 +275,24 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
                         ss__ph_dsched_free(&p->cut);
                 }
         }
-        p->nlevels = p->full.h.nlevels;
+        /* A source's seeds are its ancestors, the tree's height of them at
+         * most: a part's own depths may be fewer. */
+        p->nlevels = p->full.h.nlevels > c->height ? p->full.h.nlevels : c->height;
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
-        if (!(p->hd = malloc((size_t)p->threads * (p->n ? p->n : 1) * sizeof(ss_dist))) ||
-            !(w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8))) {
+        if (!(p->hd = malloc((size_t)p->threads * n1 * sizeof(ss_dist))) ||
+            !(w = ss__ph_weights(p, m)) || !(head = malloc((size_t)(p->arcs ? p->arcs : 1) * 4))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
         for (uint64_t z = 0; z < (uint64_t)p->threads * p->n; z++)
                 p->hd[z] = SS_DIST_INF;
-        for (uint32_t a = 0; a < p->arcs; a++)
-                w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
-        const size_t n4 = (size_t)(p->n ? p->n : 1) * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
+        for (uint32_t z = 0; z < p->n; z++)
+                if (SS__PH_KEEPS(p, z))
+                        memcpy(head + ebase[z], c->up_head + c->up_first[z],
+                               (size_t)(c->up_first[z + 1] - c->up_first[z]) * 4);
+        const size_t n4 = n1 * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
         SS__CUDA_GOTO(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev0), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev1), fail);
@@ -305,17 +300,18 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_w, a4 * 2), fail);
         if (p->arcs) {
-                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, c->up_head, a4, cudaMemcpyHostToDevice),
-                              fail);
+                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, head, a4, cudaMemcpyHostToDevice), fail);
                 SS__CUDA_GOTO(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice), fail);
         }
         if (p->n) {
                 SS__CUDA_GOTO(cudaMemcpy(p->d_rank, c->rank, n4, cudaMemcpyHostToDevice), fail);
         }
         free(w);
+        free(head);
+        free(ebase);
         /* The rank (4) of each node, the edges (12) and the schedules. */
-        p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full, p->n) +
-                         ss__ph_dsched_bytes(&p->cut, p->n);
+        p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full) +
+                         ss__ph_dsched_bytes(&p->cut);
         *out = p;
         return SS_OK;
 fail:
@@ -324,13 +320,15 @@ fail:
                 rc = SS_ENOGPU;
         cudaGetLastError();
         free(w);
+        free(head);
+        free(ebase);
         ss_gpu_phast_close(p);
         return rc;
 }
 
 /* Room for k sources' distances and seeds (at most one a rank of the
  * source's ancestors: the tree's height). */
-static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
+int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         if (k <= p->cap_k)
                 return SS_OK;
@@ -367,8 +365,8 @@ static int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err
 }
 
 /* Room for `entries` distances on their way out, and for nt targets. */
-static int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
-                              struct ss_err *err)
+int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
+                       struct ss_err *err)
 {
         if (entries > p->out_cap) {
                 cudaFree(p->d_out);
@@ -591,6 +589,73 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
         return SS_OK;
 }
 
+int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                  struct ss__ph_seeds *sd, struct ss_err *err)
+{
+        /* Source i's seeds (rank, distance) in slots i * per .., of which
+         * the unused keep the rank n. */
+        const uint64_t per = p->nlevels + 1;
+        struct ss__ph_up up = {.p = p, .sources = sources, .k = k, .per = per};
+        memset(sd, 0, sizeof(*sd));
+        sd->rank = up.rank = malloc((size_t)k * per * 4);
+        sd->src = up.src = malloc((size_t)k * per * 4);
+        sd->dist = up.dist = malloc((size_t)k * per * 8);
+        if (!up.rank || !up.src || !up.dist) {
+                ss__ph_seeds_free(sd);
+                return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
+        }
+        sd->count = (uint32_t)(k * per);
+        /* An upward search takes some 20 µs on NY, and the team's threads are
+         * made for each call: for a few sources (a daemon's batch of routes,
+         * one tree) a thread per 16 of them, which doubled the routes of
+         * batches of 32 (docs/benchmarks.md); from 64 sources every thread,
+         * as fewer measured slower there. */
+        unsigned threads =
+            k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
+        threads = threads > p->threads ? p->threads : threads;
+        ss_team_run(threads, NULL, ss__ph_up_part, &up);
+        return SS_OK;
+}
+
+void ss__ph_seeds_free(struct ss__ph_seeds *sd)
+{
+        free(sd->rank);
+        free(sd->src);
+        free(sd->dist);
+        memset(sd, 0, sizeof(*sd));
+}
+
+int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
+                 cudaEvent_t seeded, struct ss_err *err)
+{
+        const uint32_t ns = sd->count;
+        int rc;
+        cudaError_t e;
+        SS__CUDA(cudaSetDevice(p->device));
+        if ((e = cudaMemcpyAsync(p->d_seed_idx, sd->rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
+                                 p->stream)) == cudaSuccess &&
+            (e = cudaMemcpyAsync(p->d_seed_idx + ns, sd->src, (size_t)ns * 4,
+                                 cudaMemcpyHostToDevice, p->stream)) == cudaSuccess &&
+            (e = cudaMemcpyAsync(p->d_seed_dist, sd->dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
+                                 p->stream)) == cudaSuccess)
+                /* The copies read the host buffers until the stream gets there. */
+                e = cudaStreamSynchronize(p->stream);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
+                                     __LINE__);
+        SS__CUDA(cudaEventRecord(p->ev0, p->stream));
+        if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
+            (rc = ss__ph_seed(p->d_d, k, p->n, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist,
+                              ns, p->stream, err)))
+                return rc;
+        if (seeded)
+                SS__CUDA(cudaEventRecord(seeded, p->stream));
+        if ((rc = ss__ph_sweep(p, k, err)))
+                return rc;
+        SS__CUDA(cudaEventRecord(p->ev1, p->stream));
+        return SS_OK;
+}
+
 /* The trees of k sources into the device's d_d, then out: every node
  * (targets NULL: dist is k x n) or the nt targets (dist is k x nt); with
  * neither targets nor dist they stay on the device (routes). */
@@ -624,53 +689,14 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
         if (targets)
                 SS__CUDA(cudaMemcpyAsync(p->d_targets, targets, (size_t)nt * 4,
                                          cudaMemcpyHostToDevice, p->stream));
-        /* The upward searches, source i's seeds (rank, distance) in slots
-         * i * per .. of which the unused keep the rank n. */
-        const uint64_t per = p->nlevels + 1;
-        struct ss__ph_up up = {.p = p, .sources = sources, .k = k, .per = per};
-        up.rank = malloc((size_t)k * per * 4);
-        up.src = malloc((size_t)k * per * 4);
-        up.dist = malloc((size_t)k * per * 8);
-        if (!up.rank || !up.src || !up.dist) {
-                free(up.rank);
-                free(up.src);
-                free(up.dist);
-                return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
-        }
-        /* An upward search takes some 20 µs on NY, and the team's threads are
-         * made for each call: for a few sources (a daemon's batch of routes,
-         * one tree) a thread per 16 of them, which doubled the routes of
-         * batches of 32 (docs/benchmarks.md); from 64 sources every thread,
-         * as fewer measured slower there. */
-        unsigned threads =
-            k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
-        threads = threads > p->threads ? p->threads : threads;
-        ss_team_run(threads, NULL, ss__ph_up_part, &up);
+        struct ss__ph_seeds sd;
+        if ((rc = ss__ph_upward(p, sources, k, &sd, err)) != SS_OK)
+                return rc;
         st->up_ns = ss_now_ns() - t0;
-        const uint32_t ns = (uint32_t)(k * per);
-        cudaError_t e;
-        if ((e = cudaMemcpyAsync(p->d_seed_idx, up.rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
-                                 p->stream)) == cudaSuccess &&
-            (e = cudaMemcpyAsync(p->d_seed_idx + ns, up.src, (size_t)ns * 4, cudaMemcpyHostToDevice,
-                                 p->stream)) == cudaSuccess &&
-            (e = cudaMemcpyAsync(p->d_seed_dist, up.dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
-                                 p->stream)) == cudaSuccess)
-                /* The copies read the host buffers until the stream gets there. */
-                e = cudaStreamSynchronize(p->stream);
-        free(up.rank);
-        free(up.src);
-        free(up.dist);
-        if (e != cudaSuccess)
-                return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
-                                     __LINE__);
-        SS__CUDA(cudaEventRecord(p->ev0, p->stream));
-        if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
-            (rc = ss__ph_seed(p->d_d, k, p->n, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist,
-                              ns, p->stream, err)))
+        rc = ss__ph_start(p, &sd, k, NULL, err);
+        ss__ph_seeds_free(&sd);
+        if (rc != SS_OK)
                 return rc;
-        if ((rc = ss__ph_sweep(p, k, err)))
-                return rc;
-        SS__CUDA(cudaEventRecord(p->ev1, p->stream));
         st->levels = p->nlevels;
         st->launches = p->launches;
         if (targets) {
@@ -925,11 +951,9 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
 {
         if (!m || m->cch != p->c)
                 return ss_err_set(err, SS_EINVAL, "the sweep's new metric is of another CCH");
-        unsigned long long *w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8);
+        unsigned long long *w = ss__ph_weights(p, m);
         if (!w)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's weights");
-        for (uint32_t a = 0; a < p->arcs; a++)
-                w[a] = ss_cch_metric_weight(m, 2 * (uint64_t)a + 1);
         cudaError_t e = cudaSetDevice(p->device);
         /* In place, on p's stream (after anything still queued there): the
          * captured sweeps read d_w where it is. */

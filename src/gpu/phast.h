@@ -81,6 +81,33 @@ const struct ss_cch_metric *ss_gpu_phast_metric(const struct ss_gpu_phast *p);
 /* Device memory p holds now. */
 uint64_t ss_gpu_phast_bytes(const struct ss_gpu_phast *p);
 
+/* Several devices: one sweep shared out by part of the elimination tree
+ * (phast_split.c). devices[q] holds part q: the upward edges of its
+ * subtrees and of every rank above them (the top, which each part sweeps),
+ * its schedules, and n-sized arrays (ranks, distances), so that the edges,
+ * which dominate, are shared out. A device may appear more than once (the
+ * parts then share it, for tests). Each pair of distinct devices must reach
+ * each other's memory (peer access): else SS_ENOGPU. */
+#define SS_GPU_PHAST_PARTS_MAX 8u
+struct ss_gpu_phast_split;
+
+/* Returns SS_OK, SS_EINVAL (parts outside 1..SS_GPU_PHAST_PARTS_MAX),
+ * SS_ENOGPU (no room, no peer access), SS_EGPU or SS_ENOMEM.
+ * SS_GPU_PHAST_SHARE sets the share's cut (cch/schedule.h, for tuning). */
+int ss_gpu_phast_split_open(const int *devices, unsigned parts, const struct ss_cch *c,
+                            const struct ss_cch_metric *m, struct ss_gpu_phast_split **out,
+                            struct ss_err *err);
+void ss_gpu_phast_split_close(struct ss_gpu_phast_split *s);
+/* As ss_gpu_phast_trees(): every device sweeps its part, the parts' own
+ * distances go to each other (peer copies), and each device copies a slice
+ * of the node ids to dist. st->sweep_ns is the slowest device's sweep,
+ * st->launches all of theirs. */
+int ss_gpu_phast_split_trees(struct ss_gpu_phast_split *s, const uint32_t *sources, unsigned k,
+                             ss_dist *dist, struct ss_gpu_phast_stats *st, struct ss_err *err);
+unsigned ss_gpu_phast_split_parts(const struct ss_gpu_phast_split *s);
+/* Device memory that part holds now. */
+uint64_t ss_gpu_phast_split_bytes(const struct ss_gpu_phast_split *s, unsigned part);
+
 #ifdef __cplusplus
 }
 #endif

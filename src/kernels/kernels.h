@@ -337,6 +337,11 @@ int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes, co
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);
+/* to[r * k + s] = from[r * k + s] for the count ranks r of ranks and every
+ * source s < k: a part's distances into another part's (to may be a peer
+ * device's memory). */
+int ss__ph_put(const unsigned long long *from, unsigned long long *to, unsigned k,
+               const uint32_t *ranks, uint32_t count, cudaStream_t st, struct ss_err *err);
 /* Routes from a sweep: route i's source is in slot slot[i] of d; walk
  * writes its path back from tgt[i] over the reverse graph rrow/rarcs into
  * region i * per of out (target first), its length into plen[i] (0:

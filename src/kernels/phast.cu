@@ -142,7 +142,9 @@ __device__ __forceinline__ struct ss__ph_at ss__ph_where(unsigned k, const uint3
         struct ss__ph_at w;
         w.from = lf[at];
         w.work = (uint64_t)(lf[at + 1] - w.from) * k;
-        w.grouped = group && w.work * group <= blockDim.x;
+        /* A part's schedule (gpu/phast_split.c) may have empty depths in a
+         * subtree: no group for them (the widening below would not end). */
+        w.grouped = group && w.work && w.work * group <= blockDim.x;
         w.t = group ? group : 1;
         while (w.grouped && w.t * 2 * w.work <= blockDim.x)
                 w.t *= 2;
@@ -372,6 +374,33 @@ extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m
         ss__ph_gather_kernel<<<ss__ph_grid((uint64_t)ks * m), 256, 0, st>>>(d, k, m, rank, nodes,
                                                                             s0, ks, out);
         SS__LAUNCHED("ss__ph_gather_kernel");
+        return SS_OK;
+}
+
+/* The sweep over several devices (gpu/phast_split.c): the distances of
+ * the ranks one part swept, copied into another part's array, which may be
+ * on another device (a peer's memory, over NVLink or PCIe). The ranks go
+ * in order, so a warp's stores are mostly one run. */
+__global__ void ss__ph_put_kernel(const unsigned long long *from, unsigned long long *to,
+                                  unsigned k, const uint32_t *ranks, uint32_t count)
+{
+        const uint64_t work = (uint64_t)count * k;
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < work;
+             i += (uint64_t)gridDim.x * blockDim.x) {
+                const uint64_t at = (uint64_t)ranks[i / k] * k + i % k;
+                to[at] = from[at];
+        }
+}
+
+extern "C" int ss__ph_put(const unsigned long long *from, unsigned long long *to, unsigned k,
+                          const uint32_t *ranks, uint32_t count, cudaStream_t st,
+                          struct ss_err *err)
+{
+        if ((uint64_t)count * k == 0)
+                return SS_OK;
+        ss__ph_put_kernel<<<ss__ph_grid((uint64_t)count * k), 256, 0, st>>>(from, to, k, ranks,
+                                                                          count);
+        SS__LAUNCHED("ss__ph_put_kernel");
         return SS_OK;
 }
 

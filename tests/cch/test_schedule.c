@@ -11,13 +11,20 @@
 #include "gen/gen.h"
 #include "util.h"
 
-static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height)
+/* The schedule of the ranks that part keeps (owner NULL: all of them). */
+static void check_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                       const uint8_t *owner, unsigned part)
 {
         struct ss_cch_sched s;
         struct ss_err err;
-        ck_assert_msg(ss_cch_sched_make(c, cut_nodes, cut_height, &s, &err) == SS_OK, "%s",
-                      err.msg);
+        ck_assert_msg(ss_cch_sched_make_part(c, cut_nodes, cut_height, owner, part, &s, &err) ==
+                          SS_OK,
+                      "%s", err.msg);
         const uint32_t n = c->n;
+        uint32_t kept = 0;
+        for (uint32_t z = 0; z < n; z++)
+                kept += !owner || owner[z] == SS_CCH_SHARED || owner[z] == part;
+        ck_assert_uint_eq(s.count, kept);
         /* step[z]: the depth of the top, or nlevels + the subtree's depth
          * index, at which z goes; tree[z]: its subtree, or UINT32_MAX. */
         uint32_t *pos = malloc((size_t)n * 4), *step = malloc((size_t)n * 4),
@@ -25,8 +32,11 @@ static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut
         ck_assert(pos && step && tree);
         for (uint32_t z = 0; z < n; z++)
                 pos[z] = UINT32_MAX;
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < s.count; i++) {
                 ck_assert_uint_lt(s.levels[i], n);
+                if (owner)
+                        ck_assert(owner[s.levels[i]] == SS_CCH_SHARED ||
+                                  owner[s.levels[i]] == part);
                 ck_assert_uint_eq(pos[s.levels[i]], UINT32_MAX);
                 pos[s.levels[i]] = i;
         }
@@ -47,7 +57,7 @@ static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut
         ck_assert_uint_eq(s.sub_lf[0], s.level_first[s.nlevels]);
         ck_assert_uint_eq(s.sub_first[0], 0);
         ck_assert_uint_eq(s.sub_first[s.trees], s.sub_levels);
-        ck_assert_uint_eq(s.sub_lf[s.sub_levels], n);
+        ck_assert_uint_eq(s.sub_lf[s.sub_levels], s.count);
         for (uint32_t t = 0; t < s.trees; t++) {
                 const uint32_t h = s.sub_first[t + 1] - s.sub_first[t];
                 ck_assert_uint_ge(h, 1);
@@ -65,6 +75,10 @@ static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut
         }
         for (uint32_t z = 0; z < n; z++) {
                 const uint32_t up = ss_cch_parent(c, z);
+                if (pos[z] == UINT32_MAX)
+                        continue; /* another part's */
+                /* The ranks a kept one reads are kept. */
+                ck_assert(up == SS_NO_NODE || pos[up] != UINT32_MAX);
                 if (tree[z] == UINT32_MAX) {
                         /* In the top: the parent one depth up, or a root at 0. */
                         if (up == SS_NO_NODE)
@@ -84,12 +98,75 @@ static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut
         }
         if (cut_nodes == 0) {
                 ck_assert_uint_eq(s.trees, 0);
-                ck_assert_uint_eq(s.nlevels, c->height);
+                if (!owner)
+                        ck_assert_uint_eq(s.nlevels, c->height);
         }
         free(pos);
         free(step);
         free(tree);
         ss_cch_sched_free(&s);
+}
+
+static void check_sched(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height)
+{
+        check_part(c, cut_nodes, cut_height, NULL, 0);
+}
+
+/* The sweep shared out over parts: each rank is shared (and so are its
+ * ancestors) or one part's (and so is the rest of its subtree up to the
+ * shared ones); a shared rank's subtree is above the cut, a part's below;
+ * the parts' loads are within one subtree of each other (largest first,
+ * to the least loaded); and each part's schedule holds what it keeps. */
+static void check_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes)
+{
+        const uint32_t n = c->n;
+        uint8_t *owner = malloc(n ? n : 1);
+        uint32_t *size = malloc((size_t)(n ? n : 1) * 4);
+        uint64_t *load = calloc(parts, 8), *sub = calloc(n ? n : 1, 8), largest = 0;
+        ck_assert(owner && size && load && sub);
+        struct ss_err err;
+        ck_assert_msg(ss_cch_sched_share(c, parts, cut_nodes, owner, &err) == SS_OK, "%s",
+                      err.msg);
+        const uint32_t cut = cut_nodes ? cut_nodes : n / (64u * parts) ? n / (64u * parts) : 1;
+        for (uint32_t z = 0; z < n; z++) {
+                size[z] = 1;
+                sub[z] += c->up_first[z + 1] - c->up_first[z] + 1;
+        }
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                if (up != SS_NO_NODE) {
+                        size[up] += size[z];
+                        sub[up] += sub[z];
+                }
+        }
+        for (uint32_t z = 0; z < n; z++) {
+                const uint32_t up = ss_cch_parent(c, z);
+                const uint8_t o = owner[z], ou = up == SS_NO_NODE ? SS_CCH_SHARED : owner[up];
+                if (o == SS_CCH_SHARED) {
+                        ck_assert_uint_gt(size[z], cut);
+                        ck_assert_uint_eq(ou, SS_CCH_SHARED);
+                        continue;
+                }
+                ck_assert_uint_lt(o, parts);
+                ck_assert_uint_le(size[z], cut);
+                ck_assert(ou == SS_CCH_SHARED || ou == o);
+                if (ou == SS_CCH_SHARED) {
+                        load[o] += sub[z];
+                        largest = sub[z] > largest ? sub[z] : largest;
+                }
+        }
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (unsigned q = 0; q < parts; q++) {
+                lo = load[q] < lo ? load[q] : lo;
+                hi = load[q] > hi ? load[q] : hi;
+                check_part(c, 0, 0, owner, q);
+                check_part(c, 64, 1024, owner, q);
+        }
+        ck_assert_uint_le(hi - lo, largest);
+        free(owner);
+        free(size);
+        free(load);
+        free(sub);
 }
 
 /* A road graph (a deep tree, many subtrees) and random graphs (a forest
@@ -111,6 +188,12 @@ START_TEST(test_schedules)
         ck_assert_uint_eq(s.nlevels, 0);
         ck_assert_uint_ge(s.trees, 1);
         ss_cch_sched_free(&s);
+        for (unsigned parts = 1; parts <= 5; parts += 2) {
+                check_share(c, parts, 0);
+                check_share(c, parts, 700);
+        }
+        ck_assert_int_eq(ss_cch_sched_share(c, 0, 0, NULL, &err), SS_EINVAL);
+        ck_assert_int_eq(ss_cch_sched_share(c, 256, 0, NULL, &err), SS_EINVAL);
         ss_cch_free(c);
         ss_graph_unref(g);
         for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -120,6 +203,7 @@ START_TEST(test_schedules)
                 check_sched(rc, 0, 0);
                 check_sched(rc, 50, 1024);
                 check_sched(rc, 500, 8);
+                check_share(rc, 2, 0);
                 ss_cch_free(rc);
                 ss_graph_unref(r);
         }

@@ -1210,13 +1210,32 @@ END_TEST
  * chains and subtrees (SS_GPU_PHAST_GROUP=0), with the sweep launched and
  * timed depth by depth instead of replayed (SS_GPU_PHAST_PROFILE), and, for
  * one source, without the cut and with the whole tree below it. */
-static void check_phast(struct ss_graph *g, unsigned kmax)
+/* parts 0: the plain sweep; else one shared by that many parts, over the
+ * devices there are (part q on device q mod count: parts of one device
+ * share it). */
+static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
 {
         struct ss_err err;
         ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
         struct ss_gpu_phast *p = NULL;
-        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
-                      "%s", err.msg);
+        struct ss_gpu_phast_split *sp = NULL;
+        if (parts == 0) {
+                ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
+                                  SS_OK,
+                              "%s", err.msg);
+        } else {
+                int devs[SS_GPU_PHAST_PARTS_MAX];
+                struct ss_gpu_info info;
+                ck_assert_msg(ss_gpu_probe(&info, &err) == SS_OK, "%s", err.msg);
+                for (unsigned q = 0; q < parts; q++)
+                        devs[q] = (int)(q % (unsigned)info.count);
+                ck_assert_msg(ss_gpu_phast_split_open(devs, parts, ss_cch_of(g),
+                                                      ss_cch_metric_of(g), &sp, &err) == SS_OK,
+                              "%s", err.msg);
+                ck_assert_uint_eq(ss_gpu_phast_split_parts(sp), parts);
+                for (unsigned q = 0; q < parts; q++)
+                        ck_assert_uint_gt(ss_gpu_phast_split_bytes(sp, q), 0);
+        }
         ss_dist *dist = malloc((size_t)kmax * g->n * sizeof(ss_dist));
         uint32_t *src = malloc(kmax * sizeof(uint32_t));
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
@@ -1228,24 +1247,35 @@ static void check_phast(struct ss_graph *g, unsigned kmax)
                         src[i] = (uint32_t)(rnd() % g->n);
                 src[k - 1] = src[0]; /* the same source twice */
                 struct ss_gpu_phast_stats st;
-                ck_assert_msg(ss_gpu_phast_trees(p, src, k, dist, &st, &err) == SS_OK, "%s",
-                              err.msg);
+                memset(dist, 0xab, (size_t)k * g->n * sizeof(ss_dist));
+                const int rc = p ? ss_gpu_phast_trees(p, src, k, dist, &st, &err)
+                                 : ss_gpu_phast_split_trees(sp, src, k, dist, &st, &err);
+                ck_assert_msg(rc == SS_OK, "%s", err.msg);
                 for (unsigned i = 0; i < k; i++) {
                         ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
                         for (uint32_t v = 0; v < g->n; v++)
                                 ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
-                                              "k=%u tree %u (source %u) node %u: %llu, want %llu",
-                                              k, i, src[i], v,
+                                              "parts %u k=%u tree %u (source %u) node %u: %llu, "
+                                              "want %llu",
+                                              parts, k, i, src[i], v,
                                               (unsigned long long)dist[(size_t)i * g->n + v],
                                               (unsigned long long)ss_dijkstra_dist(ws, v));
                 }
         }
         src[0] = g->n;
-        ck_assert_int_eq(ss_gpu_phast_trees(p, src, 1, dist, NULL, &err), SS_EINVAL);
+        ck_assert_int_eq(p ? ss_gpu_phast_trees(p, src, 1, dist, NULL, &err)
+                           : ss_gpu_phast_split_trees(sp, src, 1, dist, NULL, &err),
+                         SS_EINVAL);
         ss_dijkstra_ws_free(ws);
         free(src);
         free(dist);
         ss_gpu_phast_close(p);
+        ss_gpu_phast_split_close(sp);
+}
+
+static void check_phast(struct ss_graph *g, unsigned kmax)
+{
+        check_phast_parts(g, kmax, 0);
 }
 
 START_TEST(test_phast_trees)
@@ -1276,6 +1306,44 @@ START_TEST(test_phast_trees)
         const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
         g = build(5, arcs, 5);
         check_phast(g, 5);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* The sweep shared by parts (on every device there is, and several parts
+ * on one): a road graph with the share's default cut and a coarser one,
+ * with and without the sweep's own cut, and a forest of random arcs. */
+START_TEST(test_phast_split)
+{
+        announce("test_phast_split");
+        struct ss_gen_road r = {.nodes = 20000, .seed = 9};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        check_phast_parts(g, 100, 2);
+        check_phast_parts(g, 100, 3);
+        setenv("SS_GPU_PHAST_SHARE", "3000", 1);
+        check_phast_parts(g, 100, 2);
+        setenv("SS_GPU_PHAST_CUT", "0", 1);
+        check_phast_parts(g, 100, 2);
+        unsetenv("SS_GPU_PHAST_CUT");
+        unsetenv("SS_GPU_PHAST_SHARE");
+        check_phast_parts(g, 100, 1);
+        struct ss_gpu_phast_split *sp = NULL;
+        const int devs[] = {0};
+        ck_assert_int_eq(ss_gpu_phast_split_open(devs, 0, ss_cch_of(g), ss_cch_metric_of(g), &sp,
+                                                 &err),
+                         SS_EINVAL);
+        ck_assert_ptr_null(sp);
+        ss_graph_unref(g);
+        g = random_graph(3000, 500, 0);
+        check_phast_parts(g, 100, 2);
+        ss_graph_unref(g);
+        /* More parts than subtrees: some keep only the shared ranks, and
+         * the sweep's subtrees have depths that a part leaves empty. */
+        const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
+        g = build(5, arcs, 5);
+        check_phast_parts(g, 5, 3);
         ss_graph_unref(g);
 }
 END_TEST
@@ -1789,6 +1857,11 @@ int main(void)
         tcase_set_timeout(ny, 600);
         tcase_add_test(ny, test_batch_streams_ny);
         suite_add_tcase(s, ny);
+        /* Its own case, so that CK_RUN_CASE=split runs it alone. */
+        TCase *sp = tcase_create("split");
+        tcase_set_timeout(sp, 600);
+        tcase_add_test(sp, test_phast_split);
+        suite_add_tcase(s, sp);
         TCase *cz = tcase_create("customize");
         tcase_set_timeout(cz, 600);
         tcase_add_test(cz, test_gpu_customize);

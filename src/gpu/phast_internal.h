@@ -1,0 +1,112 @@
+/* What gpu/phast.c shares with the sweep over several devices
+ * (gpu/phast_split.c): the handle of one device's sweep, and the steps of a
+ * call. Not for use outside src/gpu/. */
+#ifndef SS_GPU_PHAST_INTERNAL_H
+#define SS_GPU_PHAST_INTERNAL_H
+
+#include "cch/schedule.h"
+#include "gpu/gpu_internal.h"
+#include "gpu/phast.h"
+
+/* Captured sweeps kept, by source count. */
+#define SS__PH_EXECS 4
+/* Trees are gathered and copied out this many sources at a time. */
+#define SS__PH_CHUNK 32u
+
+struct ss_gpu_phast {
+        int device;
+        const struct ss_cch *c;
+        struct ss_cch_metric *m; /* a reference */
+        uint32_t n, arcs; /* arcs: the upward edges this device holds */
+        uint8_t *owner;   /* of a part: cch/schedule.h's share (a copy); NULL: whole */
+        unsigned part;
+        cudaStream_t stream;
+        cudaEvent_t ev0, ev1;
+        uint32_t *d_up_head, *d_rank;
+        unsigned long long *d_w; /* downward weight of each edge, infinity as all ones */
+        /* The schedules (cch/schedule.h): by depth, for many sources, and
+         * with the subtrees below a cut, for at most SS__PH_CUT_K. */
+        struct ss__ph_dsched {
+                struct ss_cch_sched h;
+                uint32_t *d_levels, *d_level_first, *d_sub_first, *d_sub_lf;
+                uint2 *d_span; /* the upward edges of d_levels[i]'s rank, beside it */
+        } full, cut;
+        uint32_t nlevels; /* the elimination tree's height */
+        ss_dist *hd;      /* host: per thread, the upward searches' distances, infinite between */
+        unsigned threads;
+        unsigned long long *d_d;   /* k * n distances, grown as needed */
+        unsigned long long *d_out; /* what leaves the device, grown as needed */
+        uint64_t cap_k;            /* sources d_d holds */
+        uint64_t out_cap;          /* entries d_out holds */
+        uint32_t *d_targets;       /* a matrix's targets, grown as needed */
+        uint64_t targets_cap;
+        uint64_t fixed_bytes; /* the structure's device memory */
+        uint32_t *d_seed_idx;
+        unsigned long long *d_seed_dist;
+        uint64_t seed_cap;
+        /* The sweep's launches, captured once for each of the last few
+         * source counts (a capture costs about as much as a small sweep,
+         * and a matrix's size is the client's). */
+        struct ss__ph_exec {
+                unsigned k;        /* 0: unused */
+                uint32_t launches; /* its kernels */
+                uint64_t used;
+                cudaGraph_t graph;
+                cudaGraphExec_t exec;
+        } execs[SS__PH_EXECS];
+        uint64_t uses;
+        uint32_t launches;    /* of the captured sweep */
+        uint32_t chain_max;   /* SS__PH_CHAIN_MAX, or SS_GPU_PHAST_CHAIN for tuning */
+        uint32_t group;       /* SS__PH_GROUP, or SS_GPU_PHAST_GROUP */
+        uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
+        uint32_t split;       /* SS__PH_SPLIT, or SS_GPU_PHAST_SPLIT */
+        bool profile;         /* SS_GPU_PHAST_PROFILE set: sweeps timed launch by launch */
+        /* Routes, made on the first one: the graph's reverse arcs by node
+         * id (x tail, y weight), and room for rcap routes' walks. */
+        uint32_t *d_rrow;
+        uint2 *d_rarcs;
+        uint64_t rev_bytes;
+        bool rev_stale;              /* the reverse arcs carry an older metric's weights */
+        uint32_t *d_rbuf;            /* slot, source, target, length, offset: rcap each */
+        unsigned long long *d_tdist; /* rcap */
+        uint32_t *d_walk, *d_paths;  /* rcap * SS__PH_PATH_MAX each */
+        uint32_t *h_rbuf;            /* pinned: the same five arrays */
+        unsigned long long *h_tdist; /* pinned, rcap */
+        unsigned rcap;
+};
+
+/* Whether p sweeps rank z. */
+#define SS__PH_KEEPS(p, z) \
+        (!(p)->owner || (p)->owner[z] == SS_CCH_SHARED || (p)->owner[z] == (p)->part)
+
+/* A sweep of the ranks that `part` keeps (cch/schedule.h; owner NULL: all
+ * of them, the plain sweep): only their upward edges go to the device, and
+ * their schedules; distances stay indexed by rank, n of them. */
+int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
+                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out,
+                struct ss_err *err);
+
+/* Room for k sources' distances and seeds; for `entries` distances on
+ * their way out and nt targets. */
+int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
+int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
+                       struct ss_err *err);
+
+/* The upward searches of k sources on the host: `count` (rank, source,
+ * distance) seeds, k * (height + 1) slots of which the unused have rank n. */
+struct ss__ph_seeds {
+        uint32_t *rank, *src;
+        unsigned long long *dist;
+        uint32_t count;
+};
+int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                  struct ss__ph_seeds *sd, struct ss_err *err);
+void ss__ph_seeds_free(struct ss__ph_seeds *sd);
+
+/* Queues on p's stream the seeds' copy (waited for: they leave the host's
+ * buffers), ev0, the distances' fill and seeds, `seeded` when given, the
+ * sweep and ev1. ss__ph_reserve(p, k) first. */
+int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
+                 cudaEvent_t seeded, struct ss_err *err);
+
+#endif
