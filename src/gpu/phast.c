@@ -281,14 +281,19 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
-        if (!(p->hd = malloc((size_t)p->threads * n1 * sizeof(ss_dist))) ||
-            !(w = ss__ph_weights(p, m)) || !(head = malloc((size_t)(p->arcs ? p->arcs : 1) * 4))) {
+        /* A split sweep's upward searches run on its first part only (a
+         * part's host arrays would take 8 bytes a node a thread). */
+        const bool up = !owner || part == 0;
+        if ((up && !(p->hd = malloc((size_t)p->threads * n1 * sizeof(ss_dist)))) ||
+            !(w = ss__ph_weights(p, m)) ||
+            (owner && !(head = malloc((size_t)(p->arcs ? p->arcs : 1) * 4)))) {
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
-        for (uint64_t z = 0; z < (uint64_t)p->threads * p->n; z++)
+        for (uint64_t z = 0; up && z < (uint64_t)p->threads * p->n; z++)
                 p->hd[z] = SS_DIST_INF;
-        for (uint32_t z = 0; z < p->n; z++)
+        /* A part's edges, packed; the whole sweep's are the CCH's own. */
+        for (uint32_t z = 0; owner && z < p->n; z++)
                 if (SS__PH_KEEPS(p, z))
                         memcpy(head + ebase[z], c->up_head + c->up_first[z],
                                (size_t)(c->up_first[z + 1] - c->up_first[z]) * 4);
@@ -300,7 +305,9 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_w, a4 * 2), fail);
         if (p->arcs) {
-                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, head, a4, cudaMemcpyHostToDevice), fail);
+                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, owner ? head : c->up_head, a4,
+                                         cudaMemcpyHostToDevice),
+                              fail);
                 SS__CUDA_GOTO(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice), fail);
         }
         if (p->n) {
@@ -597,6 +604,9 @@ int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
         const uint64_t per = p->nlevels + 1;
         struct ss__ph_up up = {.p = p, .sources = sources, .k = k, .per = per};
         memset(sd, 0, sizeof(*sd));
+        if (!p->hd)
+                return ss_err_set(err, SS_EINVAL, "a split sweep's part %u has no upward search",
+                                  p->part);
         sd->rank = up.rank = malloc((size_t)k * per * 4);
         sd->src = up.src = malloc((size_t)k * per * 4);
         sd->dist = up.dist = malloc((size_t)k * per * 8);
