@@ -641,6 +641,11 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
         const uint32_t ns = sd->count;
         int rc;
         cudaError_t e;
+        /* Seeds come from one part's upward searches and go to every part:
+         * each sized its buffers by the tree's height. */
+        if (ns > p->seed_cap)
+                return ss_err_set(err, SS_EINVAL, "%u seeds for room of %llu", ns,
+                                  (unsigned long long)p->seed_cap);
         SS__CUDA(cudaSetDevice(p->device));
         if ((e = cudaMemcpyAsync(p->d_seed_idx, sd->rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
                                  p->stream)) == cudaSuccess &&

@@ -100,8 +100,10 @@ int ss_gpu_phast_split_open(const int *devices, unsigned parts, const struct ss_
 void ss_gpu_phast_split_close(struct ss_gpu_phast_split *s);
 /* As ss_gpu_phast_trees(): every device sweeps its part, the parts' own
  * distances go to each other (peer copies), and each device copies a slice
- * of the node ids to dist. st->sweep_ns is the slowest device's sweep,
- * st->launches all of theirs. */
+ * of the node ids to dist. The slices' copies overlap only when dist is
+ * pinned (ss_solve_host_alloc); into ordinary memory each holds the host
+ * until it lands. st->sweep_ns is the slowest device's sweep, st->launches
+ * all of theirs. The metric is the one given at open (no set_metric). */
 int ss_gpu_phast_split_trees(struct ss_gpu_phast_split *s, const uint32_t *sources, unsigned k,
                              ss_dist *dist, struct ss_gpu_phast_stats *st, struct ss_err *err);
 unsigned ss_gpu_phast_split_parts(const struct ss_gpu_phast_split *s);

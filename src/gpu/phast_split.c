@@ -171,9 +171,13 @@ static int ss__split_out(struct ss_gpu_phast_split *s, unsigned k, ss_dist *dist
                         if ((rc = ss__ph_gather(p->d_d, k, len, p->d_rank + lo, NULL, s0, ks,
                                                 p->d_out, p->stream, err)))
                                 return rc;
-                        SS__CUDA(cudaMemcpy2DAsync(dist + (size_t)s0 * n + lo, (size_t)n * 8,
-                                                   p->d_out, (size_t)len * 8, (size_t)len * 8, ks,
-                                                   cudaMemcpyDeviceToHost, p->stream));
+                        /* A copy per source: a 2D copy's pitch (8n bytes) has a
+                         * limit that large graphs pass. */
+                        for (unsigned j = 0; j < ks; j++)
+                                SS__CUDA(cudaMemcpyAsync(dist + (size_t)(s0 + j) * n + lo,
+                                                         p->d_out + (size_t)j * len,
+                                                         (size_t)len * 8, cudaMemcpyDeviceToHost,
+                                                         p->stream));
                 }
         }
         return SS_OK;

@@ -1262,6 +1262,10 @@ static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
                                               (unsigned long long)ss_dijkstra_dist(ws, v));
                 }
         }
+        /* Without room for the trees: swept, nothing copied. */
+        ck_assert_int_eq(p ? ss_gpu_phast_trees(p, src, 1, NULL, NULL, &err)
+                           : ss_gpu_phast_split_trees(sp, src, 1, NULL, NULL, &err),
+                         SS_OK);
         src[0] = g->n;
         ck_assert_int_eq(p ? ss_gpu_phast_trees(p, src, 1, dist, NULL, &err)
                            : ss_gpu_phast_split_trees(sp, src, 1, dist, NULL, &err),
