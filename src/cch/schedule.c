@@ -189,12 +189,13 @@ static int ss__share_larger(const void *a, const void *b)
         return x->z < y->z ? -1 : x->z > y->z;
 }
 
-int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes,
-                       uint8_t *owner, struct ss_err *err)
+int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes, uint8_t *owner,
+                       struct ss_err *err)
 {
         if (parts == 0 || parts > SS_CCH_SHARED)
-                return ss_err_set(err, SS_EINVAL, "the sweep can be shared by 1 to %u parts, not %u",
-                                  SS_CCH_SHARED, parts);
+                return ss_err_set(err, SS_EINVAL,
+                                  "the sweep can be shared by 1 to %u parts, not %u", SS_CCH_SHARED,
+                                  parts);
         const uint32_t n = c->n;
         if (cut_nodes == 0)
                 cut_nodes = n / (64u * parts) ? n / (64u * parts) : 1;

@@ -52,8 +52,8 @@ void ss_cch_sched_free(struct ss_cch_sched *s);
  * with the fewest edges so far, the largest first. Returns SS_OK, SS_EINVAL
  * (parts 0 or above SS_CCH_SHARED) or SS_ENOMEM. */
 #define SS_CCH_SHARED 255u
-int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes,
-                       uint8_t *owner, struct ss_err *err);
+int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes, uint8_t *owner,
+                       struct ss_err *err);
 /* ss_cch_sched_make() for the ranks that part sweeps (owner[z] == part or
  * SS_CCH_SHARED; owner NULL: every rank): the same depths, positions only
  * for those ranks. */

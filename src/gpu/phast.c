@@ -58,7 +58,6 @@
  * one round a cycle of zero-weight arcs) is left to the caller. */
 #define SS__PH_PATH_MAX 4096u
 
-
 /* A schedule on the device: the host's arrays copied, then dropped but for
  * the depths of the top. */
 static void ss__ph_dsched_free(struct ss__ph_dsched *d)
@@ -200,8 +199,7 @@ static unsigned long long *ss__ph_weights(const struct ss_gpu_phast *p,
 }
 
 int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
-                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out,
-                struct ss_err *err)
+                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out, struct ss_err *err)
 {
         *out = NULL;
         if (!c || !m || m->cch != c)
@@ -305,9 +303,9 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_rank, n4), fail);
         SS__CUDA_GOTO(cudaMalloc((void **)&p->d_w, a4 * 2), fail);
         if (p->arcs) {
-                SS__CUDA_GOTO(cudaMemcpy(p->d_up_head, owner ? head : c->up_head, a4,
-                                         cudaMemcpyHostToDevice),
-                              fail);
+                SS__CUDA_GOTO(
+                    cudaMemcpy(p->d_up_head, owner ? head : c->up_head, a4, cudaMemcpyHostToDevice),
+                    fail);
                 SS__CUDA_GOTO(cudaMemcpy(p->d_w, w, a4 * 2, cudaMemcpyHostToDevice), fail);
         }
         if (p->n) {
@@ -372,8 +370,7 @@ int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 }
 
 /* Room for `entries` distances on their way out, and for nt targets. */
-int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
-                       struct ss_err *err)
+int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt, struct ss_err *err)
 {
         if (entries > p->out_cap) {
                 cudaFree(p->d_out);

@@ -17,8 +17,8 @@ struct ss_gpu_phast {
         int device;
         const struct ss_cch *c;
         struct ss_cch_metric *m; /* a reference */
-        uint32_t n, arcs; /* arcs: the upward edges this device holds */
-        uint8_t *owner;   /* of a part: cch/schedule.h's share (a copy); NULL: whole */
+        uint32_t n, arcs;        /* arcs: the upward edges this device holds */
+        uint8_t *owner;          /* of a part: cch/schedule.h's share (a copy); NULL: whole */
         unsigned part;
         cudaStream_t stream;
         cudaEvent_t ev0, ev1;
@@ -76,21 +76,19 @@ struct ss_gpu_phast {
 };
 
 /* Whether p sweeps rank z. */
-#define SS__PH_KEEPS(p, z) \
+#define SS__PH_KEEPS(p, z)                                                                         \
         (!(p)->owner || (p)->owner[z] == SS_CCH_SHARED || (p)->owner[z] == (p)->part)
 
 /* A sweep of the ranks that `part` keeps (cch/schedule.h; owner NULL: all
  * of them, the plain sweep): only their upward edges go to the device, and
  * their schedules; distances stay indexed by rank, n of them. */
 int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
-                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out,
-                struct ss_err *err);
+                const uint8_t *owner, unsigned part, struct ss_gpu_phast **out, struct ss_err *err);
 
 /* Room for k sources' distances and seeds; for `entries` distances on
  * their way out and nt targets. */
 int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
-int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt,
-                       struct ss_err *err);
+int ss__ph_reserve_out(struct ss_gpu_phast *p, uint64_t entries, uint64_t nt, struct ss_err *err);
 
 /* The upward searches of k sources on the host: `count` (rank, source,
  * distance) seeds, k * (height + 1) slots of which the unused have rank n. */

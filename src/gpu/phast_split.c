@@ -65,8 +65,8 @@ static int ss__split_peers(const int *devices, unsigned parts, struct ss_err *er
                         if (e == cudaErrorPeerAccessAlreadyEnabled)
                                 cudaGetLastError();
                         else if (e != cudaSuccess)
-                                return ss__cuda_fail(err, "cudaDeviceEnablePeerAccess", e,
-                                                     __FILE__, __LINE__);
+                                return ss__cuda_fail(err, "cudaDeviceEnablePeerAccess", e, __FILE__,
+                                                     __LINE__);
                 }
         return SS_OK;
 }
@@ -113,15 +113,15 @@ int ss_gpu_phast_split_open(const int *devices, unsigned parts, const struct ss_
                 SS__CUDA_GOTO(cudaEventCreateWithFlags(&s->put[q], cudaEventDisableTiming), fail);
                 SS__CUDA_GOTO(cudaMalloc((void **)&s->d_mine[q], (size_t)(count ? count : 1) * 4),
                               fail);
-                SS__CUDA_GOTO(cudaMemcpy(s->d_mine[q], mine, (size_t)count * 4,
-                                         cudaMemcpyHostToDevice),
-                              fail);
+                SS__CUDA_GOTO(
+                    cudaMemcpy(s->d_mine[q], mine, (size_t)count * 4, cudaMemcpyHostToDevice),
+                    fail);
                 s->part[q]->fixed_bytes += (uint64_t)count * 4;
                 ss_log_info("gpu",
                             "split sweep: part %u on device %d keeps %u of %u ranks (%u its own) "
                             "and %u of %u upward edges",
-                            q, devices[q], s->part[q]->full.h.count, c->n, count,
-                            s->part[q]->arcs, c->arcs);
+                            q, devices[q], s->part[q]->full.h.count, c->n, count, s->part[q]->arcs,
+                            c->arcs);
         }
         s->lo[parts] = c->n;
         free(owner);
@@ -174,10 +174,9 @@ static int ss__split_out(struct ss_gpu_phast_split *s, unsigned k, ss_dist *dist
                         /* A copy per source: a 2D copy's pitch (8n bytes) has a
                          * limit that large graphs pass. */
                         for (unsigned j = 0; j < ks; j++)
-                                SS__CUDA(cudaMemcpyAsync(dist + (size_t)(s0 + j) * n + lo,
-                                                         p->d_out + (size_t)j * len,
-                                                         (size_t)len * 8, cudaMemcpyDeviceToHost,
-                                                         p->stream));
+                                SS__CUDA(cudaMemcpyAsync(
+                                    dist + (size_t)(s0 + j) * n + lo, p->d_out + (size_t)j * len,
+                                    (size_t)len * 8, cudaMemcpyDeviceToHost, p->stream));
                 }
         }
         return SS_OK;

@@ -399,7 +399,7 @@ extern "C" int ss__ph_put(const unsigned long long *from, unsigned long long *to
         if ((uint64_t)count * k == 0)
                 return SS_OK;
         ss__ph_put_kernel<<<ss__ph_grid((uint64_t)count * k), 256, 0, st>>>(from, to, k, ranks,
-                                                                          count);
+                                                                            count);
         SS__LAUNCHED("ss__ph_put_kernel");
         return SS_OK;
 }

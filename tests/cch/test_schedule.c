@@ -125,8 +125,7 @@ static void check_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nod
         uint64_t *load = calloc(parts, 8), *sub = calloc(n ? n : 1, 8), largest = 0;
         ck_assert(owner && size && load && sub);
         struct ss_err err;
-        ck_assert_msg(ss_cch_sched_share(c, parts, cut_nodes, owner, &err) == SS_OK, "%s",
-                      err.msg);
+        ck_assert_msg(ss_cch_sched_share(c, parts, cut_nodes, owner, &err) == SS_OK, "%s", err.msg);
         const uint32_t cut = cut_nodes ? cut_nodes : n / (64u * parts) ? n / (64u * parts) : 1;
         for (uint32_t z = 0; z < n; z++) {
                 size[z] = 1;

@@ -150,8 +150,8 @@ int main(int argc, char **argv)
                                 memset(split, 0xab, (size_t)k * n * sizeof(ss_dist));
                                 if (ss_gpu_phast_split_trees(sp[j], s, k, split, &st, &err) !=
                                     SS_OK) {
-                                        fprintf(stderr, "gpu-cch-split: %u parts: %s\n",
-                                                parts[j], err.msg);
+                                        fprintf(stderr, "gpu-cch-split: %u parts: %s\n", parts[j],
+                                                err.msg);
                                         return 2;
                                 }
                                 if (x)

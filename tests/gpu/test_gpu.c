@@ -1335,9 +1335,9 @@ START_TEST(test_phast_split)
         check_phast_parts(g, 100, 1);
         struct ss_gpu_phast_split *sp = NULL;
         const int devs[] = {0};
-        ck_assert_int_eq(ss_gpu_phast_split_open(devs, 0, ss_cch_of(g), ss_cch_metric_of(g), &sp,
-                                                 &err),
-                         SS_EINVAL);
+        ck_assert_int_eq(
+            ss_gpu_phast_split_open(devs, 0, ss_cch_of(g), ss_cch_metric_of(g), &sp, &err),
+            SS_EINVAL);
         ck_assert_ptr_null(sp);
         ss_graph_unref(g);
         g = random_graph(3000, 500, 0);
