@@ -183,8 +183,8 @@ int main(int argc, char **argv)
         }
         const double pt = ss_median_ms(tp.total, tp.n), pw = ss_median_ms(tp.sweep, tp.n);
         printf("PLAIN graph=%s n=%u cch_edges=%u k=%u device=%u calls=%zu total_ms=%.3f "
-               "sweep_ms=%.3f bytes=%" PRIu64 " verified=%u dijkstra_mismatches=%" PRIu64 "\n",
-               label, n, c->arcs, k, devs[0], tp.n, pt, pw, ss_gpu_phast_bytes(p), checked, dbad);
+               "sweep_ms=%.3f verified=%u dijkstra_mismatches=%" PRIu64 " bytes=%" PRIu64 "\n",
+               label, n, c->arcs, k, devs[0], tp.n, pt, pw, checked, dbad, ss_gpu_phast_bytes(p));
         for (size_t j = 0; j < nparts; j++) {
                 const double st_ = ss_median_ms(ts[j].total, ts[j].n),
                              sw = ss_median_ms(ts[j].sweep, ts[j].n);
@@ -194,10 +194,10 @@ int main(int argc, char **argv)
                         most = b > most ? b : most;
                 }
                 printf("SPLIT graph=%s n=%u k=%u parts=%u devices=%zu calls=%zu total_ms=%.3f "
-                       "sweep_ms=%.3f speedup_total=%.2f speedup_sweep=%.2f most_bytes=%" PRIu64
-                       " mismatches=%" PRIu64 "\n",
+                       "sweep_ms=%.3f speedup_total=%.2f speedup_sweep=%.2f mismatches=%" PRIu64
+                       " most_bytes=%" PRIu64 "\n",
                        label, n, k, parts[j], ndev < parts[j] ? ndev : parts[j], ts[j].n, st_, sw,
-                       st_ > 0 ? pt / st_ : 0, sw > 0 ? pw / sw : 0, most, bad[j]);
+                       st_ > 0 ? pt / st_ : 0, sw > 0 ? pw / sw : 0, bad[j], most);
                 anybad += bad[j];
                 ss_gpu_phast_split_close(sp[j]);
                 free(ts[j].total);
