@@ -10,9 +10,9 @@
  * but its own ranks and those above.
  *
  * The same holds across devices: ss_cch_sched_share() gives the subtrees
- * below a (finer) cut to parts, balanced by their edges, and a part's
- * schedule (ss_cch_sched_make_part) holds its subtrees and every rank above
- * them, which all parts sweep alike. */
+ * below a (finer) cut to parts, balanced by their work (edges and nodes),
+ * and a part's schedule (ss_cch_sched_make_part) holds its subtrees and
+ * every rank above them, which all parts sweep alike. */
 #ifndef SS_CCH_SCHEDULE_H
 #define SS_CCH_SCHEDULE_H
 
@@ -49,8 +49,8 @@ void ss_cch_sched_free(struct ss_cch_sched *s);
  * part sweeps: those whose subtree has more than cut_nodes nodes (0: n /
  * (64 * parts), so that each part gets many subtrees and every depth is
  * shared out about evenly). A subtree below the cut goes whole to the part
- * with the fewest edges so far, the largest first. Returns SS_OK, SS_EINVAL
- * (parts 0 or above SS_CCH_SHARED) or SS_ENOMEM. */
+ * with the least work (edges + nodes) so far, the largest first. Returns
+ * SS_OK, SS_EINVAL (parts 0 or above SS_CCH_SHARED) or SS_ENOMEM. */
 #define SS_CCH_SHARED 255u
 int ss_cch_sched_share(const struct ss_cch *c, unsigned parts, uint32_t cut_nodes, uint8_t *owner,
                        struct ss_err *err);
