@@ -275,7 +275,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         }
         /* A source's seeds are its ancestors, the tree's height of them at
          * most: a part's own depths may be fewer. */
-        p->nlevels = p->full.h.nlevels > c->height ? p->full.h.nlevels : c->height;
+        p->nlevels = c->height;
         /* Threads for the upward searches: each keeps n distances. */
         p->threads = ss_team_threads(0);
         p->threads = p->threads > SS__PH_THREADS ? SS__PH_THREADS : p->threads;
@@ -320,10 +320,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         *out = p;
         return SS_OK;
 fail:
-        /* A device without room is a refusal (SS_ENOGPU), not a fault. */
-        if (rc == SS_EGPU && ss__last_cuda_error() == cudaErrorMemoryAllocation)
-                rc = SS_ENOGPU;
-        cudaGetLastError();
+        rc = ss__ph_refused(rc);
         free(w);
         free(head);
         free(ebase);

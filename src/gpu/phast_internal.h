@@ -79,6 +79,17 @@ struct ss_gpu_phast {
 #define SS__PH_KEEPS(p, z)                                                                         \
         (!(p)->owner || (p)->owner[z] == SS_CCH_SHARED || (p)->owner[z] == (p)->part)
 
+/* An open's failure: SS_EGPU from an allocation becomes SS_ENOGPU (a
+ * device without room is a refusal, not a fault; err keeps the cause), and
+ * CUDA's last error is cleared. */
+static inline int ss__ph_refused(int rc)
+{
+        if (rc == SS_EGPU && ss__last_cuda_error() == cudaErrorMemoryAllocation)
+                rc = SS_ENOGPU;
+        cudaGetLastError();
+        return rc;
+}
+
 /* A sweep of the ranks that `part` keeps (cch/schedule.h; owner NULL: all
  * of them, the plain sweep): only their upward edges go to the device, and
  * their schedules; distances stay indexed by rank, n of them. */

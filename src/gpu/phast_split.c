@@ -79,8 +79,9 @@ int ss_gpu_phast_split_open(const int *devices, unsigned parts, const struct ss_
         if (parts < 1 || parts > SS_GPU_PHAST_PARTS_MAX)
                 return ss_err_set(err, SS_EINVAL, "a split sweep takes 1 to %u parts, not %u",
                                   SS_GPU_PHAST_PARTS_MAX, parts);
-        if (!c || !m || m->cch != c)
-                return ss_err_set(err, SS_EINVAL, "the sweep needs a CCH and its metric");
+        if (!devices || !c || !m || m->cch != c)
+                return ss_err_set(err, SS_EINVAL,
+                                  "a split sweep needs its devices, a CCH and its metric");
         int rc = ss__split_peers(devices, parts, err);
         if (rc != SS_OK)
                 return rc;
@@ -129,9 +130,7 @@ int ss_gpu_phast_split_open(const int *devices, unsigned parts, const struct ss_
         *out = s;
         return SS_OK;
 fail:
-        if (rc == SS_EGPU && ss__last_cuda_error() == cudaErrorMemoryAllocation)
-                rc = SS_ENOGPU;
-        cudaGetLastError();
+        rc = ss__ph_refused(rc);
         free(owner);
         free(mine);
         ss_gpu_phast_split_close(s);
