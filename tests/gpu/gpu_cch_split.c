@@ -3,16 +3,24 @@
  * every distance checked.
  *
  *   gpu-cch-split GRAPH [--devices LIST] [--parts LIST] [--k K] [--sources S]
- *                 [--repeat R] [--verify V] [--seed X] [--label NAME]
+ *                 [--repeat R] [--verify V] [--seed X] [--label NAME] [--backend 1]
+ *                 [--source-ids LIST]
  *
  * GRAPH is a snapshot (with its CCH, else one is built) or a .gr file. For
  * each of S random sources (K at once when K > 1) the plain sweep on the
  * first device of --devices and, for every count of --parts (default: one
  * per device), the split sweep over the devices (part q on device q mod
  * their count) run in turns, R rounds; the medians of the whole call and
- * of the device's sweep are printed. Every split tree is compared with the
+ * of the device's sweep are printed. --source-ids takes the sources (1-based
+ * DIMACS ids, at most 64) instead of random ones, as ssspd-bench does, so
+ * that a run beside the peers uses theirs. Every split tree is compared with the
  * plain one, and the first V sources' plain trees with the CPU Dijkstra.
- * One PLAIN and one SPLIT line per count; exit 1 on any mismatch or error. */
+ * One PLAIN and one SPLIT line per count; exit 1 on any mismatch or error.
+ *
+ * --backend 1 also opens the engine's partitioned backend over the devices
+ * (what gpu_partition split serves with) and times its gpu-cch one-to-all,
+ * one source a call, every tree compared with the plain sweep's: a BACKEND
+ * line. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +28,7 @@
 #include <unistd.h>
 
 #include "cch/cch.h"
+#include "core/cancel.h"
 #include "gpu/phast.h"
 #include "io/load.h"
 #include "solve/solver.h"
@@ -45,12 +54,69 @@ static void take(struct timing *t, const struct ss_gpu_phast_stats *st)
         t->sweep[t->n++] = st->sweep_ns;
 }
 
+/* The partitioned backend's gpu-cch one-to-all against the plain sweep p
+ * (whose median call took plain_ms): the BACKEND line; returns the
+ * mismatches (or 1 on an error). */
+static uint64_t backend_row(const struct ss_graph *g, struct ss_gpu_phast *p, const unsigned *devs,
+                            size_t ndev, const uint32_t *src, unsigned ns, unsigned repeat,
+                            const char *label, double plain_ms, ss_dist *want, ss_dist *got)
+{
+        int ids[SS_GPU_PHAST_PARTS_MAX];
+        for (size_t q = 0; q < ndev; q++)
+                ids[q] = (int)devs[q];
+        struct ss_backend_config bc = {
+            .lanes = 1, .gpu_split = true, .gpu_devices = ids, .ngpu_devices = (unsigned)ndev};
+        struct ss_backend *b = NULL;
+        struct ss_err err = {0};
+        const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
+        if (!row || ss_backend_open(SS_DEVICE_GPU, g, &bc, &b, &err) != SS_OK) {
+                fprintf(stderr, "gpu-cch-split: the partitioned backend: %s\n",
+                        row ? err.msg : "no gpu-cch row");
+                return 1;
+        }
+        uint64_t *ns_ = calloc((size_t)ns * repeat, 8), bad = 0;
+        size_t taken = 0;
+        struct ss_gpu_phast_stats st;
+        for (unsigned i = 0; ns_ && i < ns; i++) {
+                if (ss_gpu_phast_trees(p, src + i, 1, want, &st, &err) != SS_OK)
+                        break;
+                for (unsigned x = 0; x <= repeat; x++) {
+                        memset(got, 0xab, (size_t)g->n * sizeof(ss_dist));
+                        const uint64_t t0 = ss_now_ns();
+                        if (ss_solve_one_to_all(b, row, src[i], got, &err) != SS_OK) {
+                                fprintf(stderr, "gpu-cch-split: backend: %s\n", err.msg);
+                                bad++;
+                                break;
+                        }
+                        if (x)
+                                ns_[taken++] = ss_now_ns() - t0;
+                        for (uint32_t v = 0; v < g->n; v++)
+                                if (got[v] != want[v] && bad++ < 3)
+                                        fprintf(stderr,
+                                                "MISMATCH backend: source %u node %u: %" PRIu64
+                                                " plain %" PRIu64 "\n",
+                                                src[i], v, got[v], want[v]);
+                }
+        }
+        char what[256];
+        ss_backend_describe(b, what, sizeof(what));
+        const double ms = ss_median_ms(ns_, taken);
+        printf("BACKEND graph=%s n=%u devices=%zu calls=%zu total_ms=%.3f vs_plain=%.2f "
+               "mismatches=%" PRIu64 " bytes=%" PRIu64 " (%s)\n",
+               label, g->n, ndev, taken, ms, ms > 0 ? plain_ms / ms : 0, bad,
+               ss_backend_device_bytes(b), what);
+        free(ns_);
+        ss_backend_close(b);
+        return bad + (taken == 0);
+}
+
 int main(int argc, char **argv)
 {
         const char *path = NULL, *label = NULL;
         unsigned devs[SS_GPU_PHAST_PARTS_MAX] = {0}, parts[8] = {0};
         size_t ndev = 1, nparts = 0;
-        unsigned k = 1, ns = 4, repeat = 5, nverify = 1;
+        unsigned k = 1, ns = 4, repeat = 5, nverify = 1, backend = 0, given[64];
+        size_t ngiven = 0;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
                 if (a[0] != '-') {
@@ -78,6 +144,10 @@ int main(int argc, char **argv)
                         rng_state = strtoull(v, NULL, 10) | 1;
                 else if (!strcmp(a, "--label"))
                         label = v;
+                else if (!strcmp(a, "--source-ids"))
+                        ngiven = ss_parse_list(v, given, 64);
+                else if (!strcmp(a, "--backend"))
+                        backend = (unsigned)strtoul(v, NULL, 10);
                 else {
                         fprintf(stderr, "gpu-cch-split: unknown option %s\n", a);
                         return 2;
@@ -86,7 +156,7 @@ int main(int argc, char **argv)
         if (!path || ndev == 0 || k == 0 || ns == 0 || repeat == 0) {
                 fprintf(stderr, "usage: gpu-cch-split GRAPH [--devices LIST] [--parts LIST] "
                                 "[--k K] [--sources S] [--repeat R] [--verify V] [--seed X] "
-                                "[--label NAME]\n");
+                                "[--label NAME] [--backend 1] [--source-ids LIST]\n");
                 return 2;
         }
         if (nparts == 0)
@@ -104,6 +174,14 @@ int main(int argc, char **argv)
         const struct ss_cch *c = ss_cch_of(g);
         const struct ss_cch_metric *m = ss_cch_metric_of(g);
         const uint32_t n = g->n;
+        for (size_t i = 0; i < ngiven; i++)
+                if (given[i] < 1 || given[i] > n) {
+                        fprintf(stderr, "gpu-cch-split: --source-ids: %u is not a node (1..%u)\n",
+                                given[i], n);
+                        return 2;
+                }
+        if (ngiven)
+                ns = (unsigned)ngiven;
         const unsigned rounds = ns / k ? ns / k : 1;
         ns = rounds * k;
         uint32_t *src = malloc((size_t)ns * 4);
@@ -115,7 +193,7 @@ int main(int argc, char **argv)
                 return 2;
         }
         for (unsigned i = 0; i < ns; i++)
-                src[i] = (uint32_t)(rnd() % n);
+                src[i] = i < ngiven ? given[i] - 1 : (uint32_t)(rnd() % n);
         struct ss_gpu_phast *p = NULL;
         if (ss_gpu_phast_open((int)devs[0], c, m, &p, &err) != SS_OK) {
                 fprintf(stderr, "gpu-cch-split: the plain sweep: %s\n", err.msg);
@@ -203,6 +281,8 @@ int main(int argc, char **argv)
                 free(ts[j].total);
                 free(ts[j].sweep);
         }
+        if (backend)
+                anybad += backend_row(g, p, devs, ndev, src, ns, repeat, label, pt, plain, split);
         ss_gpu_phast_close(p);
         ss_solve_host_free(plain);
         ss_solve_host_free(split);

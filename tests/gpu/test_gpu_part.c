@@ -8,7 +8,9 @@
  * alone (suite 'unit'). With 2 or more devices the search also runs over
  * two of them; with one, test_two_devices checks nothing and says so. The
  * engine with gpu_partition split serves routes, matrices and one-to-all
- * from it, also after new weights (test_engine_split).
+ * from it, also after new weights (test_engine_split), and on a graph with
+ * a CCH the gpu-cch row's trees and matrices from the CCH sweep shared by
+ * the same devices (test_engine_split_sweep).
  */
 #include <check.h>
 #include <stdio.h>
@@ -448,6 +450,91 @@ START_TEST(test_engine_split)
 }
 END_TEST
 
+/* The gpu-cch row on the partitioned slot: one-to-all and matrix rows from
+ * the sweep shared by the devices, routes from the partitioned search,
+ * each equal to Dijkstra; again after new weights (a new metric, so a new
+ * sweep). */
+static void check_engine_sweep(struct ss_engine *e)
+{
+        const int cch = ss_algo_parse("gpu-cch"), delta = ss_algo_parse("delta");
+        ck_assert_int_gt(cch, 0);
+        struct ss_graph *g = ss_engine_graph(e);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        uint32_t src[5], tg[40];
+        for (unsigned i = 0; i < 5; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        for (unsigned i = 0; i < 40; i++)
+                tg[i] = (uint32_t)(rnd() % g->n);
+        struct ss_job all, mx, rt;
+        ck_assert_int_eq(job_run(e, &all, SS_JOB_ONE_TO_ALL, cch, SS_ENGINE_GPU, src, 5, NULL, 0),
+                         SS_OK);
+        ck_assert_int_eq(job_run(e, &mx, SS_JOB_MATRIX, cch, SS_ENGINE_GPU, src, 5, tg, 40), SS_OK);
+        ck_assert_int_eq(job_run(e, &rt, SS_JOB_ROUTE, cch, SS_ENGINE_GPU, src, 1, tg, 1), SS_OK);
+        struct ss_job *jobs[3] = {&all, &mx, &rt};
+        for (unsigned k = 0; k < 3; k++) {
+                ck_assert_msg(jobs[k]->status == SS_OK, "%s", jobs[k]->err.msg);
+                ck_assert_int_eq(jobs[k]->ran_engine, SS_ENGINE_GPU);
+                ck_assert(!jobs[k]->fell_back);
+        }
+        /* The sweep answered the trees and matrices, not the Δ-stepping. */
+        ck_assert_int_eq(all.ran_algo, cch);
+        ck_assert_int_eq(mx.ran_algo, cch);
+        ck_assert_int_eq(rt.ran_algo, delta);
+        for (unsigned i = 0; i < 5; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_uint_eq(all.dist[(size_t)i * g->n + v], ss_dijkstra_dist(ws, v));
+                for (unsigned c = 0; c < 40; c++)
+                        ck_assert_uint_eq(mx.dist[i * 40 + c], ss_dijkstra_dist(ws, tg[c]));
+                if (i == 0) {
+                        ck_assert_uint_eq(rt.dist[0], ss_dijkstra_dist(ws, tg[0]));
+                        check_path(g, rt.path, rt.path_len, src[0], tg[0], rt.dist[0]);
+                }
+        }
+        ss_job_release(&all);
+        ss_job_release(&mx);
+        ss_job_release(&rt);
+        ss_dijkstra_ws_free(ws);
+        ss_graph_unref(g);
+}
+
+START_TEST(test_engine_split_sweep)
+{
+        struct ss_err err;
+        struct ss_graph *g = road(20000, 19);
+        const int ids[2] = {0, 1};
+        struct ss_engine_config cfg = {.cpu_workers = 2,
+                                       .queue_max = 64,
+                                       .gpu = true,
+                                       .gpu_partition = SS_ENGINE_PARTITION_SPLIT,
+                                       .ngpus = ndevices >= 2 ? 2 : 1,
+                                       .gpu_devices = ids,
+                                       .gpu_streams = 2,
+                                       .cch = SS_ENGINE_CCH_ON};
+        struct ss_engine *e;
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        check_engine_sweep(e);
+        struct ss_engine_device dev[4];
+        ck_assert_uint_ge(ss_engine_devices(e, dev, 4), 2);
+        ck_assert_msg(strstr(dev[1].what, "CCH sweep over"), "%s", dev[1].what);
+        struct ss_graph *cur = ss_engine_graph(e);
+        struct ss_weight_change c[30];
+        for (unsigned i = 0; i < 30; i++) {
+                const uint32_t u = (uint32_t)(rnd() % cur->n);
+                ck_assert_uint_gt(cur->row[u + 1], cur->row[u]);
+                const uint64_t a = cur->row[u] + rnd() % (cur->row[u + 1] - cur->row[u]);
+                c[i] = (struct ss_weight_change){u, cur->col[a], (uint32_t)(rnd() % 3 ? 1 : 50000)};
+        }
+        ss_graph_unref(cur);
+        struct ss_weights_result res;
+        ck_assert_int_eq(ss_engine_set_weights(e, c, 30, &res, &err), SS_OK);
+        ck_assert(res.cch);
+        check_engine_sweep(e);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* Two devices, auto, under a limit that neither meets with the whole graph
  * and one stream: the pool splits it over both. */
 START_TEST(test_engine_auto_splits)
@@ -508,6 +595,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_limits_and_bad_config);
         tcase_add_test(tc, test_two_devices);
         tcase_add_test(tc, test_engine_split);
+        tcase_add_test(tc, test_engine_split_sweep);
         tcase_add_test(tc, test_engine_auto_splits);
         return ss_check_run(s, true);
 }
