@@ -33,6 +33,10 @@
 /* Host memory for matrix rows' trees from the shared sweep at most: the
  * trees of one sweep, before the targets' entries are picked. */
 #define SS__PART_TREE_BYTES ((size_t)1 << 28)
+/* Sources a sweep at most under gpu_memory_limit_mb: the room for trees the
+ * sweep makes at least (gpu/phast.c), which its open measured against the
+ * limit; more would grow it. */
+#define SS__PART_LIMITED_K 32u
 
 struct ss__gpu_part {
         struct ss_gpu_part *h;
@@ -50,9 +54,11 @@ struct ss__gpu_part {
         size_t tree_cap;
         int devices[SS_GPU_PHAST_PARTS_MAX];
         unsigned ndev;
+        uint64_t limit; /* bytes a device may hold (0: no limit) */
 };
 
 static void ss__part_backend_close(struct ss_backend *b);
+static int ss__part_sweep_for(struct ss__gpu_part *x, const struct ss_cch_metric *m);
 
 static int ss__part_backend_open(struct ss_backend *b, const struct ss_backend_config *cfg,
                                  struct ss_err *err)
@@ -88,6 +94,13 @@ static int ss__part_backend_open(struct ss_backend *b, const struct ss_backend_c
                 return rc;
         }
         b->lanes = 1;
+        x->limit = cfg->memory_limit;
+        /* The sweep opens with the backend, so that no query pays for it
+         * (6 s on a 24M-node continent) and a reload after new weights,
+         * which opens the backend again, makes it for the new metric. */
+        const struct ss_cch_metric *m = ss__cpu_cch_metric(x->src, b->g);
+        if (m)
+                ss__part_sweep_for(x, m);
         return SS_OK;
 }
 
@@ -125,7 +138,31 @@ static int ss__part_sweep_for(struct ss__gpu_part *x, const struct ss_cch_metric
         struct ss_err err = {0};
         struct ss_gpu_phast_split *s = NULL;
         const uint64_t t0 = ss_now_ns();
-        if (ss_gpu_phast_split_open(x->devices, x->ndev, m->cch, m, &s, &err) != SS_OK) {
+        int rc = ss_gpu_phast_split_open(x->devices, x->ndev, m->cch, m, &s, &err);
+        /* One tree first: it makes the sweep's room for trees (its
+         * smallest, SS__PART_LIMITED_K) and its captured launches, so that
+         * the first query does not pay for them and the check below counts
+         * them. */
+        const uint32_t n = m->cch->n, source = 0;
+        ss_dist *probe = rc == SS_OK && n ? ss_solve_host_alloc((size_t)n * sizeof(ss_dist)) : NULL;
+        struct ss_gpu_phast_stats st;
+        if (rc == SS_OK && n)
+                rc = probe ? ss_gpu_phast_split_trees(s, &source, 1, probe, &st, &err)
+                           : ss_err_set(&err, SS_ENOMEM, "no host memory for a tree");
+        ss_solve_host_free(probe);
+        /* Under gpu_memory_limit_mb a device holds its part of the graph
+         * and its part of the sweep, or no sweep. */
+        for (unsigned q = 0; rc == SS_OK && x->limit && q < x->ndev; q++) {
+                const uint64_t used =
+                    ss_gpu_phast_split_bytes(s, q) + ss_gpu_part_mem_used(x->h, q);
+                if (used > x->limit)
+                        rc = ss_err_set(&err, SS_ENOGPU,
+                                        "device %d would hold %.1f MiB with its part of the sweep, "
+                                        "over the limit of %.1f MiB",
+                                        x->devices[q], used / 1048576.0, x->limit / 1048576.0);
+        }
+        if (rc != SS_OK) {
+                ss_gpu_phast_split_close(s);
                 x->refused = m;
                 ss_log_warn("gpu",
                             "the CCH sweep over %u GPUs did not open, the partitioned "
@@ -167,6 +204,8 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
                 return SS__ROW_NOT_READY;
         const bool all = t->kind == SS_TASK_ONE_TO_ALL;
         unsigned cap = ss_gpu_cch_sweep_sources(n);
+        if (x->limit && cap > SS__PART_LIMITED_K)
+                cap = SS__PART_LIMITED_K;
         if (!all) {
                 const size_t fit = SS__PART_TREE_BYTES / ((size_t)n * sizeof(ss_dist));
                 cap = fit < 1 ? 1 : fit < cap ? (unsigned)fit : cap;

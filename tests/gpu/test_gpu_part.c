@@ -465,25 +465,28 @@ static void check_engine_sweep(struct ss_engine *e)
                 src[i] = (uint32_t)(rnd() % g->n);
         for (unsigned i = 0; i < 40; i++)
                 tg[i] = (uint32_t)(rnd() % g->n);
-        struct ss_job all, mx, rt;
-        ck_assert_int_eq(job_run(e, &all, SS_JOB_ONE_TO_ALL, cch, SS_ENGINE_GPU, src, 5, NULL, 0),
-                         SS_OK);
+        struct ss_job all[2], mx, rt;
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert_int_eq(
+                    job_run(e, &all[i], SS_JOB_ONE_TO_ALL, cch, SS_ENGINE_GPU, src + i, 1, NULL, 0),
+                    SS_OK);
         ck_assert_int_eq(job_run(e, &mx, SS_JOB_MATRIX, cch, SS_ENGINE_GPU, src, 5, tg, 40), SS_OK);
         ck_assert_int_eq(job_run(e, &rt, SS_JOB_ROUTE, cch, SS_ENGINE_GPU, src, 1, tg, 1), SS_OK);
-        struct ss_job *jobs[3] = {&all, &mx, &rt};
-        for (unsigned k = 0; k < 3; k++) {
+        struct ss_job *jobs[4] = {&all[0], &all[1], &mx, &rt};
+        for (unsigned k = 0; k < 4; k++) {
                 ck_assert_msg(jobs[k]->status == SS_OK, "%s", jobs[k]->err.msg);
                 ck_assert_int_eq(jobs[k]->ran_engine, SS_ENGINE_GPU);
                 ck_assert(!jobs[k]->fell_back);
         }
         /* The sweep answered the trees and matrices, not the Δ-stepping. */
-        ck_assert_int_eq(all.ran_algo, cch);
+        ck_assert_int_eq(all[0].ran_algo, cch);
+        ck_assert_int_eq(all[1].ran_algo, cch);
         ck_assert_int_eq(mx.ran_algo, cch);
         ck_assert_int_eq(rt.ran_algo, delta);
         for (unsigned i = 0; i < 5; i++) {
                 ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
-                for (uint32_t v = 0; v < g->n; v++)
-                        ck_assert_uint_eq(all.dist[(size_t)i * g->n + v], ss_dijkstra_dist(ws, v));
+                for (uint32_t v = 0; i < 2 && v < g->n; v++)
+                        ck_assert_uint_eq(all[i].dist[v], ss_dijkstra_dist(ws, v));
                 for (unsigned c = 0; c < 40; c++)
                         ck_assert_uint_eq(mx.dist[i * 40 + c], ss_dijkstra_dist(ws, tg[c]));
                 if (i == 0) {
@@ -491,7 +494,8 @@ static void check_engine_sweep(struct ss_engine *e)
                         check_path(g, rt.path, rt.path_len, src[0], tg[0], rt.dist[0]);
                 }
         }
-        ss_job_release(&all);
+        ss_job_release(&all[0]);
+        ss_job_release(&all[1]);
         ss_job_release(&mx);
         ss_job_release(&rt);
         ss_dijkstra_ws_free(ws);
@@ -530,6 +534,30 @@ START_TEST(test_engine_split_sweep)
         ck_assert_int_eq(ss_engine_set_weights(e, c, 30, &res, &err), SS_OK);
         ck_assert(res.cch);
         check_engine_sweep(e);
+        ss_engine_free(e);
+
+        /* Under a memory limit that holds the partitioned search but not
+         * the sweep's room for trees (8 bytes a node for each of 32), the
+         * sweep stays closed and the partitioned search answers. */
+        cfg.gpu_memory = (uint64_t)g->n * 48 + g->m * 8 + (1u << 20);
+        ck_assert_int_eq(ss_engine_new(&cfg, g, &e, &err), SS_OK);
+        ck_assert_uint_ge(ss_engine_devices(e, dev, 4), 2);
+        ck_assert(dev[1].serving);
+        ck_assert_msg(!strstr(dev[1].what, "CCH sweep"), "%s", dev[1].what);
+        const uint32_t s = (uint32_t)(rnd() % g->n);
+        struct ss_job j;
+        ck_assert_int_eq(job_run(e, &j, SS_JOB_ONE_TO_ALL, ss_algo_parse("gpu-cch"), SS_ENGINE_GPU,
+                                 &s, 1, NULL, 0),
+                         SS_OK);
+        ck_assert_msg(j.status == SS_OK, "%s", j.err.msg);
+        ck_assert_int_eq(j.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(j.ran_algo, ss_algo_parse("delta"));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
+        for (uint32_t v = 0; v < g->n; v++)
+                ck_assert_uint_eq(j.dist[v], ss_dijkstra_dist(ws, v));
+        ss_dijkstra_ws_free(ws);
+        ss_job_release(&j);
         ss_engine_free(e);
         ss_graph_unref(g);
 }
