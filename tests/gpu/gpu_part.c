@@ -3,7 +3,7 @@
  *
  *   gpu-part GRAPH | --gen NODES  [--devices LIST] [--parts LIST] [--sources K]
  *            [--repeat R] [--p2p P] [--memory-limit BYTES] [--seed S] [--label NAME]
- *            [--source ID]...
+ *            [--source ID]... [--order light-degree]
  *
  * --gen makes a road graph of NODES nodes (ssspd-gen's generator, seed S)
  * instead of reading one. The CPU Dijkstra's distances from K random
@@ -15,6 +15,13 @@
  * runs R times from each source (median kept), every distance compared;
  * P routes with paths are checked too. One PART line per count and one
  * BASELINE line; exit 1 on any mismatch or failure.
+ *
+ * --order light-degree first numbers the nodes as the multi-GPU Δ-stepping
+ * of the literature does (a patent, in the project's seeds): by descending
+ * light degree (out-arcs of weight at most the search's Δ), ties in the
+ * old order, so that the ranges cut by id are the seed's vertex split. The
+ * sources are the same nodes as without it, and every row (baseline and
+ * references included) runs on the renumbered graph.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,6 +46,49 @@ static uint64_t rnd(void)
         return rng_state;
 }
 
+/* g with its nodes numbered by descending light degree (arcs of weight at
+ * most delta), ties kept in order; perm[v] gets v's new id. NULL on failure. */
+static struct ss_graph *by_light_degree(const struct ss_graph *g, uint64_t delta, uint32_t *perm,
+                                        struct ss_err *err)
+{
+        const uint32_t n = g->n;
+        uint32_t top = 0;
+        uint32_t *light = calloc(n ? n : 1, sizeof(*light));
+        if (!light) {
+                ss_err_set(err, SS_ENOMEM, "no memory to renumber");
+                return NULL;
+        }
+        for (uint32_t v = 0; v < n; v++) {
+                for (uint64_t a = g->row[v]; a < g->row[v + 1]; a++)
+                        light[v] += g->w[a] <= delta;
+                top = light[v] > top ? light[v] : top;
+        }
+        /* A counting sort by light degree, highest first. */
+        uint64_t *start = calloc((size_t)top + 2, sizeof(*start));
+        if (!start) {
+                free(light);
+                ss_err_set(err, SS_ENOMEM, "no memory to renumber");
+                return NULL;
+        }
+        for (uint32_t v = 0; v < n; v++)
+                start[top - light[v] + 1]++;
+        for (uint32_t d = 1; d <= top + 1; d++)
+                start[d] += start[d - 1];
+        for (uint32_t v = 0; v < n; v++)
+                perm[v] = (uint32_t)start[top - light[v]]++;
+        free(start);
+        free(light);
+        struct ss_arcs arcs;
+        if (ss_arcs_init(&arcs, n, g->m) != SS_OK) {
+                ss_err_set(err, SS_ENOMEM, "no memory to renumber");
+                return NULL;
+        }
+        for (uint32_t v = 0; v < n; v++)
+                for (uint64_t a = g->row[v]; a < g->row[v + 1]; a++)
+                        ss_arcs_push(&arcs, perm[v], perm[g->col[a]], g->w[a]);
+        return ss_graph_from_arcs(&arcs, NULL, NULL, err);
+}
+
 static uint64_t count_bad(const ss_dist *got, const ss_dist *want, uint32_t n, const char *what,
                           uint32_t s)
 {
@@ -58,6 +108,7 @@ int main(int argc, char **argv)
         unsigned devs[SS_GPU_PART_MAX] = {0}, parts[16] = {0};
         size_t ndev = 1, nparts = 0;
         unsigned ns = 4, repeat = 5, np2p = 8, nfixed = 0;
+        bool renumber = false;
         uint64_t fixed[64];
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -88,6 +139,8 @@ int main(int argc, char **argv)
                         seed = strtoull(v, NULL, 10);
                 else if (!strcmp(a, "--label"))
                         label = v;
+                else if (!strcmp(a, "--order") && !strcmp(v, "light-degree"))
+                        renumber = true;
                 else if (!strcmp(a, "--source") && nfixed < 64)
                         fixed[nfixed++] = strtoull(v, NULL, 10);
                 else {
@@ -98,7 +151,8 @@ int main(int argc, char **argv)
         if ((!path && !gen_nodes) || !ndev || !ns || !repeat) {
                 fprintf(stderr, "usage: gpu-part GRAPH | --gen NODES [--devices LIST] "
                                 "[--parts LIST] [--sources K] [--repeat R] [--p2p P] "
-                                "[--memory-limit BYTES] [--seed S] [--label NAME]\n");
+                                "[--memory-limit BYTES] [--seed S] [--label NAME] "
+                                "[--source ID]... [--order light-degree]\n");
                 return 2;
         }
         if (!nparts)
@@ -131,6 +185,28 @@ int main(int argc, char **argv)
         }
         printf("graph %s: n=%u m=%" PRIu64 ", ready in %.2f s\n", label, g->n, g->m,
                (ss_now_ns() - t0) / 1e9);
+        uint32_t *perm = NULL;
+        if (renumber) {
+                /* The search's own Δ for this graph, from a one-device open. */
+                struct ss_gpu_config cfg;
+                ss_gpu_config_default(&cfg);
+                cfg.device = (int)devs[0];
+                cfg.streams = 1;
+                struct ss_gpu *gpu = NULL;
+                struct ss_graph *h = NULL;
+                if (ss_gpu_open(g, &cfg, &gpu, &err) == SS_OK &&
+                    (perm = malloc((size_t)(g->n ? g->n : 1) * sizeof(*perm))))
+                        h = by_light_degree(g, ss_gpu_delta(gpu), perm, &err);
+                if (!h) {
+                        fprintf(stderr, "gpu-part: --order light-degree: %s\n",
+                                gpu ? err.msg : "no device to take the search's delta from");
+                        return 2;
+                }
+                printf("renumbered by light degree (delta %" PRIu64 ")\n", ss_gpu_delta(gpu));
+                ss_gpu_close(gpu);
+                ss_graph_unref(g);
+                g = h;
+        }
         if (nfixed)
                 ns = nfixed;
         uint32_t *src = malloc(ns * sizeof(*src));
@@ -150,6 +226,8 @@ int main(int argc, char **argv)
                                 fixed[k], g->n);
                         return 2;
                 }
+                if (perm)
+                        src[k] = perm[src[k]]; /* the same node as without --order */
         }
         t0 = ss_now_ns();
         if (!ss_refs_run(g, src, ns, ref)) {
@@ -283,6 +361,7 @@ int main(int argc, char **argv)
                 free(ref[k]);
         free(ref);
         free(src);
+        free(perm);
         free(kt);
         free(tt);
         cudaFreeHost(all);
