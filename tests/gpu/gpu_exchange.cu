@@ -102,7 +102,9 @@ __global__ void unpack(uint64_t *d, const uint64_t *in, const uint32_t *ids, uin
                 d[ids[i]] = in[i];
 }
 
-__global__ void nothing(void) {}
+__global__ void nothing(void)
+{
+}
 
 static uint64_t now_ns(void)
 {
