@@ -33,10 +33,10 @@
 /* Host memory for matrix rows' trees from the shared sweep at most: the
  * trees of one sweep, before the targets' entries are picked. */
 #define SS__PART_TREE_BYTES ((size_t)1 << 28)
-/* Sources a sweep at most under gpu_memory_limit_mb: the room for trees the
- * sweep makes at least (gpu/phast.c), which its open measured against the
- * limit; more would grow it. */
-#define SS__PART_LIMITED_K 32u
+/* Sources a sweep at most under gpu_memory_limit_mb: the one of the probe
+ * that its open measured against the limit (more would grow the room for
+ * trees and for their copies to the host). */
+#define SS__PART_LIMITED_K 1u
 
 struct ss__gpu_part {
         struct ss_gpu_part *h;
@@ -81,8 +81,13 @@ static int ss__part_backend_open(struct ss_backend *b, const struct ss_backend_c
                 return ss_err_set(err, SS_ENOMEM, "no memory for the partitioned GPU backend");
         pthread_mutex_init(&x->lock, NULL);
         x->ndev = pc.ndev < SS_GPU_PHAST_PARTS_MAX ? pc.ndev : SS_GPU_PHAST_PARTS_MAX;
+        /* The devices of the search's parts, in its order (without a list
+         * every part is on device 0, as gpu/part.c does). */
         for (unsigned i = 0; i < x->ndev; i++)
-                x->devices[i] = pc.devices ? pc.devices[i] : (int)i;
+                x->devices[i] = pc.devices ? pc.devices[i] : 0;
+        if (pc.ndev > x->ndev)
+                ss_log_warn("gpu", "the CCH sweep is shared by the first %u of the %u GPUs",
+                            x->ndev, pc.ndev);
         b->impl = x;
         if (!(x->src = ss__cpu_cch_new(1, cfg->cch_build, cfg->threads)))
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the partitioned GPU backend");
@@ -139,10 +144,9 @@ static int ss__part_sweep_for(struct ss__gpu_part *x, const struct ss_cch_metric
         struct ss_gpu_phast_split *s = NULL;
         const uint64_t t0 = ss_now_ns();
         int rc = ss_gpu_phast_split_open(x->devices, x->ndev, m->cch, m, &s, &err);
-        /* One tree first: it makes the sweep's room for trees (its
-         * smallest, SS__PART_LIMITED_K) and its captured launches, so that
-         * the first query does not pay for them and the check below counts
-         * them. */
+        /* One tree first: it makes the sweep's room for a tree and its
+         * copy and its captured launches, so that the first query does not
+         * pay for them and the check below counts them. */
         const uint32_t n = m->cch->n, source = 0;
         ss_dist *probe = rc == SS_OK && n ? ss_solve_host_alloc((size_t)n * sizeof(ss_dist)) : NULL;
         struct ss_gpu_phast_stats st;
@@ -203,6 +207,8 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
         if (!m || t->kind == SS_TASK_ROUTE || ss__part_sweep_for(x, m) != SS_OK)
                 return SS__ROW_NOT_READY;
         const bool all = t->kind == SS_TASK_ONE_TO_ALL;
+        uint64_t device_ns = 0, search_ns = 0;
+        unsigned searches = 0;
         unsigned cap = ss_gpu_cch_sweep_sources(n);
         if (x->limit && cap > SS__PART_LIMITED_K)
                 cap = SS__PART_LIMITED_K;
@@ -216,6 +222,10 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
                                           "gpu-cch: deadline passed or cancelled");
                 const unsigned k = (unsigned)(t->nsources - i < cap ? t->nsources - i : cap);
                 int rc = all ? SS_OK : ss__part_trees(x, (size_t)k * n, err);
+                if (rc == SS_ENOMEM && k > 1) {
+                        cap = k / 2; /* no host room for k trees: fewer a sweep */
+                        continue;
+                }
                 struct ss_gpu_phast_stats st = {0};
                 if (rc == SS_OK)
                         rc = ss_gpu_phast_split_trees(x->sweep, t->sources + i, k,
@@ -225,8 +235,8 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
                         cap = k / 2; /* no room for k trees: fewer a sweep */
                         continue;
                 }
-                if (rc == SS_ENOGPU)
-                        return SS__ROW_NOT_READY;
+                if (rc == SS_ENOGPU || rc == SS_ENOMEM)
+                        return SS__ROW_NOT_READY; /* the Δ-stepping answers it all */
                 if (rc != SS_OK)
                         return rc;
                 for (unsigned q = 0; !all && q < k; q++) {
@@ -235,11 +245,14 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
                         for (size_t c = 0; c < t->ntargets; c++)
                                 out[c] = tree[t->targets[c]];
                 }
-                t->device_ns += st.total_ns - st.up_ns;
-                t->search_ns += st.sweep_ns;
-                t->searches++;
+                device_ns += st.total_ns - st.up_ns;
+                search_ns += st.sweep_ns;
+                searches++;
                 i += k;
         }
+        t->device_ns += device_ns;
+        t->search_ns += search_ns;
+        t->searches += searches;
         return SS_OK;
 }
 
@@ -317,7 +330,16 @@ static unsigned ss__part_backend_batch(const struct ss_backend *b, const struct 
                                        enum ss_task_kind kind)
 {
         (void)kind;
-        return r->impl == SS__GPU_ROW_CCH ? ss_gpu_cch_sweep_sources(b->g->n) : 1;
+        struct ss__gpu_part *x = b->impl;
+        /* Batches only for the sweep: the partitioned search takes one
+         * source at a time, and smaller pieces let the CPU share a matrix. */
+        pthread_mutex_lock(&x->lock);
+        const bool sweep = x->sweep != NULL;
+        pthread_mutex_unlock(&x->lock);
+        if (r->impl != SS__GPU_ROW_CCH || !sweep)
+                return 1;
+        const unsigned k = ss_gpu_cch_sweep_sources(b->g->n);
+        return x->limit && k > SS__PART_LIMITED_K ? SS__PART_LIMITED_K : k;
 }
 
 static bool ss__part_backend_healthy(const struct ss_backend *b)
@@ -343,9 +365,11 @@ static void ss__part_backend_describe(const struct ss_backend *b, char *buf, siz
 {
         struct ss__gpu_part *x = b->impl;
         ss_gpu_part_describe(x->h, buf, len);
+        if (!len)
+                return;
         pthread_mutex_lock(&x->lock);
-        const size_t at = strlen(buf);
-        if (x->sweep && at < len)
+        const size_t at = strnlen(buf, len);
+        if (x->sweep && at + 1 < len)
                 snprintf(buf + at, len - at, "; trees from a CCH sweep over %u devices",
                          ss_gpu_phast_split_parts(x->sweep));
         pthread_mutex_unlock(&x->lock);

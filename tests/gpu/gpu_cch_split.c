@@ -12,8 +12,9 @@
  * per device), the split sweep over the devices (part q on device q mod
  * their count) run in turns, R rounds; the medians of the whole call and
  * of the device's sweep are printed. --source-ids takes the sources (1-based
- * DIMACS ids, at most 64) instead of random ones, as ssspd-bench does, so
- * that a run beside the peers uses theirs. Every split tree is compared with the
+ * DIMACS ids, a comma list of at most 255 characters; with --k, whole groups
+ * of K) instead of random ones, as ssspd-bench does, so that a run beside
+ * the peers uses theirs. Every split tree is compared with the
  * plain one, and the first V sources' plain trees with the CPU Dijkstra.
  * One PLAIN and one SPLIT line per count; exit 1 on any mismatch or error.
  *
