@@ -163,6 +163,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_paths);
         cudaFreeHost(p->h_rbuf);
         cudaFreeHost(p->h_tdist);
+        ss__ph_p2p_free(p);
         ss__ph_forget(p);
         if (p->ev0)
                 cudaEventDestroy(p->ev0);
@@ -864,11 +865,16 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
                         memset(st, 0, sizeof(*st));
                 return SS_OK;
         }
+        /* The ancestor chains of each pair when p has them (phast_route.c). */
+        int rc = ss__ph_p2p_routes(p, sources, targets, nr, dist, path, path_len, needs_cpu, st,
+                                   err);
+        if (rc != SS__PH_BY_SWEEP)
+                return rc;
         /* One slot of the sweep per distinct source. */
         uint32_t *uniq = malloc((size_t)nr * 4);
         if (!uniq)
                 return ss_err_set(err, SS_ENOMEM, "no memory for %u routes", nr);
-        int rc = ss__ph_reserve_routes(p, nr, err);
+        rc = ss__ph_reserve_routes(p, nr, err);
         if (rc != SS_OK) {
                 free(uniq);
                 return rc;
@@ -975,9 +981,10 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpy (the sweep's weights)", e, __FILE__,
                                      __LINE__);
-        /* The reverse arcs carry the old weights: filled again on the next
-         * route, from its graph. */
+        /* The reverse arcs and the chains' weights carry the old weights:
+         * filled again on the next route. */
         p->rev_stale = true;
+        p->p2p.stale = true;
         struct ss_cch_metric *old = p->m;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
         ss_cch_metric_unref(old);
@@ -995,6 +1002,6 @@ uint64_t ss_gpu_phast_bytes(const struct ss_gpu_phast *p)
                 return 0;
         const uint64_t n = p->n ? p->n : 1;
         return p->fixed_bytes + p->cap_k * n * 8 + p->seed_cap * 16 + p->out_cap * 8 +
-               p->targets_cap * 4 + p->rev_bytes +
+               p->targets_cap * 4 + p->rev_bytes + ss__ph_p2p_bytes(p) +
                (uint64_t)p->rcap * (5 * 4 + 8 + 2 * 4 * SS__PH_PATH_MAX);
 }

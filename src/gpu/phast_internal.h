@@ -73,6 +73,24 @@ struct ss_gpu_phast {
         uint32_t *h_rbuf;            /* pinned: the same five arrays */
         unsigned long long *h_tdist; /* pinned, rcap */
         unsigned rcap;
+        /* Point-to-point routes on the ancestor chains (phast_route.c),
+         * made on the first route: parents, the upward lists' offsets,
+         * nodes by rank, upward weights, each slot's lower corner and its
+         * two edges; and room for cap routes of room edges each. */
+        struct ss__ph_p2p {
+                bool made, off; /* off: this handle's routes take the sweep */
+                bool stale;     /* the weights and corners are an older metric's */
+                uint32_t *d_parent, *d_up_first, *d_node, *d_mid;
+                unsigned long long *d_wup;
+                uint2 *d_tri;
+                uint64_t fixed_bytes;
+                unsigned cap;
+                uint32_t room;
+                uint2 *d_q, *h_q, *d_lists;
+                uint32_t *d_paths, *d_len, *d_off, *h_len, *h_off;
+                unsigned long long *d_dist, *h_dist;
+                uint64_t buf_bytes;
+        } p2p;
 };
 
 /* Whether p sweeps rank z. */
@@ -117,5 +135,17 @@ void ss__ph_seeds_free(struct ss__ph_seeds *sd);
  * sweep and ev1. ss__ph_reserve(p, k) first. */
 int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
                  cudaEvent_t seeded, struct ss_err *err);
+
+/* Routes on the chains (phast_route.c): SS_OK, SS__PH_BY_SWEEP when p
+ * answers routes by sweeps (a part, a 64-bit metric, a tree taller than
+ * SS__P2P_HMAX, no device memory for the chains' arrays, or
+ * SS_GPU_PHAST_ROUTES=sweep), or an error. Arguments as
+ * ss_gpu_phast_routes() (targets checked). */
+#define SS__PH_BY_SWEEP 1
+int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uint32_t *targets,
+                      unsigned nr, ss_dist *dist, uint32_t **path, size_t *path_len,
+                      bool *needs_cpu, struct ss_gpu_phast_stats *st, struct ss_err *err);
+void ss__ph_p2p_free(struct ss_gpu_phast *p);
+uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p);
 
 #endif

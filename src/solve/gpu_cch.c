@@ -28,6 +28,8 @@
  * their own, passed their deadlines, where one handle answers each in
  * about 11 ms of sweep and copy. */
 #define SS__CCH_SHARE_BYTES ((uint64_t)1 << 30)
+/* Routes a call of the sweep's handle takes at most. */
+#define SS__CCH_ROUTES_CALL 1024u
 
 /* One lent handle: p is opened by the first task that borrows it. */
 struct ss__cch_handle {
@@ -200,8 +202,12 @@ static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct 
                       bool *needs_cpu, struct ss_err *err)
 {
         int rc = SS_OK;
-        unsigned cap = ss_gpu_cch_sweep_sources(g->n);
         const bool all = t->kind == SS_TASK_ONE_TO_ALL, route = t->kind == SS_TASK_ROUTE;
+        /* Routes climb their chains, not a sweep of n distances a source
+         * (phast_route.c): a call takes many. A handle whose routes take
+         * sweeps refuses what does not fit, and the halving below finds
+         * its size. */
+        unsigned cap = route ? SS__CCH_ROUTES_CALL : ss_gpu_cch_sweep_sources(g->n);
         const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {
                 if (ss_cancelled(t->cancel))

@@ -1314,6 +1314,164 @@ START_TEST(test_phast_trees)
 }
 END_TEST
 
+/* nr routes src[i] -> tgt[i] on p, with paths and without, against
+ * Dijkstra on g; by_chains: they must come from the ancestor chains (no
+ * depths swept), else from sweeps. Returns how many paths were left to the
+ * caller (needs_cpu; their distances are still checked). */
+static unsigned check_p2p(struct ss_gpu_phast *p, const struct ss_graph *g, const uint32_t *src,
+                          const uint32_t *tgt, unsigned nr, bool by_chains)
+{
+        struct ss_err err;
+        ss_dist *d = malloc(nr * sizeof(ss_dist)), *d2 = malloc(nr * sizeof(ss_dist));
+        uint32_t **path = calloc(nr, sizeof(uint32_t *));
+        size_t *plen = calloc(nr, sizeof(size_t));
+        bool *needs = calloc(nr, sizeof(bool));
+        ck_assert(d && d2 && path && plen && needs);
+        struct ss_gpu_phast_stats st;
+        ck_assert_msg(ss_gpu_phast_routes(p, g, src, tgt, nr, d, path, plen, needs, &st, &err) ==
+                          SS_OK,
+                      "%s", err.msg);
+        if (by_chains)
+                ck_assert_uint_eq(st.levels, 0);
+        else
+                ck_assert_uint_gt(st.levels, 0);
+        ck_assert_msg(ss_gpu_phast_routes(p, g, src, tgt, nr, d2, NULL, NULL, NULL, NULL, &err) ==
+                          SS_OK,
+                      "%s", err.msg);
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        unsigned left = 0;
+        for (unsigned i = 0; i < nr; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], tgt[i], NULL), SS_OK);
+                const ss_dist want = ss_dijkstra_dist(ws, tgt[i]);
+                ck_assert_msg(d[i] == want && d2[i] == want,
+                              "route %u -> %u: %llu and %llu, want %llu", src[i], tgt[i],
+                              (unsigned long long)d[i], (unsigned long long)d2[i],
+                              (unsigned long long)want);
+                if (want == SS_DIST_INF || needs[i]) {
+                        ck_assert_ptr_null(path[i]);
+                        left += needs[i];
+                } else {
+                        check_path(g, path[i], plen[i], src[i], tgt[i], want);
+                }
+                if (src[i] == tgt[i])
+                        ck_assert_uint_eq(plen[i], 1);
+                free(path[i]);
+        }
+        ss_dijkstra_ws_free(ws);
+        free(d);
+        free(d2);
+        free(path);
+        free(plen);
+        free(needs);
+        return left;
+}
+
+/* Random routes on g's CCH by the chains, and by sweeps for comparison; a
+ * route to its own source and, where g has them, unreachable pairs. */
+static void check_p2p_graph(struct ss_graph *g, unsigned nr, bool road)
+{
+        struct ss_err err;
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        uint32_t *src = malloc(nr * sizeof(uint32_t)), *tgt = malloc(nr * sizeof(uint32_t));
+        for (unsigned i = 0; i < nr; i++) {
+                src[i] = (uint32_t)(rnd() % g->n);
+                tgt[i] = (uint32_t)(rnd() % g->n);
+        }
+        tgt[nr - 1] = src[nr - 1];
+        /* Trees taller than the kernel's chains (1,024 ranks) take sweeps;
+         * the road graphs must not. */
+        const bool chains = ss_cch_of(g)->height <= 1024;
+        ck_assert(chains || !road);
+        struct ss_gpu_phast *p = NULL;
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        const uint64_t before = ss_gpu_phast_bytes(p);
+        ck_assert_uint_eq(check_p2p(p, g, src, tgt, nr, chains), 0);
+        if (chains)
+                ck_assert_uint_gt(ss_gpu_phast_bytes(p), before);
+        /* one route, then the same again (buffers kept) */
+        ck_assert_uint_eq(check_p2p(p, g, src, tgt, 1, chains), 0);
+        ss_gpu_phast_close(p);
+        setenv("SS_GPU_PHAST_ROUTES", "sweep", 1);
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        check_p2p(p, g, src, tgt, nr < 64 ? nr : 64, false);
+        ss_gpu_phast_close(p);
+        unsetenv("SS_GPU_PHAST_ROUTES");
+        free(src);
+        free(tgt);
+}
+
+/* Point-to-point routes on the GPU from the ancestor chains (phast_route.c):
+ * every distance and path against Dijkstra on random graphs (forests
+ * among them), a road graph, rome99 and NY-d, with 1,500 routes (two
+ * launches); new weights through set_metric; and paths longer than the
+ * room, whose distances stay exact and whose paths are left to the CPU. */
+START_TEST(test_phast_p2p)
+{
+        announce("test_phast_p2p");
+        struct ss_err err;
+        struct ss_graph *g = random_graph(3000, 500, 0);
+        check_p2p_graph(g, 300, false);
+        ss_graph_unref(g);
+        /* Nodes 3 and 4 reach 0..2 but nothing reaches them; 5 is alone. */
+        const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
+        g = build(6, arcs, 5);
+        check_p2p_graph(g, 40, false);
+        ss_graph_unref(g);
+        g = load_data("dimacs/rome99.gr");
+        check_p2p_graph(g, 500, true);
+        ss_graph_unref(g);
+        g = load_data("dimacs/USA-road-d.NY.gr.gz");
+        check_p2p_graph(g, 1500, true);
+        ss_graph_unref(g);
+
+        struct ss_gen_road r = {.nodes = 20000, .seed = 11};
+        g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        check_p2p_graph(g, 200, true);
+        enum { NR = 200 };
+        uint32_t src[NR], tgt[NR];
+        for (unsigned i = 0; i < NR; i++) {
+                src[i] = (uint32_t)(rnd() % g->n);
+                tgt[i] = (uint32_t)(rnd() % g->n);
+        }
+        /* New weights on every fifth arc (zeros among them). */
+        size_t nch = 0;
+        uint64_t *ch = malloc((g->m / 5 + 1) * sizeof(uint64_t));
+        uint32_t *w = malloc((g->m / 5 + 1) * sizeof(uint32_t));
+        for (uint64_t a = 0; a < g->m; a += 5) {
+                ch[nch] = a;
+                w[nch++] = a % 15 == 0 ? 0 : g->w[a] * 4 + 3;
+        }
+        struct ss_graph *g2 = ss_graph_reweighted(g, ch, w, nch, &err);
+        ck_assert_msg(g2 != NULL, "%s", err.msg);
+        struct ss_cch_metric *m2 = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
+                      err.msg);
+        ss_cch_attach_metric(g2, m2);
+        struct ss_gpu_phast *p = NULL;
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        ck_assert_uint_eq(check_p2p(p, g, src, tgt, NR, true), 0);
+        ck_assert_msg(ss_gpu_phast_set_metric(p, ss_cch_metric_of(g2), &err) == SS_OK, "%s",
+                      err.msg);
+        ck_assert_uint_eq(check_p2p(p, g2, src, tgt, NR, true), 0);
+        ss_gpu_phast_close(p);
+        /* Room for 8 edges a path: the longer ones are left to the CPU. */
+        setenv("SS_GPU_PHAST_ROUTE_ROOM", "8", 1);
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g2), ss_cch_metric_of(g2), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        ck_assert_uint_gt(check_p2p(p, g2, src, tgt, NR, true), NR / 2);
+        ss_gpu_phast_close(p);
+        unsetenv("SS_GPU_PHAST_ROUTE_ROOM");
+        free(ch);
+        free(w);
+        ss_graph_unref(g2);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* The sweep shared by parts (on every device there is, and several parts
  * on one): a road graph with the share's default cut and a coarser one,
  * with and without the sweep's own cut, and a forest of random arcs. */
@@ -1866,6 +2024,11 @@ int main(void)
         tcase_set_timeout(sp, 600);
         tcase_add_test(sp, test_phast_split);
         suite_add_tcase(s, sp);
+        /* Its own case, so that CK_RUN_CASE=routes runs it alone. */
+        TCase *rt = tcase_create("routes");
+        tcase_set_timeout(rt, 600);
+        tcase_add_test(rt, test_phast_p2p);
+        suite_add_tcase(s, rt);
         TCase *cz = tcase_create("customize");
         tcase_set_timeout(cz, 600);
         tcase_add_test(cz, test_gpu_customize);

@@ -1,0 +1,355 @@
+/* Point-to-point routes from the GPU's copy of a CCH without a sweep
+ * (phast.h; the kernel is kernels/cch_route.cu).
+ *
+ * A sweep from the source touches every edge of the CCH to answer one
+ * route: 1.4 ms on NY-d, seconds of device time a thousand routes on a
+ * continent. The CPU's query walks only the two ancestor chains of the
+ * source and the target; so does this one, a thread block a route, and the
+ * path's shortcuts are unpacked on the device. It needs, beside the sweep's
+ * copy (upward heads, downward weights, ranks), the parents, the upward
+ * lists' offsets, the node of each rank, the upward weights, and each
+ * slot's lower corner with its two edges: 4 bytes a node three times and 32
+ * bytes an edge, made on the first route. New weights refill the last
+ * three on the next route.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cancel.h"
+#include "core/log.h"
+#include "gpu/gpu_internal.h"
+#include "gpu/phast_internal.h"
+
+/* CCH edges a route's path may unpack to: SS__P2P_ENTRIES over the
+ * routes a call has room for, within these bounds. A longer path is left
+ * to the caller (needs_cpu); its distance is still the device's. */
+#define SS__P2P_ROOM_MIN 4096u
+#define SS__P2P_ROOM_MAX 65536u
+#define SS__P2P_ENTRIES  (1u << 22)
+/* Routes a launch takes at most (the scratch grows with them). */
+#define SS__P2P_CHUNK 1024u
+
+static void ss__p2p_free_bufs(struct ss__ph_p2p *q)
+{
+        cudaFree(q->d_q);
+        cudaFree(q->d_lists);
+        cudaFree(q->d_paths);
+        cudaFree(q->d_len);
+        cudaFree(q->d_off);
+        cudaFree(q->d_dist);
+        cudaFreeHost(q->h_q);
+        cudaFreeHost(q->h_len);
+        cudaFreeHost(q->h_off);
+        cudaFreeHost(q->h_dist);
+        q->d_q = q->d_lists = q->h_q = NULL;
+        q->d_paths = q->d_len = q->d_off = q->h_len = q->h_off = NULL;
+        q->d_dist = q->h_dist = NULL;
+        q->cap = 0;
+        q->room = 0;
+        q->buf_bytes = 0;
+}
+
+static void ss__p2p_free_fixed(struct ss__ph_p2p *q)
+{
+        cudaFree(q->d_parent);
+        cudaFree(q->d_up_first);
+        cudaFree(q->d_node);
+        cudaFree(q->d_mid);
+        cudaFree(q->d_wup);
+        cudaFree(q->d_tri);
+        q->d_parent = q->d_up_first = q->d_node = q->d_mid = NULL;
+        q->d_wup = NULL;
+        q->d_tri = NULL;
+        q->fixed_bytes = 0;
+}
+
+void ss__ph_p2p_free(struct ss_gpu_phast *p)
+{
+        ss__p2p_free_fixed(&p->p2p);
+        ss__p2p_free_bufs(&p->p2p);
+}
+
+uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p)
+{
+        return p->p2p.fixed_bytes + p->p2p.buf_bytes;
+}
+
+/* The chains' arrays on the device, or q->off with the reason logged. */
+static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
+{
+        struct ss__ph_p2p *q = &p->p2p;
+        const struct ss_cch *c = p->c;
+        const char *env = getenv("SS_GPU_PHAST_ROUTES");
+        q->made = true;
+        if (p->owner || p->m->wide || c->height > SS__P2P_HMAX ||
+            (env && !strcmp(env, "sweep"))) {
+                q->off = true;
+                if (!p->owner && (p->m->wide || c->height > SS__P2P_HMAX))
+                        ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
+                                    p->m->wide ? "its weights need 64 bits"
+                                               : "its elimination tree is too tall");
+                return SS_OK;
+        }
+        const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
+        uint32_t *parent = malloc(n1 * 4);
+        if (!parent)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' parents");
+        for (uint32_t z = 0; z < p->n; z++)
+                parent[z] = ss_cch_parent(c, z);
+        cudaError_t e = cudaSetDevice(p->device);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_parent, n1 * 4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_up_first, (n1 + 1) * 4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_node, n1 * 4);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_wup, a1 * 8);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_mid, a1 * 8);
+        if (e == cudaSuccess)
+                e = cudaMalloc((void **)&q->d_tri, a1 * 16);
+        if (e == cudaSuccess && p->n)
+                e = cudaMemcpy(q->d_parent, parent, (size_t)p->n * 4, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+                e = cudaMemcpy(q->d_up_first, c->up_first, ((size_t)p->n + 1) * 4,
+                               cudaMemcpyHostToDevice);
+        if (e == cudaSuccess && p->n)
+                e = cudaMemcpy(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice);
+        free(parent);
+        if (e == cudaErrorMemoryAllocation) {
+                /* No room: the sweep answers, as before the chains. */
+                cudaGetLastError();
+                ss__p2p_free_fixed(q);
+                q->off = true;
+                ss_log_warn("gpu", "no device memory for the routes' chains (%.1f MiB): GPU "
+                                   "routes take a sweep each",
+                            (double)(n1 * 12 + a1 * 32) / SS__MIB);
+                return SS_OK;
+        }
+        if (e != cudaSuccess) {
+                ss__p2p_free_fixed(q);
+                return ss__cuda_fail(err, "cudaMemcpy (the routes' chains)", e, __FILE__,
+                                     __LINE__);
+        }
+        q->fixed_bytes = (uint64_t)n1 * 12 + 4 + (uint64_t)a1 * 32;
+        q->stale = true;
+        return SS_OK;
+}
+
+/* The metric's upward weights and lower corners, and the corners' edges. */
+static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
+{
+        struct ss__ph_p2p *q = &p->p2p;
+        if (!q->stale)
+                return SS_OK;
+        if (p->m->wide) {
+                /* New weights that need 64 bits: sweeps from now on. */
+                ss__p2p_free_fixed(q);
+                q->off = true;
+                return SS_OK;
+        }
+        const size_t a1 = p->arcs ? p->arcs : 1;
+        unsigned long long *w = malloc(a1 * 8);
+        if (!w)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
+        for (uint32_t a = 0; a < p->arcs; a++)
+                w[a] = ss_cch_metric_weight(p->m, 2 * (uint64_t)a);
+        cudaError_t e = cudaSetDevice(p->device);
+        if (e == cudaSuccess && p->arcs)
+                e = cudaMemcpyAsync(q->d_wup, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice,
+                                    p->stream);
+        if (e == cudaSuccess && p->arcs)
+                e = cudaMemcpyAsync(q->d_mid, p->m->middle, (size_t)p->arcs * 8,
+                                    cudaMemcpyHostToDevice, p->stream);
+        int rc = SS_OK;
+        if (e == cudaSuccess)
+                rc = ss__p2p_tri(p->n, p->arcs, q->d_up_first, p->d_up_head, q->d_mid, q->d_tri,
+                                 p->stream, err);
+        if (e == cudaSuccess && rc == SS_OK)
+                e = cudaStreamSynchronize(p->stream);
+        free(w);
+        if (rc != SS_OK)
+                return rc;
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaMemcpy (the routes' weights)", e, __FILE__,
+                                     __LINE__);
+        q->stale = false;
+        return SS_OK;
+}
+
+/* Room for nr routes a launch (at most SS__P2P_CHUNK). */
+static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err)
+{
+        if (nr <= q->cap)
+                return SS_OK;
+        ss__p2p_free_bufs(q);
+        unsigned cap = 32;
+        while (cap < nr)
+                cap *= 2;
+        uint32_t room = SS__P2P_ENTRIES / cap;
+        room = room < SS__P2P_ROOM_MIN ? SS__P2P_ROOM_MIN
+               : room > SS__P2P_ROOM_MAX ? SS__P2P_ROOM_MAX
+                                         : room;
+        /* SS_GPU_PHAST_ROUTE_ROOM sets it, for tests. */
+        const char *env = getenv("SS_GPU_PHAST_ROUTE_ROOM");
+        if (env && *env && strtoul(env, NULL, 10) > 0)
+                room = (uint32_t)strtoul(env, NULL, 10);
+        const size_t lists = (size_t)cap * 2 * room * sizeof(uint2);
+        const size_t paths = (size_t)cap * (room + 1) * 4;
+        if (cudaMalloc((void **)&q->d_q, (size_t)cap * sizeof(uint2)) != cudaSuccess ||
+            cudaMalloc((void **)&q->d_lists, lists) != cudaSuccess ||
+            cudaMalloc((void **)&q->d_paths, paths) != cudaSuccess ||
+            cudaMalloc((void **)&q->d_len, (size_t)cap * 4) != cudaSuccess ||
+            cudaMalloc((void **)&q->d_off, (size_t)cap * 4) != cudaSuccess ||
+            cudaMalloc((void **)&q->d_dist, (size_t)cap * 8) != cudaSuccess ||
+            cudaHostAlloc((void **)&q->h_q, (size_t)cap * sizeof(uint2), cudaHostAllocDefault) !=
+                cudaSuccess ||
+            cudaHostAlloc((void **)&q->h_len, (size_t)cap * 4, cudaHostAllocDefault) !=
+                cudaSuccess ||
+            cudaHostAlloc((void **)&q->h_off, (size_t)cap * 4, cudaHostAllocDefault) !=
+                cudaSuccess ||
+            cudaHostAlloc((void **)&q->h_dist, (size_t)cap * 8, cudaHostAllocDefault) !=
+                cudaSuccess) {
+                cudaGetLastError();
+                ss__p2p_free_bufs(q);
+                return ss_err_set(err, SS_ENOGPU, "no device memory for %u routes' paths", cap);
+        }
+        q->cap = cap;
+        q->room = room;
+        q->buf_bytes = (uint64_t)cap * (sizeof(uint2) + 16) + lists + paths;
+        return SS_OK;
+}
+
+/* Routes [0, nr) of one launch, nr <= SS__P2P_CHUNK. */
+static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const uint32_t *targets,
+                         unsigned nr, ss_dist *dist, uint32_t **path, size_t *path_len,
+                         bool *needs_cpu, uint64_t *kernel_ns, struct ss_err *err)
+{
+        struct ss__ph_p2p *q = &p->p2p;
+        int rc = ss__p2p_reserve(q, nr, err);
+        if (rc != SS_OK)
+                return rc;
+        for (unsigned i = 0; i < nr; i++) {
+                q->h_q[i].x = sources[i];
+                q->h_q[i].y = targets[i];
+        }
+        const struct ss__p2p_dev d = {.hmax = p->c->height ? p->c->height : 1,
+                                      .room = path ? q->room : 0,
+                                      .rank = p->d_rank,
+                                      .parent = q->d_parent,
+                                      .up_first = q->d_up_first,
+                                      .up_head = p->d_up_head,
+                                      .mid = q->d_mid,
+                                      .node = q->d_node,
+                                      .w_up = q->d_wup,
+                                      .w_down = p->d_w,
+                                      .tri = q->d_tri};
+        SS__CUDA(cudaMemcpyAsync(q->d_q, q->h_q, (size_t)nr * sizeof(uint2),
+                                 cudaMemcpyHostToDevice, p->stream));
+        SS__CUDA(cudaEventRecord(p->ev0, p->stream));
+        if ((rc = ss__p2p(&d, q->d_q, nr, q->d_lists, q->d_paths, q->d_len, q->d_dist, p->stream,
+                          err)) != SS_OK)
+                return rc;
+        SS__CUDA(cudaEventRecord(p->ev1, p->stream));
+        SS__CUDA(cudaMemcpyAsync(q->h_dist, q->d_dist, (size_t)nr * 8, cudaMemcpyDeviceToHost,
+                                 p->stream));
+        SS__CUDA(cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost,
+                                 p->stream));
+        SS__CUDA(cudaStreamSynchronize(p->stream));
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, p->ev0, p->ev1) == cudaSuccess)
+                *kernel_ns += (uint64_t)(ms * 1e6);
+        const uint32_t per = q->room + 1;
+        for (unsigned i = 0; i < nr; i++)
+                if (q->h_len[i] == SS__WALK_BROKEN)
+                        return ss_err_set(err, SS_EINTERNAL,
+                                          "the route %u -> %u climbs more ranks than the "
+                                          "elimination tree's height (%u)",
+                                          sources[i], targets[i], p->c->height);
+        uint64_t total = 0;
+        for (unsigned i = 0; i < nr; i++) {
+                dist[i] = q->h_dist[i] == 0xffffffffffffffffull ? SS_DIST_INF : q->h_dist[i];
+                q->h_off[i] = (uint32_t)total;
+                if (path && q->h_len[i] > 0 && q->h_len[i] <= per)
+                        total += q->h_len[i];
+        }
+        if (path && total) {
+                /* The lists are scratch again: the paths, packed, go there. */
+                uint32_t *packed = (uint32_t *)q->d_lists;
+                SS__CUDA(cudaMemcpyAsync(q->d_off, q->h_off, (size_t)nr * 4,
+                                         cudaMemcpyHostToDevice, p->stream));
+                if ((rc = ss__walk_compact(q->d_len, q->d_off, q->d_paths, per, nr, packed,
+                                           p->stream, err)) != SS_OK)
+                        return rc;
+                uint32_t *all = malloc(total * 4);
+                if (!all)
+                        return ss_err_set(err, SS_ENOMEM, "no memory for %llu path nodes",
+                                          (unsigned long long)total);
+                cudaError_t e =
+                    cudaMemcpyAsync(all, packed, total * 4, cudaMemcpyDeviceToHost, p->stream);
+                if (e == cudaSuccess)
+                        e = cudaStreamSynchronize(p->stream);
+                if (e != cudaSuccess) {
+                        free(all);
+                        return ss__cuda_fail(err, "cudaMemcpyAsync (paths)", e, __FILE__, __LINE__);
+                }
+                for (unsigned i = 0; i < nr; i++) {
+                        const uint32_t len = q->h_len[i];
+                        if (len == 0 || len > per)
+                                continue;
+                        if (!(path[i] = malloc((size_t)len * 4))) {
+                                free(all);
+                                return ss_err_set(err, SS_ENOMEM,
+                                                  "no memory for a path of %u nodes", len);
+                        }
+                        memcpy(path[i], all + q->h_off[i], (size_t)len * 4);
+                        path_len[i] = len;
+                }
+                free(all);
+        }
+        for (unsigned i = 0; path && i < nr; i++)
+                if (q->h_len[i] > per && dist[i] != SS_DIST_INF) {
+                        needs_cpu[i] = true;
+                        ss_log_debug("gpu", "gpu-cch route to %u: longer than %u CCH edges; path "
+                                            "left to the CPU",
+                                     targets[i], q->room);
+                }
+        return SS_OK;
+}
+
+int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uint32_t *targets,
+                      unsigned nr, ss_dist *dist, uint32_t **path, size_t *path_len,
+                      bool *needs_cpu, struct ss_gpu_phast_stats *st, struct ss_err *err)
+{
+        const uint64_t t0 = ss_now_ns();
+        struct ss__ph_p2p *q = &p->p2p;
+        int rc;
+        if (!q->made && (rc = ss__p2p_make(p, err)) != SS_OK)
+                return rc;
+        if (!q->off && (rc = ss__p2p_metric(p, err)) != SS_OK)
+                return rc;
+        if (q->off)
+                return SS__PH_BY_SWEEP;
+        for (unsigned i = 0; i < nr; i++)
+                if (sources[i] >= p->n)
+                        return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
+                                          sources[i], i, p->n - 1);
+        SS__CUDA(cudaSetDevice(p->device));
+        uint64_t kernel_ns = 0;
+        for (unsigned i = 0; i < nr; i += SS__P2P_CHUNK) {
+                const unsigned k = nr - i < SS__P2P_CHUNK ? nr - i : SS__P2P_CHUNK;
+                rc = ss__p2p_chunk(p, sources + i, targets + i, k, dist + i,
+                                   path ? path + i : NULL, path ? path_len + i : NULL,
+                                   path ? needs_cpu + i : NULL, &kernel_ns, err);
+                if (rc != SS_OK)
+                        return rc;
+        }
+        if (st) {
+                memset(st, 0, sizeof(*st));
+                st->sweep_ns = kernel_ns;
+                st->launches = (nr + SS__P2P_CHUNK - 1) / SS__P2P_CHUNK;
+                st->total_ns = ss_now_ns() - t0;
+        }
+        return SS_OK;
+}
