@@ -74,13 +74,14 @@ struct ss_gpu_phast {
         unsigned long long *h_tdist; /* pinned, rcap */
         unsigned rcap;
         /* Point-to-point routes on the ancestor chains (phast_route.c),
-         * made on the first route: parents, the upward lists' offsets,
+         * made on the first route: nearest ancestors, the upward lists' offsets,
          * nodes by rank, upward weights, each slot's lower corner and its
          * two edges; and room for cap routes of room edges each. */
         struct ss__ph_p2p {
                 bool made, off; /* off: this handle's routes take the sweep */
                 bool stale;     /* the weights and corners are an older metric's */
-                uint32_t *d_parent, *d_up_first, *d_node, *d_mid;
+                bool profile;   /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
+                uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
                 unsigned long long *d_wup;
                 uint2 *d_tri;
                 uint64_t fixed_bytes;

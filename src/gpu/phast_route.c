@@ -6,11 +6,11 @@
  * continent. The CPU's query walks only the two ancestor chains of the
  * source and the target; so does this one, a thread block a route, and the
  * path's shortcuts are unpacked on the device. It needs, beside the sweep's
- * copy (upward heads, downward weights, ranks), the parents, the upward
- * lists' offsets, the node of each rank, the upward weights, and each
- * slot's lower corner with its two edges: 4 bytes a node three times and 32
- * bytes an edge, made on the first route. New weights refill the last
- * three on the next route.
+ * copy (upward heads, downward weights, ranks), each rank's nearest
+ * ancestors, the upward lists' offsets, the node of each rank, the upward
+ * weights, and each slot's lower corner with its two edges: 40 bytes a
+ * node and 32 an edge, made on the first route. New weights refill the
+ * last three on the next route.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +51,13 @@ static void ss__p2p_free_bufs(struct ss__ph_p2p *q)
 
 static void ss__p2p_free_fixed(struct ss__ph_p2p *q)
 {
-        cudaFree(q->d_parent);
+        cudaFree(q->d_anc);
         cudaFree(q->d_up_first);
         cudaFree(q->d_node);
         cudaFree(q->d_mid);
         cudaFree(q->d_wup);
         cudaFree(q->d_tri);
-        q->d_parent = q->d_up_first = q->d_node = q->d_mid = NULL;
+        q->d_anc = q->d_up_first = q->d_node = q->d_mid = NULL;
         q->d_wup = NULL;
         q->d_tri = NULL;
         q->fixed_bytes = 0;
@@ -81,6 +81,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         const struct ss_cch *c = p->c;
         const char *env = getenv("SS_GPU_PHAST_ROUTES");
         q->made = true;
+        q->profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;
         if (p->owner || p->m->wide || c->height > SS__P2P_HMAX ||
             (env && !strcmp(env, "sweep"))) {
                 q->off = true;
@@ -91,14 +92,22 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 return SS_OK;
         }
         const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
-        uint32_t *parent = malloc(n1 * 4);
-        if (!parent)
-                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' parents");
-        for (uint32_t z = 0; z < p->n; z++)
-                parent[z] = ss_cch_parent(c, z);
+        /* Each rank's SS__P2P_JUMP nearest ancestors, from the top down:
+         * the parent's are ready, one rank higher. */
+        const size_t J = SS__P2P_JUMP;
+        uint32_t *anc = malloc(n1 * J * 4);
+        if (!anc)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' ancestors");
+        for (uint32_t z = p->n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                anc[(size_t)z * J] = up;
+                for (size_t j = 1; j < J; j++)
+                        anc[(size_t)z * J + j] =
+                            up == SS_NO_NODE ? SS_NO_NODE : anc[(size_t)up * J + j - 1];
+        }
         cudaError_t e = cudaSetDevice(p->device);
         if (e == cudaSuccess)
-                e = cudaMalloc((void **)&q->d_parent, n1 * 4);
+                e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
                 e = cudaMalloc((void **)&q->d_up_first, (n1 + 1) * 4);
         if (e == cudaSuccess)
@@ -110,13 +119,13 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         if (e == cudaSuccess)
                 e = cudaMalloc((void **)&q->d_tri, a1 * 16);
         if (e == cudaSuccess && p->n)
-                e = cudaMemcpy(q->d_parent, parent, (size_t)p->n * 4, cudaMemcpyHostToDevice);
+                e = cudaMemcpy(q->d_anc, anc, (size_t)p->n * J * 4, cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
                 e = cudaMemcpy(q->d_up_first, c->up_first, ((size_t)p->n + 1) * 4,
                                cudaMemcpyHostToDevice);
         if (e == cudaSuccess && p->n)
                 e = cudaMemcpy(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice);
-        free(parent);
+        free(anc);
         if (e == cudaErrorMemoryAllocation) {
                 /* No room: the sweep answers, as before the chains. */
                 cudaGetLastError();
@@ -124,7 +133,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 q->off = true;
                 ss_log_warn("gpu", "no device memory for the routes' chains (%.1f MiB): GPU "
                                    "routes take a sweep each",
-                            (double)(n1 * 12 + a1 * 32) / SS__MIB);
+                            (double)(n1 * (8 + J * 4) + a1 * 32) / SS__MIB);
                 return SS_OK;
         }
         if (e != cudaSuccess) {
@@ -132,7 +141,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 return ss__cuda_fail(err, "cudaMemcpy (the routes' chains)", e, __FILE__,
                                      __LINE__);
         }
-        q->fixed_bytes = (uint64_t)n1 * 12 + 4 + (uint64_t)a1 * 32;
+        q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * 32;
         q->stale = true;
         return SS_OK;
 }
@@ -237,7 +246,7 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         const struct ss__p2p_dev d = {.hmax = p->c->height ? p->c->height : 1,
                                       .room = path ? q->room : 0,
                                       .rank = p->d_rank,
-                                      .parent = q->d_parent,
+                                      .anc = q->d_anc,
                                       .up_first = q->d_up_first,
                                       .up_head = p->d_up_head,
                                       .mid = q->d_mid,
@@ -248,15 +257,45 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         SS__CUDA(cudaMemcpyAsync(q->d_q, q->h_q, (size_t)nr * sizeof(uint2),
                                  cudaMemcpyHostToDevice, p->stream));
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
-        if ((rc = ss__p2p(&d, q->d_q, nr, q->d_lists, q->d_paths, q->d_len, q->d_dist, p->stream,
-                          err)) != SS_OK)
+        /* SS_GPU_PHAST_ROUTE_PROFILE: the kernel's phases, logged a call. */
+        unsigned long long *prof = NULL;
+        if (q->profile && path) {
+                SS__CUDA(cudaMallocAsync((void **)&prof, (size_t)nr * 5 * 8, p->stream));
+                SS__CUDA(cudaMemsetAsync(prof, 0, (size_t)nr * 5 * 8, p->stream));
+        }
+        if ((rc = ss__p2p(&d, q->d_q, nr, q->d_lists, q->d_paths, q->d_len, q->d_dist, prof,
+                          p->stream, err)) != SS_OK)
                 return rc;
         SS__CUDA(cudaEventRecord(p->ev1, p->stream));
         SS__CUDA(cudaMemcpyAsync(q->h_dist, q->d_dist, (size_t)nr * 8, cudaMemcpyDeviceToHost,
                                  p->stream));
         SS__CUDA(cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost,
                                  p->stream));
+        unsigned long long *hp = NULL;
+        if (prof && (hp = calloc((size_t)nr * 5, 8)) != NULL)
+                SS__CUDA(cudaMemcpyAsync(hp, prof, (size_t)nr * 5 * 8, cudaMemcpyDeviceToHost,
+                                         p->stream));
+        if (prof)
+                SS__CUDA(cudaFreeAsync(prof, p->stream));
         SS__CUDA(cudaStreamSynchronize(p->stream));
+        if (hp) {
+                double sum[5] = {0};
+                unsigned routed = 0;
+                for (unsigned i = 0; i < nr; i++) {
+                        if (hp[5 * i + 3] == 0)
+                                continue;
+                        routed++;
+                        for (int j = 0; j < 5; j++)
+                                sum[j] += (double)hp[5 * i + j];
+                }
+                if (routed)
+                        ss_log_info("gpu",
+                                    "route profile: %u paths; on average chains %.1f us, meeting "
+                                    "%.1f us, unpacking %.1f us in %.1f rounds from %.1f edges",
+                                    routed, sum[0] / routed / 1e3, sum[1] / routed / 1e3,
+                                    sum[2] / routed / 1e3, sum[3] / routed, sum[4] / routed);
+                free(hp);
+        }
         float ms = 0;
         if (cudaEventElapsedTime(&ms, p->ev0, p->ev1) == cudaSuccess)
                 *kernel_ns += (uint64_t)(ms * 1e6);

@@ -4,15 +4,21 @@
  * A node's upward search space is its chain of ancestors in the
  * elimination tree, so a route needs neither a queue nor n-sized arrays:
  * the block keeps both chains (up from the source, up from the target) in
- * shared memory, one warp relaxes each chain from the bottom, and the
- * distance is the best sum over the ranks the chains share. A sweep from
- * the source (phast.cu) would touch every edge of the CCH for one route;
- * the chains are a few hundred ranks even on a continent.
+ * shared memory, half of its threads relax each chain from the bottom, and
+ * the distance is the best sum over the ranks the chains share. A sweep
+ * from the source (phast.cu) would touch every edge of the CCH for one
+ * route; the chains are a few hundred ranks even on a continent.
  *
- * Each rank's upward edges lead to ranks higher on the same chain, which
- * a binary search of the chain finds. A rank's edges are loaded while the
- * rank below it relaxes (they do not depend on its distance), so a step
- * costs shared-memory work, not a round trip to L2.
+ * A route is a chain of dependent steps, so the kernel keeps round trips
+ * to memory out of them (measured on NY-d and a generated 1.07M-node
+ * graph, docs/gpu.md):
+ * - the chain comes SS__P2P_JUMP ancestors a load, from a table of each
+ *   rank's next ancestors, instead of one parent a load;
+ * - the chain's edges do not depend on distances: they are loaded in tiles
+ *   of SS__P2P_TILE, many loads in flight a thread, their heads turned into
+ *   chain positions (a rank's upward neighbours are its ancestors) into
+ *   shared memory; the relaxations, one rank after another, then read
+ *   shared memory alone.
  *
  * Distance and predecessor are one 64-bit key, so that one atomicMin keeps
  * them consistent: dist << 20 | position of the predecessor << 10 | the
@@ -31,6 +37,9 @@
 
 #include "kernels/kernels.h"
 
+/* A rank has fewer upward edges than its chain has ranks: one fits a tile. */
+static_assert(SS__P2P_HMAX <= SS__P2P_TILE, "a rank's edges must fit one tile");
+
 #define SS__P2P_INF   0xffffffffffffffffull
 #define SS__P2P_FINAL 0x80000000u /* on an entry's end rank: a graph arc */
 
@@ -47,56 +56,167 @@ __device__ __forceinline__ uint32_t ss__p2p_find(const uint32_t *chain, uint32_t
         return lo;
 }
 
-/* One chain's search by one warp: chain ch[0..L) (ascending ranks), its
- * keys kk; the edges of ch[i] are lo[i] .. hi[i]. */
-__device__ __forceinline__ void ss__p2p_chain(const struct ss__p2p_dev &D, unsigned side,
-                                              const uint32_t *ch, unsigned long long *kk,
-                                              const uint32_t *lo, const uint32_t *hi, uint32_t L,
-                                              unsigned lane)
+/* A barrier of one side's SS__P2P_SIDE threads (named barrier 1 + side;
+ * 0 is __syncthreads'). */
+__device__ __forceinline__ void ss__p2p_side_sync(unsigned side)
 {
-        const unsigned long long *w = side ? D.w_down : D.w_up;
-        uint32_t ny = 0;
-        unsigned long long nw = SS__P2P_INF;
-        if (L > 0 && lo[0] + lane < hi[0]) {
-                ny = __ldg(&D.up_head[lo[0] + lane]);
-                nw = __ldg(&w[lo[0] + lane]);
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + side), "r"(SS__P2P_SIDE) : "memory");
+}
+
+/* ns, for SS_GPU_PHAST_ROUTE_PROFILE */
+__device__ __forceinline__ unsigned long long ss__p2p_clock(void)
+{
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        return t;
+}
+
+/* The last position i in [lo, hi) with off[i] <= x (off ascending, off[lo] <= x). */
+__device__ __forceinline__ uint32_t ss__p2p_last_le(const uint32_t *off, uint32_t lo, uint32_t hi,
+                                                    uint32_t x)
+{
+        while (lo + 1 < hi) {
+                const uint32_t mid = (lo + hi) >> 1;
+                if (off[mid] <= x)
+                        lo = mid;
+                else
+                        hi = mid;
         }
-        for (uint32_t i = 0; i < L; i++) {
-                const uint32_t a0 = lo[i], a1 = hi[i];
-                const uint32_t cy = ny;
-                const unsigned long long cw = nw;
-                nw = SS__P2P_INF;
-                if (i + 1 < L && lo[i + 1] + lane < hi[i + 1]) {
-                        ny = __ldg(&D.up_head[lo[i + 1] + lane]);
-                        nw = __ldg(&w[lo[i + 1] + lane]);
+        return lo;
+}
+
+/* One side's chain and search, by its SS__P2P_SIDE threads (ts: this
+ * thread's index among them). The chain: ch[0..L) from node up, by
+ * SS__P2P_JUMP ancestors a load; then the edges' ranges and their prefix
+ * sums (aoff); then tiles of at most SS__P2P_TILE edges: loaded at once
+ * (heads turned into chain positions), then relaxed rank by rank from
+ * shared memory alone. Returns L (0: taller than H). */
+__device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, unsigned side,
+                                                 unsigned ts, uint32_t node, uint32_t H,
+                                                 uint32_t *ch, unsigned long long *kk, uint32_t *lo,
+                                                 uint32_t *aoff, uint32_t *wb, uint16_t *pb,
+                                                 uint32_t *len)
+{
+        if (ts == 0) {
+                uint32_t z = D.rank[node], k = 0;
+                ch[k++] = z;
+                bool done = false;
+                while (!done) {
+                        const uint4 *a = (const uint4 *)(D.anc + (size_t)z * SS__P2P_JUMP);
+                        const uint4 x = __ldg(a), y = __ldg(a + 1);
+                        const uint32_t v[SS__P2P_JUMP] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
+#pragma unroll
+                        for (int j = 0; j < SS__P2P_JUMP; j++) {
+                                if (done)
+                                        break;
+                                if (v[j] == SS__NO_NODE)
+                                        done = true;
+                                else if (k < H)
+                                        ch[k++] = v[j];
+                                else
+                                        done = true, k = H + 1;
+                        }
+                        z = v[SS__P2P_JUMP - 1];
                 }
-                const unsigned long long ki = kk[i];
-                if (ki != SS__P2P_INF) {
-                        const unsigned long long di = ki >> 20;
-                        for (uint32_t a = a0 + lane; a < a1; a += 32) {
-                                uint32_t y = cy;
-                                unsigned long long wa = cw;
-                                if (a >= a0 + 32) {
-                                        y = __ldg(&D.up_head[a]);
-                                        wa = __ldg(&w[a]);
+                *len = k <= H ? k : 0;
+        }
+        ss__p2p_side_sync(side);
+        const uint32_t L = *len;
+        for (uint32_t i = ts; i < L; i += SS__P2P_SIDE) {
+                const uint32_t z = ch[i], a = __ldg(&D.up_first[z]);
+                lo[i] = a;
+                aoff[i + 1] = __ldg(&D.up_first[z + 1]) - a;
+                kk[i] = i == 0 ? 0 : SS__P2P_INF;
+        }
+        ss__p2p_side_sync(side);
+        if (ts < 32) {
+                /* aoff: the prefix sums of the degrees, by one warp */
+                uint32_t carry = 0;
+                if (ts == 0)
+                        aoff[0] = 0;
+                for (uint32_t b = 0; b < L; b += 32) {
+                        uint32_t v = b + ts < L ? aoff[b + ts + 1] : 0;
+#pragma unroll
+                        for (int d = 1; d < 32; d <<= 1) {
+                                const uint32_t u = __shfl_up_sync(0xffffffffu, v, d);
+                                if ((int)ts >= d)
+                                        v += u;
+                        }
+                        if (b + ts < L)
+                                aoff[b + ts + 1] = v + carry;
+                        carry += __shfl_sync(0xffffffffu, v, 31);
+                }
+        }
+        ss__p2p_side_sync(side);
+        const unsigned long long *W = side ? D.w_down : D.w_up;
+        for (uint32_t i0 = 0; i0 < L;) {
+                /* The tile: ranks i0 .. i1, whose edges fit (one always does:
+                 * a rank has fewer upward edges than the chain has ranks). */
+                const uint32_t base = aoff[i0];
+                uint32_t i1 = ss__p2p_last_le(aoff, i0, L + 1, base + SS__P2P_TILE);
+                if (i1 == i0)
+                        i1 = i0 + 1;
+                const uint32_t cnt = aoff[i1] - base;
+                for (uint32_t k = ts; k < cnt; k += SS__P2P_SIDE * 4) {
+                        uint32_t y[4], at[4];
+                        unsigned long long w[4];
+#pragma unroll
+                        for (int u = 0; u < 4; u++) {
+                                const uint32_t e = k + u * SS__P2P_SIDE;
+                                w[u] = SS__P2P_INF;
+                                at[u] = i0;
+                                if (e < cnt) {
+                                        const uint32_t i = ss__p2p_last_le(aoff, i0, i1, base + e);
+                                        const uint32_t a = lo[i] + (base + e - aoff[i]);
+                                        at[u] = i;
+                                        y[u] = __ldg(&D.up_head[a]);
+                                        w[u] = __ldg(&W[a]);
                                 }
-                                if (wa == SS__P2P_INF)
+                        }
+#pragma unroll
+                        for (int u = 0; u < 4; u++) {
+                                const uint32_t e = k + u * SS__P2P_SIDE;
+                                if (e >= cnt)
                                         continue;
-                                const uint32_t at = ss__p2p_find(ch, i + 1, L, y);
-                                if (at < L && ch[at] == y)
-                                        atomicMin(&kk[at], (di + wa) << 20 |
-                                                               (unsigned long long)i << 10 |
-                                                               (a - a0));
+                                uint32_t p = 0, w32 = 0xffffffffu;
+                                if (w[u] != SS__P2P_INF) {
+                                        p = ss__p2p_find(ch, at[u] + 1, L, y[u]);
+                                        if (p < L && ch[p] == y[u])
+                                                w32 = (uint32_t)w[u];
+                                }
+                                wb[e] = w32;
+                                pb[e] = (uint16_t)p;
                         }
                 }
-                __syncwarp();
+                ss__p2p_side_sync(side);
+                for (uint32_t i = i0; i < i1; i++) {
+                        const unsigned long long ki = kk[i];
+                        if (ki != SS__P2P_INF) {
+                                const unsigned long long di = ki >> 20;
+                                const uint32_t o = aoff[i] - base, deg = aoff[i + 1] - aoff[i];
+                                for (uint32_t j = ts; j < deg; j += SS__P2P_SIDE) {
+                                        const uint32_t w = wb[o + j];
+                                        if (w != 0xffffffffu)
+                                                atomicMin(&kk[pb[o + j]],
+                                                          (di + w) << 20 |
+                                                              (unsigned long long)i << 10 | j);
+                                }
+                        }
+                        ss__p2p_side_sync(side);
+                }
+                i0 = i1;
         }
+        return L;
 }
 
 __global__ void __launch_bounds__(SS__P2P_BLOCK)
     ss__p2p_kernel(const struct ss__p2p_dev D, const uint2 *q, uint2 *lists, uint32_t *paths,
-                   uint32_t *plen, unsigned long long *tdist)
+                   uint32_t *plen, unsigned long long *tdist, unsigned long long *prof)
 {
+        unsigned long long t0 = 0, t1 = 0, t2 = 0;
+        uint32_t rounds = 0;
+        if (prof)
+                t0 = ss__p2p_clock();
         typedef cub::BlockScan<uint32_t, SS__P2P_BLOCK> scan_t;
         __shared__ typename scan_t::TempStorage scan_tmp;
         __shared__ uint32_t len[2], meet, count;
@@ -105,33 +225,19 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         extern __shared__ unsigned long long sh[];
         const uint32_t H = D.hmax;
         unsigned long long *key = sh; /* 2H: both chains' */
-        uint32_t *chain = (uint32_t *)(key + 2 * H), *lo = chain + 2 * H, *hi = lo + 2 * H;
-        const unsigned r = blockIdx.x, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+        uint32_t *chain = (uint32_t *)(key + 2 * H), *lo = chain + 2 * H, *aoff = lo + 2 * H;
+        uint32_t *wbuf = aoff + 2 * (H + 1);
+        uint16_t *pbuf = (uint16_t *)(wbuf + 2 * SS__P2P_TILE);
+        const unsigned r = blockIdx.x, tid = threadIdx.x;
         const uint2 st = q[r];
-
-        if (warp < 2) {
-                const unsigned side = warp;
-                uint32_t *ch = chain + side * H, *l = lo + side * H, *h = hi + side * H;
-                unsigned long long *kk = key + side * H;
-                if (lane == 0) {
-                        uint32_t z = D.rank[side ? st.y : st.x], k = 0;
-                        while (z != SS__NO_NODE && k < H) {
-                                ch[k++] = z;
-                                z = __ldg(&D.parent[z]);
-                        }
-                        len[side] = z == SS__NO_NODE ? k : 0; /* 0: taller than H */
-                }
-                __syncwarp();
-                const uint32_t L = len[side];
-                for (uint32_t i = lane; i < L; i += 32) {
-                        const uint32_t z = ch[i];
-                        l[i] = __ldg(&D.up_first[z]);
-                        h[i] = __ldg(&D.up_first[z + 1]);
-                        kk[i] = i == 0 ? 0 : SS__P2P_INF;
-                }
-                __syncwarp();
-                ss__p2p_chain(D, side, ch, kk, l, h, L, lane);
+        {
+                const unsigned side = tid / SS__P2P_SIDE, ts = tid % SS__P2P_SIDE;
+                ss__p2p_side(D, side, ts, side ? st.y : st.x, H, chain + side * H, key + side * H,
+                             lo + side * H, aoff + side * (H + 1), wbuf + side * SS__P2P_TILE,
+                             pbuf + side * SS__P2P_TILE, &len[side]);
         }
+        if (prof && tid == 0)
+                t1 = ss__p2p_clock();
         if (tid == 0) {
                 best = SS__P2P_INF;
                 meet = 0;
@@ -203,6 +309,8 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
                 }
         }
         __syncthreads();
+        if (prof && tid == 0)
+                t2 = ss__p2p_clock();
         /* Rounds of unpacking: a shortcut a -> b through its lower corner w
          * becomes a -> w, w -> b (tri: their slots), a graph arc stays. */
         uint32_t m = over ? 0 : count;
@@ -248,6 +356,7 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
                 src = dst;
                 dst = x;
                 more = __syncthreads_or(grew);
+                rounds++;
         }
         if (over) {
                 if (tid == 0)
@@ -261,8 +370,17 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         if (tid == 0) {
                 out[m] = st.x;
                 plen[r] = m + 1;
+                if (prof) {
+                        unsigned long long *pr = prof + 5 * (size_t)r;
+                        pr[0] = t1 - t0; /* the chains */
+                        pr[1] = t2 - t1; /* meeting and CCH path */
+                        pr[2] = ss__p2p_clock() - t2;
+                        pr[3] = rounds;
+                        pr[4] = count;
+                }
         }
 }
+
 
 /* tri[s] for every slot s = 2a + direction of edge a = {x, y}, x < y:
  * the slots of the two edges through its lower corner w = mid[s] in
@@ -308,13 +426,15 @@ extern "C" int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first,
 }
 
 extern "C" int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists,
-                       uint32_t *paths, uint32_t *plen, unsigned long long *tdist, cudaStream_t st,
-                       struct ss_err *err)
+                       uint32_t *paths, uint32_t *plen, unsigned long long *tdist,
+                       unsigned long long *prof, cudaStream_t st, struct ss_err *err)
 {
         if (nr == 0)
                 return SS_OK;
-        const size_t shared = (size_t)d->hmax * 2 * (8 + 3 * 4);
-        ss__p2p_kernel<<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist);
+        const size_t shared = ss__p2p_shared(d->hmax);
+        SS__CUDA(cudaFuncSetAttribute(ss__p2p_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)shared));
+        ss__p2p_kernel<<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
         SS__LAUNCHED("ss__p2p_kernel");
         return SS_OK;
 }

@@ -358,17 +358,24 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
                      unsigned nr, uint32_t *dst, cudaStream_t st, struct ss_err *err);
 
 /* Point-to-point routes on a customized CCH (cch_route.cu): one block of
- * SS__P2P_BLOCK threads a route, both ancestor chains in shared memory.
+ * SS__P2P_BLOCK threads a route, half of them on each ancestor chain.
  * hmax: room for a chain (the elimination tree's height at most, at most
  * SS__P2P_HMAX); room: CCH edges a path may unpack to (0: distances only).
- * w_up, w_down: the weight of each upward edge x -> y and of y -> x
- * (infinity as all ones, a 32-bit metric's values); mid: the lower corner
- * of each slot 2a + direction, tri: its two edges' slots (ss__p2p_tri). */
-#define SS__P2P_BLOCK 128u
+ * anc: SS__P2P_JUMP ranks a rank, its nearest ancestors (SS__NO_NODE past
+ * the root); w_up, w_down: the weight of each upward edge x -> y and of
+ * y -> x (infinity as all ones, a 32-bit metric's values); mid: the lower
+ * corner of each slot 2a + direction, tri: its two edges' slots
+ * (ss__p2p_tri). */
+#define SS__P2P_SIDE  256u
+#define SS__P2P_BLOCK (2 * SS__P2P_SIDE)
 #define SS__P2P_HMAX  1024u
+#define SS__P2P_JUMP  8
+#define SS__P2P_TILE  4096u
+/* Dynamic shared memory of a block for chains of hmax ranks. */
+#define ss__p2p_shared(hmax) ((size_t)(hmax) * 40 + 8 + (size_t)SS__P2P_TILE * 12)
 struct ss__p2p_dev {
         uint32_t hmax, room;
-        const uint32_t *rank, *parent, *up_first, *up_head, *mid, *node;
+        const uint32_t *rank, *anc, *up_first, *up_head, *mid, *node;
         const unsigned long long *w_up, *w_down;
         const uint2 *tri;
 };
@@ -377,10 +384,12 @@ int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first, const uint3
 /* Route i from q[i].x to q[i].y (node ids): tdist[i], and with room its
  * path target first in paths + i * (room + 1), plen[i] its length (0:
  * unreachable or no room asked, SS__WALK_LONG: more than room + 1 nodes);
- * lists: 2 * room entries a route of scratch. */
+ * lists: 2 * room entries a route of scratch. prof (or NULL): 5 values a
+ * routed path: ns of the chains, of the meeting and CCH path, of the
+ * unpacking; its rounds; the CCH path's edges. */
 int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists,
-            uint32_t *paths, uint32_t *plen, unsigned long long *tdist, cudaStream_t st,
-            struct ss_err *err);
+            uint32_t *paths, uint32_t *plen, unsigned long long *tdist, unsigned long long *prof,
+            cudaStream_t st, struct ss_err *err);
 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
