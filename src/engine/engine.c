@@ -16,6 +16,7 @@
 #include "cpu/astar.h"
 #include "cpu/landmarks.h"
 #include "engine/internal.h"
+#include "gpu/phast.h"
 
 /* ------------------------------------------------------------------------
  * Names
@@ -139,15 +140,23 @@ static bool ss__sweep_batches_fit(const struct ss_graph *g)
  * the faster (docs/benchmarks.md). */
 static bool ss__gpu_cch_serves(const struct ss_job *j)
 {
-        if (j->algo != SS_ALGO_AUTO || !ss_cch_metric_of(j->graph) || ss__sweep_too_slow(j->graph))
+        const struct ss_cch_metric *m = ss_cch_metric_of(j->graph);
+        if (j->algo != SS_ALGO_AUTO || !m)
+                return false;
+        /* engine=gpu routes climb their two ancestor chains, whatever a
+         * sweep costs and on any size of graph: 0.13 ms a route on NY-d,
+         * 0.31 ms on a 24M-node continent (docs/benchmarks.md). */
+        if (j->engine == SS_ENGINE_GPU && j->kind == SS_JOB_ROUTE && ss_gpu_phast_routes_climb(m))
+                return true;
+        if (ss__sweep_too_slow(j->graph))
                 return false;
         /* A whole tree, one source a sweep: 10.9 ms on the continent. */
         if (j->engine == SS_ENGINE_GPU && j->kind == SS_JOB_ONE_TO_ALL)
                 return !j->bounded;
         if (!ss__sweep_batches_fit(j->graph))
                 return false;
-        /* engine=gpu: routes too, 4 times the Δ-stepping's batches on NY
-         * (docs/benchmarks.md). */
+        /* engine=gpu: routes too where they take sweeps, 4 times the
+         * Δ-stepping's batches on NY (docs/benchmarks.md). */
         if (j->engine == SS_ENGINE_GPU)
                 return true;
         return j->engine == SS_ENGINE_AUTO && j->kind == SS_JOB_MATRIX &&

@@ -12,6 +12,7 @@
 #ifndef SS_GPU_PHAST_H
 #define SS_GPU_PHAST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cch/cch.h"
@@ -56,17 +57,33 @@ int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
 
 /* Routes: dist[i] = the distance from sources[i] to targets[i], and with
  * path (and path_len, needs_cpu) the path, as a malloc'd node list from
- * source to target: one sweep for the distinct sources, then a walk back
- * from each target over g's reverse arcs on the device (g must be the graph
- * p's metric was customized for; its reverse arcs are uploaded on the first
- * call with paths). A path the walk cannot take (longer than 4,096 nodes,
- * or round a cycle of zero-weight arcs) is left NULL with needs_cpu[i] set.
+ * source to target. Where ss_gpu_phast_routes_climb(), each route climbs
+ * its two ancestor chains in a thread block and unpacks its path on the
+ * device (up to 4,096-65,536 CCH edges, by the routes a call takes);
+ * otherwise one sweep for the distinct sources, then a walk back from each
+ * target over g's reverse arcs on the device (its reverse arcs are
+ * uploaded on the first call with paths; at most 4,096 nodes, not round a
+ * cycle of zero-weight arcs). g must be the graph p's metric was
+ * customized for. A path that does not fit is left NULL with needs_cpu[i]
+ * set; its distance is the device's.
  * Returns as ss_gpu_phast_trees(), SS_EINVAL also for a target outside the
  * graph or another graph than p's. */
 int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const uint32_t *sources,
                         const uint32_t *targets, unsigned nr, ss_dist *dist, uint32_t **path,
                         size_t *path_len, bool *needs_cpu, struct ss_gpu_phast_stats *st,
                         struct ss_err *err);
+
+/* Routes climb the ancestor chains of their source and target
+ * (phast_route.c: a few hundred ranks, 0.13 ms a route on NY-d and 0.31 ms
+ * on a 24M-node continent) when the elimination tree is at most this tall
+ * and the metric's weights fit 32 bits; otherwise each distinct source
+ * takes a sweep. SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
+ * compare). */
+#define SS_GPU_PHAST_ROUTE_HEIGHT 1024u
+static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
+{
+        return m && !m->wide && m->cch->height <= SS_GPU_PHAST_ROUTE_HEIGHT;
+}
 
 /* Makes p answer with m, another metric of p's CCH: only the weights go to
  * the device; the structure, the schedule and the captured sweeps stay,

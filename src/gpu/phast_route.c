@@ -20,6 +20,8 @@
 #include "gpu/gpu_internal.h"
 #include "gpu/phast_internal.h"
 
+_Static_assert(SS__P2P_HMAX == SS_GPU_PHAST_ROUTE_HEIGHT, "phast.h and kernels.h must agree");
+
 /* CCH edges a route's path may unpack to: SS__P2P_ENTRIES over the
  * routes a call has room for, within these bounds. A longer path is left
  * to the caller (needs_cpu); its distance is still the device's. */
@@ -82,10 +84,9 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         const char *env = getenv("SS_GPU_PHAST_ROUTES");
         q->made = true;
         q->profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;
-        if (p->owner || p->m->wide || c->height > SS__P2P_HMAX ||
-            (env && !strcmp(env, "sweep"))) {
+        if (p->owner || !ss_gpu_phast_routes_climb(p->m) || (env && !strcmp(env, "sweep"))) {
                 q->off = true;
-                if (!p->owner && (p->m->wide || c->height > SS__P2P_HMAX))
+                if (!p->owner && !ss_gpu_phast_routes_climb(p->m))
                         ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
                                     p->m->wide ? "its weights need 64 bits"
                                                : "its elimination tree is too tall");
