@@ -191,3 +191,24 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
         }
         return ss_err_set(err, SS_EINTERNAL, "unknown task kind %d", (int)t->kind);
 }
+
+int ss__cpu_cch_route(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
+                      struct ss_task *t, size_t i, struct ss_err *err)
+{
+        const struct ss_cch_metric *m = ss__cpu_cch_metric(x, g);
+        if (!m || lane >= x->lanes)
+                return SS__CCH_NOT_READY;
+        if (!x->q[lane] && !(x->q[lane] = ss_cch_query_new(x->cch)))
+                return ss_err_set(err, SS_ENOMEM, "no memory for a CCH query workspace");
+        ss_dist d;
+        int rc = ss_cch_route(x->q[lane], m, t->sources[i], t->targets[i], &d, &t->path[i],
+                              &t->path_len[i], err);
+        if (rc == SS_OK && d != t->dist[i]) {
+                free(t->path[i]);
+                t->path[i] = NULL;
+                t->path_len[i] = 0;
+                return ss_err_set(err, SS_EINTERNAL,
+                                  "the GPU and the CPU's CCH disagree on a route's distance");
+        }
+        return rc;
+}

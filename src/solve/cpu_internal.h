@@ -31,6 +31,12 @@ const struct ss_cch_metric *ss__cpu_cch_metric(struct ss__cpu_cch *x, const stru
 int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, struct ss_err *err);
 
+/* Route i of t with its path on lane's query; t->dist[i] must already hold
+ * its distance (from another row), which the query must equal (else
+ * SS_EINTERNAL). SS_OK, SS__CCH_NOT_READY or an error with err set. */
+int ss__cpu_cch_route(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
+                      struct ss_task *t, size_t i, struct ss_err *err);
+
 /* Runs t from g's all-pairs matrix (solve/apsp_row.c): SS_OK,
  * SS__ROW_NOT_READY, or an error with err set. */
 int ss__cpu_apsp_task(const struct ss_graph *g, struct ss_task *t, struct ss_err *err);

@@ -184,9 +184,13 @@ static int ss__gpu_run(struct ss_backend *b, unsigned lane, const struct ss_solv
                     !(needs = calloc(t->nsources, sizeof(bool))))
                         return ss_err_set(err, SS_ENOMEM, "no memory for %zu routes", t->nsources);
                 int rc = ss__gpu_cch_task(x->cch, b->g, t, needs, err);
-                for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++)
-                        if (needs[i])
+                for (size_t i = 0; rc == SS_OK && needs && i < t->nsources; i++) {
+                        if (!needs[i])
+                                continue;
+                        rc = ss__gpu_cch_cpu_path(x->cch, b->g, lane, t, i, err);
+                        if (rc == SS__ROW_NOT_READY)
                                 rc = ss__lane_path(b, lane, t, i, err);
+                }
                 free(needs);
                 if (rc != SS__ROW_NOT_READY)
                         return rc;

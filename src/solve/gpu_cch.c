@@ -92,7 +92,8 @@ struct ss__gpu_cch *ss__gpu_cch_new(unsigned lanes, int device, bool build, unsi
         /* One handle stays once made: making it again takes seconds on a
          * continent (the calibration at load makes the first). */
         x->handles = ss_lender_new(&ss__handle_ops, x, lanes, 1, SS__CCH_IDLE_NS);
-        if (!x->handles || !(x->src = ss__cpu_cch_new(1, build, threads))) {
+        /* A lane's CPU query unpacks the paths the device has no room for. */
+        if (!x->handles || !(x->src = ss__cpu_cch_new(lanes, build, threads))) {
                 ss__gpu_cch_free(x);
                 return NULL;
         }
@@ -159,6 +160,12 @@ static int ss__handle(struct ss__gpu_cch *x, struct ss__cch_handle *h,
         h->p = p;
         pthread_mutex_unlock(&x->lock);
         return rc;
+}
+
+int ss__gpu_cch_cpu_path(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
+                         struct ss_task *t, size_t i, struct ss_err *err)
+{
+        return ss__cpu_cch_route(x->src, g, lane, t, i, err);
 }
 
 /* The sweeps of task t on handle h's device copy. */

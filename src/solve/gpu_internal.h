@@ -27,5 +27,11 @@ void ss__gpu_cch_trim(struct ss__gpu_cch *x, bool all);
  * wants paths). */
 int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, struct ss_task *t,
                      bool *needs_cpu, struct ss_err *err);
+/* Route i's path (its distance already in t->dist[i]) from the CPU's CCH
+ * query on lane's workspace: for a path the device had no room for. A
+ * continent's longest routes cost a fraction of a millisecond there, where
+ * Dijkstra took seconds. SS_OK, SS__ROW_NOT_READY (no metric) or an error. */
+int ss__gpu_cch_cpu_path(struct ss__gpu_cch *x, const struct ss_graph *g, unsigned lane,
+                         struct ss_task *t, size_t i, struct ss_err *err);
 
 #endif

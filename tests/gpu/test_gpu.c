@@ -1786,6 +1786,13 @@ START_TEST(test_gpu_cch_row)
         ck_assert_msg(ss_backend_rebind(b, g2, arcs, nch, &err) == SS_OK, "%s", err.msg);
         cch_row_round(b, g2, src, K, tg, NT, md, all);
         ss_backend_close(b);
+        /* Room for 8 CCH edges a path on the device: the others' paths come
+         * from the lanes' CPU CCH queries, equal in distance. */
+        setenv("SS_GPU_PHAST_ROUTE_ROOM", "8", 1);
+        ck_assert_msg(ss_backend_open(SS_DEVICE_GPU, g2, &bc, &b, &err) == SS_OK, "%s", err.msg);
+        cch_row_round(b, g2, src, K, tg, NT, md, all);
+        ss_backend_close(b);
+        unsetenv("SS_GPU_PHAST_ROUTE_ROOM");
         free(arcs);
         free(w);
         free(md);
