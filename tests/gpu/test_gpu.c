@@ -2016,7 +2016,6 @@ int main(void)
         tcase_add_test(tc, test_batch_overflow_halves);
         tcase_add_test(tc, test_batch_landmarks);
         tcase_add_test(tc, test_phast_trees);
-        tcase_add_test(tc, test_gpu_cch_row);
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_workspaces_idle_freed);
         tcase_add_test(tc, test_batch_deadline);
@@ -2035,6 +2034,7 @@ int main(void)
         TCase *rt = tcase_create("routes");
         tcase_set_timeout(rt, 600);
         tcase_add_test(rt, test_phast_p2p);
+        tcase_add_test(rt, test_gpu_cch_row);
         suite_add_tcase(s, rt);
         TCase *cz = tcase_create("customize");
         tcase_set_timeout(cz, 600);
