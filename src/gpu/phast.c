@@ -866,8 +866,8 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
                 return SS_OK;
         }
         /* The ancestor chains of each pair when p has them (phast_route.c). */
-        int rc = ss__ph_p2p_routes(p, sources, targets, nr, dist, path, path_len, needs_cpu, st,
-                                   err);
+        int rc =
+            ss__ph_p2p_routes(p, sources, targets, nr, dist, path, path_len, needs_cpu, st, err);
         if (rc != SS__PH_BY_SWEEP)
                 return rc;
         /* One slot of the sweep per distinct source. */

@@ -132,15 +132,15 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 cudaGetLastError();
                 ss__p2p_free_fixed(q);
                 q->off = true;
-                ss_log_warn("gpu", "no device memory for the routes' chains (%.1f MiB): GPU "
-                                   "routes take a sweep each",
+                ss_log_warn("gpu",
+                            "no device memory for the routes' chains (%.1f MiB): GPU "
+                            "routes take a sweep each",
                             (double)(n1 * (8 + J * 4) + a1 * 32) / SS__MIB);
                 return SS_OK;
         }
         if (e != cudaSuccess) {
                 ss__p2p_free_fixed(q);
-                return ss__cuda_fail(err, "cudaMemcpy (the routes' chains)", e, __FILE__,
-                                     __LINE__);
+                return ss__cuda_fail(err, "cudaMemcpy (the routes' chains)", e, __FILE__, __LINE__);
         }
         q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * 32;
         q->stale = true;
@@ -198,7 +198,7 @@ static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err
         while (cap < nr)
                 cap *= 2;
         uint32_t room = SS__P2P_ENTRIES / cap;
-        room = room < SS__P2P_ROOM_MIN ? SS__P2P_ROOM_MIN
+        room = room < SS__P2P_ROOM_MIN   ? SS__P2P_ROOM_MIN
                : room > SS__P2P_ROOM_MAX ? SS__P2P_ROOM_MAX
                                          : room;
         /* SS_GPU_PHAST_ROUTE_ROOM sets it, for tests. */
@@ -255,8 +255,8 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                       .w_up = q->d_wup,
                                       .w_down = p->d_w,
                                       .tri = q->d_tri};
-        SS__CUDA(cudaMemcpyAsync(q->d_q, q->h_q, (size_t)nr * sizeof(uint2),
-                                 cudaMemcpyHostToDevice, p->stream));
+        SS__CUDA(cudaMemcpyAsync(q->d_q, q->h_q, (size_t)nr * sizeof(uint2), cudaMemcpyHostToDevice,
+                                 p->stream));
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
         /* SS_GPU_PHAST_ROUTE_PROFILE: the kernel's phases, logged a call. */
         unsigned long long *prof = NULL;
@@ -270,8 +270,8 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         SS__CUDA(cudaEventRecord(p->ev1, p->stream));
         SS__CUDA(cudaMemcpyAsync(q->h_dist, q->d_dist, (size_t)nr * 8, cudaMemcpyDeviceToHost,
                                  p->stream));
-        SS__CUDA(cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost,
-                                 p->stream));
+        SS__CUDA(
+            cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost, p->stream));
         unsigned long long *hp = NULL;
         if (prof && (hp = calloc((size_t)nr * 5, 8)) != NULL)
                 SS__CUDA(cudaMemcpyAsync(hp, prof, (size_t)nr * 5 * 8, cudaMemcpyDeviceToHost,
@@ -317,8 +317,8 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         if (path && total) {
                 /* The lists are scratch again: the paths, packed, go there. */
                 uint32_t *packed = (uint32_t *)q->d_lists;
-                SS__CUDA(cudaMemcpyAsync(q->d_off, q->h_off, (size_t)nr * 4,
-                                         cudaMemcpyHostToDevice, p->stream));
+                SS__CUDA(cudaMemcpyAsync(q->d_off, q->h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
+                                         p->stream));
                 if ((rc = ss__walk_compact(q->d_len, q->d_off, q->d_paths, per, nr, packed,
                                            p->stream, err)) != SS_OK)
                         return rc;
@@ -351,8 +351,9 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         for (unsigned i = 0; path && i < nr; i++)
                 if (q->h_len[i] > per && dist[i] != SS_DIST_INF) {
                         needs_cpu[i] = true;
-                        ss_log_debug("gpu", "gpu-cch route to %u: longer than %u CCH edges; path "
-                                            "left to the CPU",
+                        ss_log_debug("gpu",
+                                     "gpu-cch route to %u: longer than %u CCH edges; path "
+                                     "left to the CPU",
                                      targets[i], q->room);
                 }
         return SS_OK;
@@ -379,9 +380,9 @@ int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uin
         uint64_t kernel_ns = 0;
         for (unsigned i = 0; i < nr; i += SS__P2P_CHUNK) {
                 const unsigned k = nr - i < SS__P2P_CHUNK ? nr - i : SS__P2P_CHUNK;
-                rc = ss__p2p_chunk(p, sources + i, targets + i, k, dist + i,
-                                   path ? path + i : NULL, path ? path_len + i : NULL,
-                                   path ? needs_cpu + i : NULL, &kernel_ns, err);
+                rc = ss__p2p_chunk(p, sources + i, targets + i, k, dist + i, path ? path + i : NULL,
+                                   path ? path_len + i : NULL, path ? needs_cpu + i : NULL,
+                                   &kernel_ns, err);
                 if (rc != SS_OK)
                         return rc;
         }

@@ -381,7 +381,6 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         }
 }
 
-
 /* tri[s] for every slot s = 2a + direction of edge a = {x, y}, x < y:
  * the slots of the two edges through its lower corner w = mid[s] in
  * walking order (x -> w, w -> y up; y -> w, w -> x down). */
@@ -406,7 +405,8 @@ __global__ void ss__p2p_tri_kernel(uint32_t n, uint32_t arcs, const uint32_t *up
                         const uint32_t wl = up_first[w], wh = up_first[w + 1];
                         const uint32_t ex = ss__p2p_find(up_head, wl, wh, x);
                         const uint32_t ey = ss__p2p_find(up_head, wl, wh, y);
-                        t = (s & 1) ? make_uint2(2 * ey + 1, 2 * ex) : make_uint2(2 * ex + 1, 2 * ey);
+                        t = (s & 1) ? make_uint2(2 * ey + 1, 2 * ex)
+                                    : make_uint2(2 * ex + 1, 2 * ey);
                 }
                 tri[s] = t;
         }
@@ -418,9 +418,9 @@ extern "C" int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first,
 {
         if (arcs == 0)
                 return SS_OK;
-        const uint64_t blocks = (2 * (uint64_t)arcs + 255) / 256;
-        ss__p2p_tri_kernel<<<blocks > 65535 ? 65535u : (unsigned)blocks, 256, 0, st>>>(
-            n, arcs, up_first, up_head, mid, tri);
+        const uint64_t need = (2 * (uint64_t)arcs + 255) / 256;
+        const unsigned blocks = need < 65535 ? (unsigned)need : 65535u;
+        ss__p2p_tri_kernel<<<blocks, 256, 0, st>>>(n, arcs, up_first, up_head, mid, tri);
         SS__LAUNCHED("ss__p2p_tri_kernel");
         return SS_OK;
 }

@@ -372,7 +372,7 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
 #define SS__P2P_JUMP  8
 #define SS__P2P_TILE  4096u
 /* Dynamic shared memory of a block for chains of hmax ranks. */
-#define ss__p2p_shared(hmax) ((size_t)(hmax) * 40 + 8 + (size_t)SS__P2P_TILE * 12)
+#define ss__p2p_shared(hmax) ((size_t)(hmax)*40 + 8 + (size_t)SS__P2P_TILE * 12)
 struct ss__p2p_dev {
         uint32_t hmax, room;
         const uint32_t *rank, *anc, *up_first, *up_head, *mid, *node;
@@ -387,9 +387,9 @@ int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first, const uint3
  * lists: 2 * room entries a route of scratch. prof (or NULL): 5 values a
  * routed path: ns of the chains, of the meeting and CCH path, of the
  * unpacking; its rounds; the CCH path's edges. */
-int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists,
-            uint32_t *paths, uint32_t *plen, unsigned long long *tdist, unsigned long long *prof,
-            cudaStream_t st, struct ss_err *err);
+int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists, uint32_t *paths,
+            uint32_t *plen, unsigned long long *tdist, unsigned long long *prof, cudaStream_t st,
+            struct ss_err *err);
 
 /* Occupancy: how many blocks of the persistent kernels fit on one SM. */
 int ss__delta_blocks_per_sm(int *out, struct ss_err *err);
