@@ -984,7 +984,7 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
         /* The reverse arcs and the chains' weights carry the old weights:
          * filled again on the next route. */
         p->rev_stale = true;
-        p->p2p.stale = true;
+        ss__ph_p2p_metric_changed(p);
         struct ss_cch_metric *old = p->m;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
         ss_cch_metric_unref(old);

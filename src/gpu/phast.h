@@ -85,6 +85,11 @@ static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
         return m && !m->wide && m->cch->height <= SS_GPU_PHAST_ROUTE_HEIGHT;
 }
 
+/* Whether p's routes climb their chains (as far as p knows before its
+ * first route: a lack of device memory for the chains' arrays, found then,
+ * makes them sweeps). */
+bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p);
+
 /* Makes p answer with m, another metric of p's CCH: only the weights go to
  * the device; the structure, the schedule and the captured sweeps stay,
  * and the reverse arcs of routes are filled again, in place, from the next

@@ -80,6 +80,7 @@ struct ss_gpu_phast {
         struct ss__ph_p2p {
                 bool made, off; /* off: this handle's routes take the sweep */
                 bool stale;     /* the weights and corners are an older metric's */
+                bool off_wide;  /* off for 64-bit weights (new weights may end it) */
                 bool profile;   /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
                 unsigned long long *d_wup;
@@ -90,6 +91,7 @@ struct ss_gpu_phast {
                 uint2 *d_q, *h_q, *d_lists;
                 uint32_t *d_paths, *d_len, *d_off, *h_len, *h_off;
                 unsigned long long *d_dist, *h_dist;
+                unsigned long long *d_prof, *h_prof; /* with profile: 5 values a route */
                 uint64_t buf_bytes;
         } p2p;
 };
@@ -147,6 +149,9 @@ int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uin
                       unsigned nr, ss_dist *dist, uint32_t **path, size_t *path_len,
                       bool *needs_cpu, struct ss_gpu_phast_stats *st, struct ss_err *err);
 void ss__ph_p2p_free(struct ss_gpu_phast *p);
+/* New weights: the chains' weights and corners are refilled on the next
+ * route (and a handle that swept for 64-bit weights tries the chains). */
+void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p);
 uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p);
 
 #endif

@@ -43,6 +43,9 @@ static void ss__p2p_free_bufs(struct ss__ph_p2p *q)
         cudaFreeHost(q->h_len);
         cudaFreeHost(q->h_off);
         cudaFreeHost(q->h_dist);
+        cudaFree(q->d_prof);
+        cudaFreeHost(q->h_prof);
+        q->d_prof = q->h_prof = NULL;
         q->d_q = q->d_lists = q->h_q = NULL;
         q->d_paths = q->d_len = q->d_off = q->h_len = q->h_off = NULL;
         q->d_dist = q->h_dist = NULL;
@@ -81,11 +84,13 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
 {
         struct ss__ph_p2p *q = &p->p2p;
         const struct ss_cch *c = p->c;
-        const char *env = getenv("SS_GPU_PHAST_ROUTES");
-        q->made = true;
         q->profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;
-        if (p->owner || !ss_gpu_phast_routes_climb(p->m) || (env && !strcmp(env, "sweep"))) {
+        if (!ss_gpu_phast_climbs(p)) {
+                /* Final for this handle, but for 64-bit weights, which new
+                 * weights may end (ss_gpu_phast_set_metric makes it again). */
+                q->made = true;
                 q->off = true;
+                q->off_wide = p->m->wide;
                 if (!p->owner && !ss_gpu_phast_routes_climb(p->m))
                         ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
                                     p->m->wide ? "its weights need 64 bits"
@@ -131,6 +136,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 /* No room: the sweep answers, as before the chains. */
                 cudaGetLastError();
                 ss__p2p_free_fixed(q);
+                q->made = true;
                 q->off = true;
                 ss_log_warn("gpu",
                             "no device memory for the routes' chains (%.1f MiB): GPU "
@@ -144,6 +150,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         }
         q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * 32;
         q->stale = true;
+        q->made = true; /* a failure above leaves it unmade: the next route tries again */
         return SS_OK;
 }
 
@@ -154,9 +161,12 @@ static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
         if (!q->stale)
                 return SS_OK;
         if (p->m->wide) {
-                /* New weights that need 64 bits: sweeps from now on. */
+                /* New weights that need 64 bits: sweeps, until weights that
+                 * fit 32 bits come (ss_gpu_phast_set_metric). */
                 ss__p2p_free_fixed(q);
+                ss__p2p_free_bufs(q);
                 q->off = true;
+                q->off_wide = true;
                 return SS_OK;
         }
         const size_t a1 = p->arcs ? p->arcs : 1;
@@ -220,7 +230,10 @@ static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err
             cudaHostAlloc((void **)&q->h_off, (size_t)cap * 4, cudaHostAllocDefault) !=
                 cudaSuccess ||
             cudaHostAlloc((void **)&q->h_dist, (size_t)cap * 8, cudaHostAllocDefault) !=
-                cudaSuccess) {
+                cudaSuccess ||
+            (q->profile && (cudaMalloc((void **)&q->d_prof, (size_t)cap * 5 * 8) != cudaSuccess ||
+                            cudaHostAlloc((void **)&q->h_prof, (size_t)cap * 5 * 8,
+                                          cudaHostAllocDefault) != cudaSuccess))) {
                 cudaGetLastError();
                 ss__p2p_free_bufs(q);
                 return ss_err_set(err, SS_ENOGPU, "no device memory for %u routes' paths", cap);
@@ -259,11 +272,9 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                  p->stream));
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
         /* SS_GPU_PHAST_ROUTE_PROFILE: the kernel's phases, logged a call. */
-        unsigned long long *prof = NULL;
-        if (q->profile && path) {
-                SS__CUDA(cudaMallocAsync((void **)&prof, (size_t)nr * 5 * 8, p->stream));
+        unsigned long long *prof = q->profile && path ? q->d_prof : NULL;
+        if (prof)
                 SS__CUDA(cudaMemsetAsync(prof, 0, (size_t)nr * 5 * 8, p->stream));
-        }
         if ((rc = ss__p2p(&d, q->d_q, nr, q->d_lists, q->d_paths, q->d_len, q->d_dist, prof,
                           p->stream, err)) != SS_OK)
                 return rc;
@@ -272,12 +283,10 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                  p->stream));
         SS__CUDA(
             cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost, p->stream));
-        unsigned long long *hp = NULL;
-        if (prof && (hp = calloc((size_t)nr * 5, 8)) != NULL)
-                SS__CUDA(cudaMemcpyAsync(hp, prof, (size_t)nr * 5 * 8, cudaMemcpyDeviceToHost,
-                                         p->stream));
+        const unsigned long long *hp = prof ? q->h_prof : NULL;
         if (prof)
-                SS__CUDA(cudaFreeAsync(prof, p->stream));
+                SS__CUDA(cudaMemcpyAsync(q->h_prof, prof, (size_t)nr * 5 * 8,
+                                         cudaMemcpyDeviceToHost, p->stream));
         SS__CUDA(cudaStreamSynchronize(p->stream));
         if (hp) {
                 double sum[5] = {0};
@@ -295,7 +304,6 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                     "%.1f us, unpacking %.1f us in %.1f rounds from %.1f edges",
                                     routed, sum[0] / routed / 1e3, sum[1] / routed / 1e3,
                                     sum[2] / routed / 1e3, sum[3] / routed, sum[4] / routed);
-                free(hp);
         }
         float ms = 0;
         if (cudaEventElapsedTime(&ms, p->ev0, p->ev1) == cudaSuccess)
@@ -357,6 +365,23 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                      targets[i], q->room);
                 }
         return SS_OK;
+}
+
+bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p)
+{
+        const char *env = getenv("SS_GPU_PHAST_ROUTES");
+        return p && !p->owner && !(p->p2p.made && p->p2p.off) && ss_gpu_phast_routes_climb(p->m) &&
+               !(env && !strcmp(env, "sweep"));
+}
+
+void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p)
+{
+        struct ss__ph_p2p *q = &p->p2p;
+        q->stale = true;
+        if (q->off_wide) {
+                /* Sweeps were for 64-bit weights: the new ones may climb. */
+                q->made = q->off = q->off_wide = false;
+        }
 }
 
 int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uint32_t *targets,

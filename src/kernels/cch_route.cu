@@ -432,8 +432,10 @@ extern "C" int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr,
         if (nr == 0)
                 return SS_OK;
         const size_t shared = ss__p2p_shared(d->hmax);
+        /* The most any tree needs, always the same value: handles of
+         * different heights on one device must not undo each other's. */
         SS__CUDA(cudaFuncSetAttribute(ss__p2p_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)shared));
+                                      (int)ss__p2p_shared(SS__P2P_HMAX)));
         ss__p2p_kernel<<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
         SS__LAUNCHED("ss__p2p_kernel");
         return SS_OK;

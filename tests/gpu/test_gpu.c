@@ -1378,9 +1378,9 @@ static void check_p2p_graph(struct ss_graph *g, unsigned nr, bool road)
                 tgt[i] = (uint32_t)(rnd() % g->n);
         }
         tgt[nr - 1] = src[nr - 1];
-        /* Trees taller than the kernel's chains (1,024 ranks) take sweeps;
-         * the road graphs must not. */
-        const bool chains = ss_cch_of(g)->height <= 1024;
+        /* Trees taller than the kernel's chains (1,024 ranks) and 64-bit
+         * weights take sweeps; the road graphs must not. */
+        const bool chains = ss_gpu_phast_routes_climb(ss_cch_metric_of(g));
         ck_assert(chains || !road);
         struct ss_gpu_phast *p = NULL;
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
@@ -1458,6 +1458,38 @@ START_TEST(test_phast_p2p)
                       err.msg);
         ck_assert_uint_eq(check_p2p(p, g2, src, tgt, NR, true), 0);
         ss_gpu_phast_close(p);
+        /* Weights of 3e9 on every arc: sums need 64 bits, so routes sweep
+         * (exact all the same), and new 32-bit weights bring the chains
+         * back on the same handle. */
+        size_t nbig = 0;
+        uint64_t *ab = malloc(g->m * sizeof(uint64_t));
+        uint32_t *wb = malloc(g->m * sizeof(uint32_t));
+        for (uint64_t a = 0; a < g->m; a++) {
+                ab[nbig] = a;
+                wb[nbig++] = 3000000000u - (uint32_t)(a % 1000);
+        }
+        struct ss_graph *g3 = ss_graph_reweighted(g, ab, wb, nbig, &err);
+        ck_assert_msg(g3 != NULL, "%s", err.msg);
+        struct ss_cch_metric *m3 = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g3), g3, NULL, 2, &m3, &err) == SS_OK, "%s",
+                      err.msg);
+        ck_assert(m3->wide);
+        ss_cch_attach_metric(g3, m3);
+        check_p2p_graph(g3, 50, false);
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        ck_assert_uint_eq(check_p2p(p, g, src, tgt, 50, true), 0);
+        ck_assert_msg(ss_gpu_phast_set_metric(p, m3, &err) == SS_OK, "%s", err.msg);
+        ck_assert(!ss_gpu_phast_climbs(p));
+        ck_assert_uint_eq(check_p2p(p, g3, src, tgt, 50, false), 0);
+        ck_assert_msg(ss_gpu_phast_set_metric(p, ss_cch_metric_of(g2), &err) == SS_OK, "%s",
+                      err.msg);
+        ck_assert(ss_gpu_phast_climbs(p));
+        ck_assert_uint_eq(check_p2p(p, g2, src, tgt, NR, true), 0);
+        ss_gpu_phast_close(p);
+        ss_graph_unref(g3);
+        free(ab);
+        free(wb);
         /* Room for 8 edges a path: the longer ones are left to the CPU. */
         setenv("SS_GPU_PHAST_ROUTE_ROOM", "8", 1);
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g2), ss_cch_metric_of(g2), &p, &err) == SS_OK,
