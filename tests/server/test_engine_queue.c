@@ -12,6 +12,7 @@
 #include "apsp/apsp.h"
 #include "core/cancel.h"
 #include "engine/engine.h"
+#include "cch/cch.h"
 #include "cpu/dijkstra.h"
 #include "cpu/landmarks.h"
 #include "solve/solver.h"
@@ -940,6 +941,42 @@ START_TEST(gpu_cch_takes_gpu_matrices_and_trees)
 }
 END_TEST
 
+/* engine=gpu routes go to the gpu-cch row on a graph of more than 2M nodes
+ * too: they climb their ancestor chains (docs/gpu.md), where a sweep would
+ * hold fewer than 64 sources; matrices there still go to the Δ-stepping. */
+START_TEST(gpu_cch_takes_routes_on_large_graphs)
+{
+        struct ss_graph *g = chain(2100000);
+        atomic_store(&gate, 1);
+        struct ss_engine *e = engine_with_gpus_cch(g, 1, 64, 8, 0, 1, SS_ENGINE_CCH_ON);
+        ck_assert_ptr_nonnull(ss_cch_metric_of(ss_engine_graph(e)));
+        uint32_t s = 5, t = 1999999, ms[2] = {5, 9}, mt[2] = {40, 41};
+        struct ss_job r, m;
+        job_init(&r, e, SS_JOB_ROUTE, &s, &t, 1);
+        r.engine = SS_ENGINE_GPU;
+        job_init(&m, e, SS_JOB_MATRIX, ms, mt, 2);
+        m.nsources = 2;
+        m.engine = SS_ENGINE_GPU;
+        w.done = 0;
+        ck_assert_int_eq(ss_engine_submit(e, &r), SS_OK);
+        ck_assert_int_eq(ss_engine_submit(e, &m), SS_OK);
+        wait_done(2);
+        ck_assert_int_eq(r.status, SS_OK);
+        ck_assert_int_eq(r.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(r.ran_algo, algo("gpu-cch"));
+        ck_assert_uint_eq(r.dist[0], t - s);
+        ck_assert_int_eq(m.status, SS_OK);
+        ck_assert_int_eq(m.ran_engine, SS_ENGINE_GPU);
+        ck_assert_int_eq(m.ran_algo, algo("delta"));
+        ck_assert_uint_eq(m.dist[1], 41 - 5); /* source-major: [source][target] */
+        ck_assert_uint_eq(m.dist[3], 41 - 9);
+        ss_job_release(&r);
+        ss_job_release(&m);
+        ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
 START_TEST(cch_answers_auto_routes_and_matrices)
 {
         struct ss_graph *g = grid(40);
@@ -1230,6 +1267,7 @@ int main(void)
         tcase_add_test(tc, matrix_failed_piece_then_handback);
         tcase_add_test(tc, cch_answers_auto_routes_and_matrices);
         tcase_add_test(tc, gpu_cch_takes_gpu_matrices_and_trees);
+
         tcase_add_test(tc, apsp_answers_once_complete);
         tcase_add_test(tc, swap_keeps_old_graph_alive);
         tcase_add_test(tc, shutdown_drains_queue);
@@ -1237,5 +1275,11 @@ int main(void)
         tcase_add_test(tc, pool_of_two_devices);
         tcase_add_test(tc, idle_gpu_trims_its_workspaces);
         suite_add_tcase(s, tc);
+        /* Its own case: a CCH on 2.1M nodes takes seconds (more under the
+         * sanitizers) where the others take milliseconds. */
+        TCase *big = tcase_create("large-graph");
+        tcase_set_timeout(big, 120);
+        tcase_add_test(big, gpu_cch_takes_routes_on_large_graphs);
+        suite_add_tcase(s, big);
         return ss_check_run(s, false);
 }
