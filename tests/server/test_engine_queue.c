@@ -949,7 +949,9 @@ START_TEST(gpu_cch_takes_routes_on_large_graphs)
         struct ss_graph *g = chain(2100000);
         atomic_store(&gate, 1);
         struct ss_engine *e = engine_with_gpus_cch(g, 1, 64, 8, 0, 1, SS_ENGINE_CCH_ON);
-        ck_assert_ptr_nonnull(ss_cch_metric_of(ss_engine_graph(e)));
+        struct ss_graph *served = ss_engine_graph(e);
+        ck_assert_ptr_nonnull(ss_cch_metric_of(served));
+        ss_graph_unref(served);
         uint32_t s = 5, t = 1999999, ms[2] = {5, 9}, mt[2] = {40, 41};
         struct ss_job r, m;
         job_init(&r, e, SS_JOB_ROUTE, &s, &t, 1);
