@@ -248,6 +248,8 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
         p->profile = getenv("SS_GPU_PHAST_PROFILE") != NULL;
+        const char *rs = getenv("SS_GPU_PHAST_ROUTES");
+        p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
         /* A part of a split sweep on a large graph takes no cut by default:
          * a subtree's walk is as long on a part as on the whole, where a
          * depth's work is split (on a 24M-node continent over two H200s the
@@ -844,6 +846,60 @@ static int ss__ph_reserve_routes(struct ss_gpu_phast *p, unsigned nr, struct ss_
         return SS_OK;
 }
 
+int ss__ph_paths_out(struct ss_gpu_phast *p, const uint32_t *targets, unsigned nr,
+                     const unsigned long long *h_tdist, const uint32_t *h_len, uint32_t *h_off,
+                     const uint32_t *d_len, uint32_t *d_off, const uint32_t *from, uint32_t per,
+                     uint32_t *packed, ss_dist *dist, uint32_t **path, size_t *path_len,
+                     bool *needs_cpu, struct ss_err *err)
+{
+        uint64_t total = 0;
+        for (unsigned i = 0; i < nr; i++) {
+                dist[i] = h_tdist[i] == 0xffffffffffffffffull ? SS_DIST_INF : h_tdist[i];
+                h_off[i] = (uint32_t)total;
+                if (path && h_len[i] > 0 && h_len[i] <= per)
+                        total += h_len[i];
+        }
+        if (path && total) {
+                SS__CUDA(cudaMemcpyAsync(d_off, h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
+                                         p->stream));
+                int rc = ss__walk_compact(d_len, d_off, from, per, nr, packed, p->stream, err);
+                if (rc != SS_OK)
+                        return rc;
+                uint32_t *all = malloc(total * 4);
+                if (!all)
+                        return ss_err_set(err, SS_ENOMEM, "no memory for %llu path nodes",
+                                          (unsigned long long)total);
+                cudaError_t e =
+                    cudaMemcpyAsync(all, packed, total * 4, cudaMemcpyDeviceToHost, p->stream);
+                if (e == cudaSuccess)
+                        e = cudaStreamSynchronize(p->stream);
+                if (e != cudaSuccess) {
+                        free(all);
+                        return ss__cuda_fail(err, "cudaMemcpyAsync (paths)", e, __FILE__, __LINE__);
+                }
+                for (unsigned i = 0; i < nr; i++) {
+                        if (h_len[i] == 0 || h_len[i] > per)
+                                continue;
+                        if (!(path[i] = malloc((size_t)h_len[i] * 4))) {
+                                free(all);
+                                return ss_err_set(err, SS_ENOMEM,
+                                                  "no memory for a path of %u nodes", h_len[i]);
+                        }
+                        memcpy(path[i], all + h_off[i], (size_t)h_len[i] * 4);
+                        path_len[i] = h_len[i];
+                }
+                free(all);
+        }
+        for (unsigned i = 0; path && i < nr; i++)
+                if (h_len[i] > per && dist[i] != SS_DIST_INF) {
+                        needs_cpu[i] = true;
+                        ss_log_debug(
+                            "gpu", "gpu-cch route to %u: %s; path left to the CPU", targets[i],
+                            h_len[i] == SS__WALK_LONG ? "longer than its room" : "no tight arc");
+                }
+        return SS_OK;
+}
+
 int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const uint32_t *sources,
                         const uint32_t *targets, unsigned nr, ss_dist *dist, uint32_t **path,
                         size_t *path_len, bool *needs_cpu, struct ss_gpu_phast_stats *st,
@@ -911,51 +967,10 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
         SS__CUDA(cudaMemcpyAsync(p->h_tdist, p->d_tdist, (size_t)nr * 8, cudaMemcpyDeviceToHost,
                                  p->stream));
         SS__CUDA(cudaStreamSynchronize(p->stream));
-        uint64_t total = 0;
-        for (unsigned i = 0; i < nr; i++) {
-                dist[i] = p->h_tdist[i] == 0xffffffffffffffffull ? SS_DIST_INF : p->h_tdist[i];
-                h_off[i] = (uint32_t)total;
-                if (path && h_len[i] > 0 && h_len[i] <= per)
-                        total += h_len[i];
-        }
-        if (path && total) {
-                SS__CUDA(cudaMemcpyAsync(d_off, h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
-                                         p->stream));
-                if ((rc = ss__walk_compact(d_len, d_off, p->d_walk, per, nr, p->d_paths, p->stream,
-                                           err)))
-                        return rc;
-                uint32_t *all = malloc(total * 4);
-                if (!all)
-                        return ss_err_set(err, SS_ENOMEM, "no memory for %llu path nodes",
-                                          (unsigned long long)total);
-                cudaError_t e =
-                    cudaMemcpyAsync(all, p->d_paths, total * 4, cudaMemcpyDeviceToHost, p->stream);
-                if (e == cudaSuccess)
-                        e = cudaStreamSynchronize(p->stream);
-                if (e != cudaSuccess) {
-                        free(all);
-                        return ss__cuda_fail(err, "cudaMemcpyAsync (paths)", e, __FILE__, __LINE__);
-                }
-                for (unsigned i = 0; i < nr; i++) {
-                        if (h_len[i] == 0 || h_len[i] > per)
-                                continue;
-                        if (!(path[i] = malloc((size_t)h_len[i] * 4))) {
-                                free(all);
-                                return ss_err_set(err, SS_ENOMEM,
-                                                  "no memory for a path of %u nodes", h_len[i]);
-                        }
-                        memcpy(path[i], all + h_off[i], (size_t)h_len[i] * 4);
-                        path_len[i] = h_len[i];
-                }
-                free(all);
-        }
-        for (unsigned i = 0; path && i < nr; i++)
-                if (h_len[i] > per && dist[i] != SS_DIST_INF) {
-                        needs_cpu[i] = true;
-                        ss_log_debug(
-                            "gpu", "gpu-cch walk to %u: %s; path left to the CPU", targets[i],
-                            h_len[i] == SS__WALK_LONG ? "longer than its room" : "no tight arc");
-                }
+        rc = ss__ph_paths_out(p, targets, nr, p->h_tdist, h_len, h_off, d_len, d_off, p->d_walk,
+                              per, p->d_paths, dist, path, path_len, needs_cpu, err);
+        if (rc != SS_OK)
+                return rc;
         if (st)
                 st->total_ns = ss_now_ns() - t0;
         return SS_OK;

@@ -81,6 +81,7 @@ struct ss_gpu_phast {
                 bool made, off; /* off: this handle's routes take the sweep */
                 bool stale;     /* the weights and corners are an older metric's */
                 bool off_wide;  /* off for 64-bit weights (new weights may end it) */
+                bool by_sweep;  /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
                 bool profile;   /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
                 unsigned long long *d_wup;
@@ -138,6 +139,17 @@ void ss__ph_seeds_free(struct ss__ph_seeds *sd);
  * sweep and ev1. ss__ph_reserve(p, k) first. */
 int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
                  cudaEvent_t seeded, struct ss_err *err);
+
+/* The end of a call of routes, either kind (phast.c): dist[i] from h_tdist
+ * (all ones: unreachable); the paths of 1..per nodes (h_len, target first
+ * in region i * per of from on the device) compacted into packed on the
+ * device through the offsets h_off / d_off, copied out into malloc'd
+ * path[i]; a longer one (or a status past per) leaves needs_cpu[i]. */
+int ss__ph_paths_out(struct ss_gpu_phast *p, const uint32_t *targets, unsigned nr,
+                     const unsigned long long *h_tdist, const uint32_t *h_len, uint32_t *h_off,
+                     const uint32_t *d_len, uint32_t *d_off, const uint32_t *from, uint32_t per,
+                     uint32_t *packed, ss_dist *dist, uint32_t **path, size_t *path_len,
+                     bool *needs_cpu, struct ss_err *err);
 
 /* Routes on the chains (phast_route.c): SS_OK, SS__PH_BY_SWEEP when p
  * answers routes by sweeps (a part, a 64-bit metric, a tree taller than

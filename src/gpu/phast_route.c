@@ -146,7 +146,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         }
         if (e != cudaSuccess) {
                 ss__p2p_free_fixed(q);
-                return ss__cuda_fail(err, "cudaMemcpy (the routes' chains)", e, __FILE__, __LINE__);
+                return ss__cuda_fail(err, "cudaMalloc/cudaMemcpy (the routes' chains)", e, __FILE__,
+                                     __LINE__);
         }
         q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * 32;
         q->stale = true;
@@ -315,63 +316,16 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                           "the route %u -> %u climbs more ranks than the "
                                           "elimination tree's height (%u)",
                                           sources[i], targets[i], p->c->height);
-        uint64_t total = 0;
-        for (unsigned i = 0; i < nr; i++) {
-                dist[i] = q->h_dist[i] == 0xffffffffffffffffull ? SS_DIST_INF : q->h_dist[i];
-                q->h_off[i] = (uint32_t)total;
-                if (path && q->h_len[i] > 0 && q->h_len[i] <= per)
-                        total += q->h_len[i];
-        }
-        if (path && total) {
-                /* The lists are scratch again: the paths, packed, go there. */
-                uint32_t *packed = (uint32_t *)q->d_lists;
-                SS__CUDA(cudaMemcpyAsync(q->d_off, q->h_off, (size_t)nr * 4, cudaMemcpyHostToDevice,
-                                         p->stream));
-                if ((rc = ss__walk_compact(q->d_len, q->d_off, q->d_paths, per, nr, packed,
-                                           p->stream, err)) != SS_OK)
-                        return rc;
-                uint32_t *all = malloc(total * 4);
-                if (!all)
-                        return ss_err_set(err, SS_ENOMEM, "no memory for %llu path nodes",
-                                          (unsigned long long)total);
-                cudaError_t e =
-                    cudaMemcpyAsync(all, packed, total * 4, cudaMemcpyDeviceToHost, p->stream);
-                if (e == cudaSuccess)
-                        e = cudaStreamSynchronize(p->stream);
-                if (e != cudaSuccess) {
-                        free(all);
-                        return ss__cuda_fail(err, "cudaMemcpyAsync (paths)", e, __FILE__, __LINE__);
-                }
-                for (unsigned i = 0; i < nr; i++) {
-                        const uint32_t len = q->h_len[i];
-                        if (len == 0 || len > per)
-                                continue;
-                        if (!(path[i] = malloc((size_t)len * 4))) {
-                                free(all);
-                                return ss_err_set(err, SS_ENOMEM,
-                                                  "no memory for a path of %u nodes", len);
-                        }
-                        memcpy(path[i], all + q->h_off[i], (size_t)len * 4);
-                        path_len[i] = len;
-                }
-                free(all);
-        }
-        for (unsigned i = 0; path && i < nr; i++)
-                if (q->h_len[i] > per && dist[i] != SS_DIST_INF) {
-                        needs_cpu[i] = true;
-                        ss_log_debug("gpu",
-                                     "gpu-cch route to %u: longer than %u CCH edges; path "
-                                     "left to the CPU",
-                                     targets[i], q->room);
-                }
-        return SS_OK;
+        /* The lists are scratch again: the paths, packed, go there. */
+        return ss__ph_paths_out(p, targets, nr, q->h_dist, q->h_len, q->h_off, q->d_len, q->d_off,
+                                q->d_paths, per, (uint32_t *)q->d_lists, dist, path, path_len,
+                                needs_cpu, err);
 }
 
 bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p)
 {
-        const char *env = getenv("SS_GPU_PHAST_ROUTES");
-        return p && !p->owner && !(p->p2p.made && p->p2p.off) && ss_gpu_phast_routes_climb(p->m) &&
-               !(env && !strcmp(env, "sweep"));
+        return p && !p->owner && !p->p2p.by_sweep && !(p->p2p.made && p->p2p.off) &&
+               ss_gpu_phast_routes_climb(p->m);
 }
 
 void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p)
