@@ -164,6 +164,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFreeHost(p->h_rbuf);
         cudaFreeHost(p->h_tdist);
         ss__ph_p2p_free(p);
+        ss__ph_pipe_free(p);
         ss__ph_forget(p);
         if (p->ev0)
                 cudaEventDestroy(p->ev0);
@@ -248,6 +249,8 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
         p->profile = getenv("SS_GPU_PHAST_PROFILE") != NULL;
+        const char *pk = getenv("SS_GPU_PHAST_PIPE");
+        p->pipe.k = pk && *pk ? (int)strtoul(pk, NULL, 10) : -1;
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
         p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
         /* A part of a split sweep on a large graph takes no cut by default:
@@ -537,7 +540,7 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
  * one block each, since a dependent launch costs more than their work.
  * Captured into a CUDA graph per source count (the last few kept) and
  * replayed. */
-static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
+int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
         if (p->profile) {
@@ -596,22 +599,36 @@ static int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
                   struct ss__ph_seeds *sd, struct ss_err *err)
 {
-        /* Source i's seeds (rank, distance) in slots i * per .., of which
-         * the unused keep the rank n. */
         const uint64_t per = p->nlevels + 1;
-        struct ss__ph_up up = {.p = p, .sources = sources, .k = k, .per = per};
         memset(sd, 0, sizeof(*sd));
         if (!p->hd)
                 return ss_err_set(err, SS_EINVAL, "a split sweep's part %u has no upward search",
                                   p->part);
-        sd->rank = up.rank = malloc((size_t)k * per * 4);
-        sd->src = up.src = malloc((size_t)k * per * 4);
-        sd->dist = up.dist = malloc((size_t)k * per * 8);
-        if (!up.rank || !up.src || !up.dist) {
+        sd->rank = malloc((size_t)k * per * 4);
+        sd->src = malloc((size_t)k * per * 4);
+        sd->dist = malloc((size_t)k * per * 8);
+        if (!sd->rank || !sd->src || !sd->dist) {
                 ss__ph_seeds_free(sd);
                 return ss_err_set(err, SS_ENOMEM, "no memory for %u upward searches", k);
         }
         sd->count = (uint32_t)(k * per);
+        ss__ph_upward_into(p, sources, k, sd);
+        return SS_OK;
+}
+
+void ss__ph_upward_into(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                        const struct ss__ph_seeds *sd)
+{
+        /* Source i's seeds (rank, distance) in slots i * per .., of which
+         * the unused keep the rank n. */
+        const uint64_t per = p->nlevels + 1;
+        struct ss__ph_up up = {.p = p,
+                               .sources = sources,
+                               .k = k,
+                               .per = per,
+                               .rank = sd->rank,
+                               .src = sd->src,
+                               .dist = sd->dist};
         /* An upward search takes some 20 µs on NY, and the team's threads are
          * made for each call: for a few sources (a daemon's batch of routes,
          * one tree) a thread per 16 of them, which doubled the routes of
@@ -621,7 +638,6 @@ int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
             k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
         threads = threads > p->threads ? p->threads : threads;
         ss_team_run(threads, NULL, ss__ph_up_part, &up);
-        return SS_OK;
 }
 
 void ss__ph_seeds_free(struct ss__ph_seeds *sd)
@@ -711,6 +727,7 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
                 return rc;
         st->levels = p->nlevels;
         st->launches = p->launches;
+        st->sweeps = 1;
         if (targets) {
                 /* Only the targets' columns leave the device, in one copy. */
                 if ((rc = ss__ph_gather(p->d_d, k, nt, p->d_rank, p->d_targets, 0, k, p->d_out,
@@ -738,7 +755,12 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
 int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
                        struct ss_gpu_phast_stats *st, struct ss_err *err)
 {
-        return ss__ph_run(p, sources, k, NULL, 0, dist, st, err);
+        struct ss_gpu_phast_stats none;
+        /* Trees kept on the device (dist NULL), a part without upward
+         * searches, and SS_GPU_PHAST_PIPE=0 take one sweep, then copies. */
+        if (!dist || !p->hd || p->pipe.k == 0)
+                return ss__ph_run(p, sources, k, NULL, 0, dist, st, err);
+        return ss__ph_trees(p, sources, k, dist, st ? st : &none, err);
 }
 
 int ss_gpu_phast_matrix(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,

@@ -6,9 +6,11 @@
  *
  * The device copy holds the CCH's upward lists, the metric's downward
  * weights and the schedules (about 12 bytes per edge and 28 per node);
- * a call for k sources takes 8 bytes per node and source for the distances,
- * and 256 bytes per node for the trees on their way out. The host keeps 8
- * bytes per node for each of up to 16 threads of upward searches. */
+ * a sweep of k sources takes 8 bytes per node and source for the
+ * distances (whole trees: those of a batch, at most 128), and whole trees take
+ * two slots of up to 32 trees (512 bytes per node) on their way out. The
+ * host keeps 8 bytes per node for each of up to 16 threads of upward
+ * searches. */
 #ifndef SS_GPU_PHAST_H
 #define SS_GPU_PHAST_H
 
@@ -32,6 +34,7 @@ struct ss_gpu_phast_stats {
         uint64_t total_ns; /* the whole call, copies to the host included */
         uint32_t levels;   /* depths of the elimination tree */
         uint32_t launches; /* kernels of the sweep */
+        uint32_t sweeps;   /* sweeps of the call (trees: one per batch of sources) */
 };
 
 /* Copies c and the metric m (customized for c) to CUDA device `device`.
@@ -42,8 +45,14 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p);
 
 /* dist[i * n + v] = the distance from sources[i] to v (SS_DIST_INF when
  * unreachable) for i < k, nodes by their ids. One call at a time per p.
+ * The sources sweep in batches (64 below 2^19 nodes, 128 from there,
+ * fewer where a batch would hold more than 2 GiB on the device; any k
+ * fits), and the trees of one batch leave the device while the next
+ * sweeps (phast_trees.c): that overlap needs dist in pinned memory
+ * (ss_solve_host_alloc). SS_GPU_PHAST_PIPE sets the batch (0: all k in one
+ * sweep, copied after it). With dist NULL the trees stay on the device.
  * Returns SS_OK, SS_EINVAL (a source outside the graph), SS_ENOGPU (no room
- * for k sources), SS_EGPU or SS_ENOMEM. */
+ * for a batch), SS_EGPU or SS_ENOMEM. */
 int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
                        struct ss_gpu_phast_stats *st, struct ss_err *err);
 

@@ -95,6 +95,19 @@ struct ss_gpu_phast {
                 unsigned long long *d_prof, *h_prof; /* with profile: 5 values a route */
                 uint64_t buf_bytes;
         } p2p;
+        /* Trees leave the device while later sources sweep (phast_trees.c):
+         * a stream for the copies, two slots of d_out taken in turn, and
+         * two sets of seeds in pinned memory, one filling on the host while
+         * the other goes up. Made on the first call of trees. */
+        struct ss__ph_pipe {
+                int k; /* sources a sweep: SS_GPU_PHAST_PIPE, or -1 (by size) */
+                bool made;
+                cudaStream_t copy;
+                cudaEvent_t gathered[2], copied[2], seeded[2], sw0[2], sw1[2];
+                uint32_t *h_rank[2], *h_src[2];
+                unsigned long long *h_dist[2];
+                uint64_t seed_cap; /* slots each set of seeds holds */
+        } pipe;
 };
 
 /* Whether p sweeps rank z. */
@@ -132,7 +145,20 @@ struct ss__ph_seeds {
 };
 int ss__ph_upward(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
                   struct ss__ph_seeds *sd, struct ss_err *err);
+/* The same into sd's buffers (room for k * (height + 1) slots). */
+void ss__ph_upward_into(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k,
+                        const struct ss__ph_seeds *sd);
 void ss__ph_seeds_free(struct ss__ph_seeds *sd);
+
+/* The sweep of k sources over d_d on p's stream (captured once per k). */
+int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
+
+/* Whole trees into dist (ss_gpu_phast_trees), the sweeps of later sources
+ * overlapping the copies of earlier ones (phast_trees.c); and what that
+ * keeps. */
+int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,
+                 struct ss_gpu_phast_stats *st, struct ss_err *err);
+void ss__ph_pipe_free(struct ss_gpu_phast *p);
 
 /* Queues on p's stream the seeds' copy (waited for: they leave the host's
  * buffers), ev0, the distances' fill and seeds, `seeded` when given, the

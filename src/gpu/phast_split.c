@@ -233,6 +233,7 @@ int ss_gpu_phast_split_trees(struct ss_gpu_phast_split *s, const uint32_t *sourc
         if (rc != SS_OK)
                 return rc;
         st->levels = p0->nlevels;
+        st->sweeps = 1;
         st->total_ns = ss_now_ns() - t0;
         return SS_OK;
 }

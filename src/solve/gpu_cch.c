@@ -218,9 +218,13 @@ static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct 
         int rc = SS_OK;
         const bool all = t->kind == SS_TASK_ONE_TO_ALL, route = t->kind == SS_TASK_ROUTE;
         /* Routes that climb their chains (phast_route.c) need no n
-         * distances a source: a call takes many. */
-        unsigned cap =
-            route && ss_gpu_phast_climbs(ph) ? SS__CCH_ROUTES_CALL : ss_gpu_cch_sweep_sources(g->n);
+         * distances a source, and whole trees sweep in batches of their
+         * own size while earlier ones leave (phast_trees.c): a call takes
+         * many, or all. */
+        unsigned cap = route && ss_gpu_phast_climbs(ph) ? SS__CCH_ROUTES_CALL
+                       : all && t->nsources > 0
+                           ? (t->nsources > UINT32_MAX ? UINT32_MAX : (unsigned)t->nsources)
+                           : ss_gpu_cch_sweep_sources(g->n);
         const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {
                 if (ss_cancelled(t->cancel))

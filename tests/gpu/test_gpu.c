@@ -1314,6 +1314,89 @@ START_TEST(test_phast_trees)
 }
 END_TEST
 
+/* Trees in batches whose copies overlap the next batch's sweep
+ * (phast_trees.c): k = 100 trees of a road graph under batches of the
+ * default (64: a full batch and a partial one), 3 (34 sweeps, the last of
+ * one source, slots of 3 trees taken in turn across batches), 1 and 0 (one
+ * sweep, copied after), into pageable and into pinned memory. Every
+ * distance equal to Dijkstra's; the call's sweeps as many as its batches. */
+START_TEST(test_phast_pipe)
+{
+        announce("test_phast_pipe");
+        struct ss_gen_road r = {.nodes = 20000, .seed = 11};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        enum { K = 100 };
+        uint32_t src[K];
+        for (unsigned i = 0; i < K; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        src[K - 1] = src[3];
+        ss_dist *want = malloc((size_t)K * g->n * sizeof(ss_dist));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ck_assert(want && ws);
+        for (unsigned i = 0; i < K; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        want[(size_t)i * g->n + v] = ss_dijkstra_dist(ws, v);
+        }
+        const struct {
+                const char *pipe;
+                unsigned sweeps;
+        } runs[] = {{NULL, 2}, {"3", 34}, {"1", K}, {"0", 1}};
+        for (size_t t = 0; t < sizeof(runs) / sizeof(runs[0]); t++) {
+                if (runs[t].pipe)
+                        ck_assert_int_eq(setenv("SS_GPU_PHAST_PIPE", runs[t].pipe, 1), 0);
+                struct ss_gpu_phast *p = NULL;
+                ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
+                                  SS_OK,
+                              "%s", err.msg);
+                ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
+                for (int pinned = 0; pinned < 2; pinned++) {
+                        const size_t bytes = (size_t)K * g->n * sizeof(ss_dist);
+                        ss_dist *dist = pinned ? ss_solve_host_alloc(bytes) : malloc(bytes);
+                        ck_assert(dist != NULL);
+                        /* Twice: the second call replays the captured sweep
+                         * and reuses the slots and seed sets. */
+                        for (int round = 0; round < 2; round++) {
+                                memset(dist, 0xab, bytes);
+                                struct ss_gpu_phast_stats st;
+                                ck_assert_msg(ss_gpu_phast_trees(p, src, K, dist, &st, &err) ==
+                                                  SS_OK,
+                                              "%s", err.msg);
+                                ck_assert_uint_eq(st.sweeps, runs[t].sweeps);
+                                ck_assert_uint_gt(st.sweep_ns, 0);
+                                for (size_t x = 0; x < (size_t)K * g->n; x++)
+                                        ck_assert_msg(dist[x] == want[x],
+                                                      "pipe %s pinned %d: tree %zu node %zu: "
+                                                      "%llu, want %llu",
+                                                      runs[t].pipe ? runs[t].pipe : "default",
+                                                      pinned, x / g->n, x % g->n,
+                                                      (unsigned long long)dist[x],
+                                                      (unsigned long long)want[x]);
+                        }
+                        if (pinned)
+                                ss_solve_host_free(dist);
+                        else
+                                free(dist);
+                }
+                /* One tree after many: a batch of one source (the cut's
+                 * schedule) on the same handle. */
+                ss_dist *one = malloc(g->n * sizeof(ss_dist));
+                ck_assert(one != NULL);
+                ck_assert_msg(ss_gpu_phast_trees(p, &src[5], 1, one, NULL, &err) == SS_OK, "%s",
+                              err.msg);
+                ck_assert_int_eq(memcmp(one, want + (size_t)5 * g->n, g->n * sizeof(ss_dist)), 0);
+                free(one);
+                ss_gpu_phast_close(p);
+        }
+        ss_dijkstra_ws_free(ws);
+        free(want);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* nr routes src[i] -> tgt[i] on p, with paths and without, against
  * Dijkstra on g; by_chains: they must come from the ancestor chains (no
  * depths swept), else from sweeps. Returns how many paths were left to the
@@ -2050,7 +2133,6 @@ int main(void)
         tcase_add_test(tc, test_batches);
         tcase_add_test(tc, test_batch_overflow_halves);
         tcase_add_test(tc, test_batch_landmarks);
-        tcase_add_test(tc, test_phast_trees);
         tcase_add_test(tc, test_batch_streams_concurrent);
         tcase_add_test(tc, test_workspaces_idle_freed);
         tcase_add_test(tc, test_batch_deadline);
@@ -2065,6 +2147,12 @@ int main(void)
         tcase_set_timeout(sp, 600);
         tcase_add_test(sp, test_phast_split);
         suite_add_tcase(s, sp);
+        /* Trees from the CCH's sweep: CK_RUN_CASE=trees runs them alone. */
+        TCase *tr = tcase_create("trees");
+        tcase_set_timeout(tr, 600);
+        tcase_add_test(tr, test_phast_trees);
+        tcase_add_test(tr, test_phast_pipe);
+        suite_add_tcase(s, tr);
         /* Its own case, so that CK_RUN_CASE=routes runs it alone. */
         TCase *rt = tcase_create("routes");
         tcase_set_timeout(rt, 600);
