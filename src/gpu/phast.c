@@ -249,6 +249,12 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         const char *sp = getenv("SS_GPU_PHAST_SPLIT");
         p->split = sp && *sp ? (uint32_t)strtoul(sp, NULL, 10) : SS__PH_SPLIT;
         p->profile = getenv("SS_GPU_PHAST_PROFILE") != NULL;
+        /* The chains' threads store their minima rather than fold them in
+         * with atomics, and read distances through L1: one source swept
+         * 11-16% faster on NY-d and generated 1.07M- and 1.52M-node graphs
+         * (docs/gpu.md). SS_GPU_PHAST_PLAIN=0 gives the atomics, to compare. */
+        const char *pl = getenv("SS_GPU_PHAST_PLAIN");
+        p->plain = !(pl && *pl && strcmp(pl, "0") == 0);
         const char *pk = getenv("SS_GPU_PHAST_PIPE");
         p->pipe.k = pk && *pk ? (int)strtoul(pk, NULL, 10) : -1;
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
@@ -507,8 +513,9 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
                         while (l1 < h->nlevels && l1 - l < SS__PH_CHAIN_DEPTHS &&
                                ss__ph_narrow(p, h, l1, k))
                                 l1++;
-                        rc = ss__ph_chain(p->d_d, k, d->d_levels, d->d_span, d->d_level_first, l,
-                                          l1, p->group, p->d_up_head, p->d_w, p->stream, err);
+                        rc =
+                            ss__ph_chain(p->d_d, k, d->d_levels, d->d_span, d->d_level_first, l, l1,
+                                         p->group, p->d_up_head, p->d_w, p->plain, p->stream, err);
                 }
                 p->launches++;
                 if (prof && rc == SS_OK) {
@@ -527,7 +534,8 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
                 if (prof)
                         SS__CUDA(cudaEventRecord(prof->a, p->stream));
                 rc = ss__ph_subtrees(p->d_d, k, d->d_levels, d->d_span, d->d_sub_first, d->d_sub_lf,
-                                     h->trees, p->group, p->d_up_head, p->d_w, p->stream, err);
+                                     h->trees, p->group, p->d_up_head, p->d_w, p->plain, p->stream,
+                                     err);
                 p->launches++;
                 if (prof && rc == SS_OK)
                         rc = ss__ph_prof_take(p, prof, &prof->sub_ms, err);

@@ -61,6 +61,7 @@ struct ss_gpu_phast {
         uint32_t chain_edges; /* SS__PH_CHAIN_EDGES, or SS_GPU_PHAST_CHAIN_EDGES */
         uint32_t split;       /* SS__PH_SPLIT, or SS_GPU_PHAST_SPLIT */
         bool profile;         /* SS_GPU_PHAST_PROFILE set: sweeps timed launch by launch */
+        bool plain;           /* chains store, not atomics (kernels.h); SS_GPU_PHAST_PLAIN=0: off */
         /* Routes, made on the first one: the graph's reverse arcs by node
          * id (x tail, y weight), and room for rcap routes' walks. */
         uint32_t *d_rrow;

@@ -317,13 +317,16 @@ int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *nodes, const
 /* Depths l0..l1 (level_first on the device; at most SS__PH_CHAIN_DEPTHS of
  * them) in one block of SS__PH_CHAIN_BLOCK threads; a depth of at most
  * SS__PH_CHAIN_BLOCK / group (rank, source) pairs gives each pair a group
- * of threads (group 0: a thread each). */
+ * of threads (group 0: a thread each). plain: a group's threads combine
+ * their minima in the block and one of them stores it, and distances are
+ * read through L1; otherwise each warp folds its minimum in with an atomic
+ * and distances are read from L2. */
 #define SS__PH_CHAIN_DEPTHS 2048u
 #define SS__PH_CHAIN_BLOCK  1024u
 int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
                  const uint32_t *level_first, uint32_t l0, uint32_t l1, unsigned group,
-                 const uint32_t *up_head, const unsigned long long *w_down, cudaStream_t st,
-                 struct ss_err *err);
+                 const uint32_t *up_head, const unsigned long long *w_down, bool plain,
+                 cudaStream_t st, struct ss_err *err);
 /* The subtrees below a cut (cch/schedule.h), a block of SS__PH_SUB_BLOCK
  * threads each: subtree t's levels are sub_lf[sub_first[t] ..
  * sub_first[t + 1]] (at most SS__PH_SUB_DEPTHS of them), positions of nodes
@@ -333,7 +336,7 @@ int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes, const
 int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
                     const uint32_t *sub_first, const uint32_t *sub_lf, uint32_t trees,
                     unsigned group, const uint32_t *up_head, const unsigned long long *w_down,
-                    cudaStream_t st, struct ss_err *err);
+                    bool plain, cudaStream_t st, struct ss_err *err);
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);

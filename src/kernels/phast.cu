@@ -179,25 +179,28 @@ __device__ __forceinline__ void ss__ph_first(struct ss__ph_at &w,
  * hundreds of edges (the top separators): one thread walking them set the
  * sweep's time. Every thread of the warp calls this (the shuffles need
  * them). */
-__device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsigned k,
-                                                   const struct ss__ph_at &w,
-                                                   const uint32_t *__restrict__ up_head,
-                                                   const unsigned long long *__restrict__ w_down)
+template <bool PLAIN>
+__device__ __forceinline__ void
+ss__ph_relax_group(unsigned long long *d, unsigned k, const struct ss__ph_at &w,
+                   const uint32_t *__restrict__ up_head,
+                   const unsigned long long *__restrict__ w_down, unsigned long long *part)
 {
         unsigned long long best = SS__PH_INF;
         const unsigned s = w.idle ? 0 : w.i % k;
+        /* Atomics (not PLAIN) land in L2, past this SM's L1, so their
+         * readers read L2; with one writer a pair the block's own plain
+         * stores are seen through L1 after the barrier. */
         if (!w.idle && w.c0 != SS__PH_INF) {
-                const unsigned long long dy = __ldcg(&d[(uint64_t)w.y0 * k + s]);
+                const unsigned long long *at = &d[(uint64_t)w.y0 * k + s];
+                const unsigned long long dy = PLAIN ? *at : __ldcg(at);
                 if (dy != SS__PH_INF)
                         best = dy + w.c0;
         }
         if (!w.idle) {
                 for (uint32_t a = w.r.x + w.j + w.t; a < w.r.y; a += w.t) {
                         const unsigned long long c = __ldg(&w_down[a]);
-                        /* From L2: another depth of this block may have moved it
-                         * with an atomic since this SM cached its line. */
-                        const unsigned long long dy =
-                            __ldcg(&d[(uint64_t)__ldg(&up_head[a]) * k + s]);
+                        const unsigned long long *at = &d[(uint64_t)__ldg(&up_head[a]) * k + s];
+                        const unsigned long long dy = PLAIN ? *at : __ldcg(at);
                         if (dy != SS__PH_INF && c != SS__PH_INF && dy + c < best)
                                 best = dy + c;
                 }
@@ -207,8 +210,30 @@ __device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsign
                 const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
                 best = o < best ? o : best;
         }
-        if (!w.idle && w.j % lanes == 0 && best != SS__PH_INF)
-                atomicMin(&d[(uint64_t)w.z * k + s], best);
+        if (!PLAIN) {
+                if (!w.idle && w.j % lanes == 0 && best != SS__PH_INF)
+                        atomicMin(&d[(uint64_t)w.z * k + s], best);
+                return;
+        }
+        if (w.t > 32) {
+                /* A group of several warps: their minima meet in shared
+                 * memory, and the group's first thread writes. w.t is the
+                 * same in every thread, so the whole block takes the
+                 * barrier. */
+                if (threadIdx.x % 32 == 0)
+                        part[threadIdx.x / 32] = best;
+                __syncthreads();
+                if (!w.idle && w.j == 0)
+                        for (unsigned q = 1; q < w.t / 32; q++)
+                                best = part[threadIdx.x / 32 + q] < best
+                                           ? part[threadIdx.x / 32 + q]
+                                           : best;
+        }
+        if (!w.idle && w.j == 0) {
+                unsigned long long *at = &d[(uint64_t)w.z * k + s];
+                if (best < *at)
+                        *at = best;
+        }
 }
 
 /* Levels lf[0..nl) (positions lf[i] .. lf[i + 1] of nodes and span) in
@@ -219,12 +244,13 @@ __device__ __forceinline__ void ss__ph_relax_group(unsigned long long *d, unsign
  * out ahead, in two stages: the ranks and spans of level i + 2 and the
  * first edges of level i + 1 while level i runs. The edges are read once a
  * sweep, so they come from memory; only the distances wait for the barrier. */
-__device__ __forceinline__ void ss__ph_levels(unsigned long long *d, unsigned k,
-                                              const uint32_t *nodes, const uint2 *span,
-                                              const uint32_t *lf, uint32_t nl, unsigned group,
-                                              const uint32_t *__restrict__ up_head,
-                                              const unsigned long long *__restrict__ w_down)
+template <bool PLAIN>
+__device__ __forceinline__ void
+ss__ph_levels(unsigned long long *d, unsigned k, const uint32_t *nodes, const uint2 *span,
+              const uint32_t *lf, uint32_t nl, unsigned group, const uint32_t *__restrict__ up_head,
+              const unsigned long long *__restrict__ w_down)
 {
+        __shared__ unsigned long long part[SS__PH_CHAIN_BLOCK / 32];
         if (nl == 0)
                 return;
         struct ss__ph_at cur = ss__ph_where(k, nodes, span, lf, 0, group);
@@ -236,12 +262,12 @@ __device__ __forceinline__ void ss__ph_levels(unsigned long long *d, unsigned k,
                 const struct ss__ph_at far =
                     l + 2 < nl ? ss__ph_where(k, nodes, span, lf, l + 2, group) : mid;
                 if (cur.grouped) {
-                        ss__ph_relax_group(d, k, cur, up_head, w_down);
+                        ss__ph_relax_group<PLAIN>(d, k, cur, up_head, w_down, part);
                 } else {
                         for (uint64_t i = threadIdx.x; i < cur.work; i += blockDim.x) {
                                 const uint2 r = __ldg(&span[cur.from + i / k]);
                                 ss__ph_relax(d, k, nodes[cur.from + i / k], (unsigned)(i % k), r.x,
-                                             r.y, up_head, w_down, true);
+                                             r.y, up_head, w_down, !PLAIN);
                         }
                 }
                 __syncthreads();
@@ -254,6 +280,7 @@ __device__ __forceinline__ void ss__ph_levels(unsigned long long *d, unsigned k,
  * of separator vertices (each a depth of its own) cost more than their
  * work, so one block walks them with a barrier between depths.
  * l1 - l0 is at most SS__PH_CHAIN_DEPTHS. */
+template <bool PLAIN>
 __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
                                     const uint2 *span, const uint32_t *level_first, uint32_t l0,
                                     uint32_t l1, unsigned group, const uint32_t *up_head,
@@ -263,7 +290,7 @@ __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uin
         for (uint32_t l = threadIdx.x; l <= l1 - l0; l += blockDim.x)
                 lf[l] = level_first[l0 + l];
         __syncthreads();
-        ss__ph_levels(d, k, nodes, span, lf, l1 - l0, group, up_head, w_down);
+        ss__ph_levels<PLAIN>(d, k, nodes, span, lf, l1 - l0, group, up_head, w_down);
 }
 
 /* The subtrees below the cut (gpu/phast.c), a block each: subtree t's
@@ -272,6 +299,7 @@ __global__ void ss__ph_chain_kernel(unsigned long long *d, unsigned k, const uin
  * final when this runs, so the subtrees go at once and no barrier spans
  * more than a block: the bottom of the elimination tree, where the depths
  * are wide, is one launch instead of one per depth. */
+template <bool PLAIN>
 __global__ void ss__ph_subtree_kernel(unsigned long long *d, unsigned k, const uint32_t *nodes,
                                       const uint2 *span, const uint32_t *sub_first,
                                       const uint32_t *sub_lf, unsigned group,
@@ -282,7 +310,7 @@ __global__ void ss__ph_subtree_kernel(unsigned long long *d, unsigned k, const u
         for (uint32_t l = threadIdx.x; l <= nl; l += blockDim.x)
                 lf[l] = sub_lf[L0 + l];
         __syncthreads();
-        ss__ph_levels(d, k, nodes, span, lf, nl, group, up_head, w_down);
+        ss__ph_levels<PLAIN>(d, k, nodes, span, lf, nl, group, up_head, w_down);
 }
 
 /* Trees by node for sources [s0, s0 + ks): out[j * m + i] = d[rank[v] * k + s0 + j]
@@ -340,13 +368,18 @@ extern "C" int ss__ph_level(unsigned long long *d, unsigned k, const uint32_t *n
 extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *nodes,
                             const uint2 *span, const uint32_t *level_first, uint32_t l0,
                             uint32_t l1, unsigned group, const uint32_t *up_head,
-                            const unsigned long long *w_down, cudaStream_t st, struct ss_err *err)
+                            const unsigned long long *w_down, bool plain, cudaStream_t st,
+                            struct ss_err *err)
 {
         if (l1 - l0 > SS__PH_CHAIN_DEPTHS)
                 return ss_err_set(err, SS_EINVAL, "a chain of %u depths (at most %u)", l1 - l0,
                                   SS__PH_CHAIN_DEPTHS);
-        ss__ph_chain_kernel<<<1, SS__PH_CHAIN_BLOCK, 0, st>>>(d, k, nodes, span, level_first, l0,
-                                                              l1, group, up_head, w_down);
+        if (plain)
+                ss__ph_chain_kernel<true><<<1, SS__PH_CHAIN_BLOCK, 0, st>>>(
+                    d, k, nodes, span, level_first, l0, l1, group, up_head, w_down);
+        else
+                ss__ph_chain_kernel<false><<<1, SS__PH_CHAIN_BLOCK, 0, st>>>(
+                    d, k, nodes, span, level_first, l0, l1, group, up_head, w_down);
         SS__LAUNCHED("ss__ph_chain_kernel");
         return SS_OK;
 }
@@ -354,13 +387,17 @@ extern "C" int ss__ph_chain(unsigned long long *d, unsigned k, const uint32_t *n
 extern "C" int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes,
                                const uint2 *span, const uint32_t *sub_first, const uint32_t *sub_lf,
                                uint32_t trees, unsigned group, const uint32_t *up_head,
-                               const unsigned long long *w_down, cudaStream_t st,
+                               const unsigned long long *w_down, bool plain, cudaStream_t st,
                                struct ss_err *err)
 {
         if (trees == 0)
                 return SS_OK;
-        ss__ph_subtree_kernel<<<trees, SS__PH_SUB_BLOCK, 0, st>>>(d, k, nodes, span, sub_first,
-                                                                  sub_lf, group, up_head, w_down);
+        if (plain)
+                ss__ph_subtree_kernel<true><<<trees, SS__PH_SUB_BLOCK, 0, st>>>(
+                    d, k, nodes, span, sub_first, sub_lf, group, up_head, w_down);
+        else
+                ss__ph_subtree_kernel<false><<<trees, SS__PH_SUB_BLOCK, 0, st>>>(
+                    d, k, nodes, span, sub_first, sub_lf, group, up_head, w_down);
         SS__LAUNCHED("ss__ph_subtree_kernel");
         return SS_OK;
 }
