@@ -201,6 +201,7 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
         struct ss_backend *b = NULL;
         const struct ss_solver *row;
         ss_dist *dist = NULL;
+        bool pinned = false;
         struct ss_graph *g;
         int rc = 1;
 
@@ -216,7 +217,12 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
                 rc = fail(&err);
                 goto out;
         }
-        if (!(dist = malloc(k * g->n * sizeof(ss_dist)))) {
+        /* A GPU row's trees leave the device while later sources sweep
+         * only into page-locked memory (gpu/phast.h). */
+        pinned = row->device == SS_DEVICE_GPU;
+        dist = pinned ? ss_solve_host_alloc(k * g->n * sizeof(ss_dist))
+                      : malloc(k * g->n * sizeof(ss_dist));
+        if (!dist) {
                 ss_err_set(&err, SS_ENOMEM, "no memory for %zu x %u distances", k, g->n);
                 rc = fail(&err);
                 goto out;
@@ -235,7 +241,10 @@ static int cmd_ss(struct cli *c, int argc, char **argv)
         }
         rc = 0;
 out:
-        free(dist);
+        if (pinned)
+                ss_solve_host_free(dist);
+        else
+                free(dist);
         free(src);
         ss_backend_close(b);
         ss_graph_unref(g);
