@@ -256,7 +256,18 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         const char *pl = getenv("SS_GPU_PHAST_PLAIN");
         p->plain = !(pl && *pl && strcmp(pl, "0") == 0);
         const char *pk = getenv("SS_GPU_PHAST_PIPE");
-        p->pipe.k = pk && *pk ? (int)strtoul(pk, NULL, 10) : -1;
+        p->pipe.k = -1;
+        if (pk && *pk) {
+                char *end;
+                const long v = strtol(pk, &end, 10);
+                if (*end || v < 0 || v > 65536)
+                        ss_log_warn("gpu",
+                                    "SS_GPU_PHAST_PIPE=%s is not a count of 0-65536 "
+                                    "sources: the batches go by size",
+                                    pk);
+                else
+                        p->pipe.k = (int)v;
+        }
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
         p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
         /* A part of a split sweep on a large graph takes no cut by default:
@@ -353,8 +364,10 @@ int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
         p->d_seed_idx = NULL;
         p->cap_k = 0;
         /* Capacity by powers of two: a few sizes, so that the captured
-         * sweeps stay valid while clients' sizes vary. */
-        unsigned want = 32;
+         * sweeps stay valid while clients' sizes vary. From 1: on a 24M-node
+         * continent a source is 192 MB, and one tree (the daemon's
+         * one-to-all) held room for 32, 6.1 GB. */
+        unsigned want = 1;
         while (want < k && want < (1u << 30))
                 want *= 2;
         k = want;

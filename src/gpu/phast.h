@@ -45,12 +45,13 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p);
 
 /* dist[i * n + v] = the distance from sources[i] to v (SS_DIST_INF when
  * unreachable) for i < k, nodes by their ids. One call at a time per p.
- * The sources sweep in batches (64 below 2^19 nodes, 128 from there,
- * fewer where a batch would hold more than 2 GiB on the device; any k
- * fits), and the trees of one batch leave the device while the next
- * sweeps (phast_trees.c): that overlap needs dist in pinned memory
- * (ss_solve_host_alloc). SS_GPU_PHAST_PIPE sets the batch (0: all k in one
- * sweep, copied after it). With dist NULL the trees stay on the device.
+ * The sources sweep in batches, and the trees of one batch leave the
+ * device while the next sweeps (phast_trees.c). That overlap needs dist in
+ * pinned memory (ss_solve_host_alloc): there a batch is 64 sources below
+ * 2^19 nodes and 128 from there, fewer where it would hold more than 2 GiB
+ * on the device; into pageable memory, 256 or a GiB of distances. Any k
+ * fits. SS_GPU_PHAST_PIPE sets the batch (0: all k in one sweep, copied
+ * after it). With dist NULL the trees stay on the device.
  * Returns SS_OK, SS_EINVAL (a source outside the graph), SS_ENOGPU (no room
  * for a batch), SS_EGPU or SS_ENOMEM. */
 int ss_gpu_phast_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss_dist *dist,

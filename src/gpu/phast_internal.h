@@ -104,7 +104,7 @@ struct ss_gpu_phast {
                 int k; /* sources a sweep: SS_GPU_PHAST_PIPE, or -1 (by size) */
                 bool made;
                 cudaStream_t copy;
-                cudaEvent_t gathered[2], copied[2], seeded[2], sw0[2], sw1[2];
+                cudaEvent_t gathered[2], copied[2], sw0[2], sw1[2];
                 uint32_t *h_rank[2], *h_src[2];
                 unsigned long long *h_dist[2];
                 uint64_t seed_cap; /* slots each set of seeds holds */

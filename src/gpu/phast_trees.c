@@ -19,8 +19,9 @@
  * the batch two before it has swept.
  *
  * The copies overlap only into pinned memory (ss_solve_host_alloc): into
- * pageable memory each copy holds the host until it lands, and the batches
- * run one after another as before.
+ * pageable memory each copy holds the host until it lands, so there the
+ * batches are as large as the sweep's memory bounds allow, one after
+ * another, as before the batches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +44,26 @@
 #define SS__PH_PIPE_K_BIG 128u
 #define SS__PH_PIPE_N     (1u << 19)
 #define SS__PH_PIPE_BYTES ((uint64_t)1 << 31)
+/* Into pageable memory each copy holds the host until it lands, and
+ * nothing overlaps: then as many sources a sweep as spread its fixed part
+ * thinnest within bounds, 256 and 2^27 (source, node) pairs (a GiB), as
+ * the gpu-cch row took before the batches. */
+#define SS__PH_FLAT_K     256u
+#define SS__PH_FLAT_PAIRS ((uint64_t)1 << 27)
 /* A slot of d_out holds at most this many bytes of trees (and at least
  * one tree). */
 #define SS__PH_SLOT_BYTES ((uint64_t)1 << 29)
 
-static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k)
+static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k, bool pinned)
 {
-        unsigned kb = p->pipe.k > 0          ? (unsigned)p->pipe.k
-                      : p->n < SS__PH_PIPE_N ? SS__PH_PIPE_K
-                                             : SS__PH_PIPE_K_BIG;
-        if (p->pipe.k < 0) {
+        unsigned kb;
+        if (p->pipe.k > 0) {
+                kb = (unsigned)p->pipe.k;
+        } else if (!pinned) {
+                const uint64_t fit = SS__PH_FLAT_PAIRS / p->n;
+                kb = fit < 1 ? 1u : fit < SS__PH_FLAT_K ? (unsigned)fit : SS__PH_FLAT_K;
+        } else {
+                kb = p->n < SS__PH_PIPE_N ? SS__PH_PIPE_K : SS__PH_PIPE_K_BIG;
                 const uint64_t fit = SS__PH_PIPE_BYTES / ((uint64_t)p->n * 8);
                 while (kb > 1 && kb > fit)
                         kb /= 2;
@@ -60,12 +71,23 @@ static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k)
         return kb < k ? kb : k;
 }
 
+/* Whether the host memory at dist is page-locked (the copies' overlap
+ * needs it). */
+static bool ss__ph_pinned(const void *dist)
+{
+        struct cudaPointerAttributes a;
+        if (cudaPointerGetAttributes(&a, dist) != cudaSuccess) {
+                cudaGetLastError();
+                return false;
+        }
+        return a.type == cudaMemoryTypeHost;
+}
+
 void ss__ph_pipe_free(struct ss_gpu_phast *p)
 {
         struct ss__ph_pipe *q = &p->pipe;
         for (int j = 0; j < 2; j++) {
-                cudaEvent_t *ev[] = {&q->gathered[j], &q->copied[j], &q->seeded[j], &q->sw0[j],
-                                     &q->sw1[j]};
+                cudaEvent_t *ev[] = {&q->gathered[j], &q->copied[j], &q->sw0[j], &q->sw1[j]};
                 for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
                         if (*ev[i])
                                 cudaEventDestroy(*ev[i]);
@@ -94,8 +116,6 @@ static int ss__ph_pipe_make(struct ss_gpu_phast *p, unsigned kb, struct ss_err *
                 SS__CUDA_GOTO(cudaEventCreateWithFlags(&q->gathered[j], cudaEventDisableTiming),
                               fail);
                 SS__CUDA_GOTO(cudaEventCreateWithFlags(&q->copied[j], cudaEventDisableTiming),
-                              fail);
-                SS__CUDA_GOTO(cudaEventCreateWithFlags(&q->seeded[j], cudaEventDisableTiming),
                               fail);
                 SS__CUDA_GOTO(cudaEventCreate(&q->sw0[j]), fail);
                 SS__CUDA_GOTO(cudaEventCreate(&q->sw1[j]), fail);
@@ -142,7 +162,6 @@ static int ss__ph_batch_run(struct ss_gpu_phast *p, const struct ss__ph_batch *b
                                  p->stream));
         SS__CUDA(cudaMemcpyAsync(p->d_seed_dist, sd.dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
                                  p->stream));
-        SS__CUDA(cudaEventRecord(q->seeded[j], p->stream));
         SS__CUDA(cudaEventRecord(q->sw0[j], p->stream));
         int rc;
         /* Sources past ks, in the last batch, have no seeds: their columns
@@ -199,7 +218,7 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
                         return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
                                           sources[i], i, p->n - 1);
         SS__CUDA(cudaSetDevice(p->device));
-        const unsigned kb = ss__ph_pipe_sources(p, k);
+        const unsigned kb = ss__ph_pipe_sources(p, k, ss__ph_pinned(dist));
         uint64_t chunk = SS__PH_SLOT_BYTES / ((uint64_t)p->n * 8);
         chunk = chunk < 1 ? 1 : chunk > SS__PH_CHUNK ? SS__PH_CHUNK : chunk;
         chunk = chunk > kb ? kb : chunk;

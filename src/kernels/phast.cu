@@ -174,8 +174,9 @@ __device__ __forceinline__ void ss__ph_first(struct ss__ph_at &w,
 
 /* One (rank, source) pair's distance from t threads (a power of two) of the
  * block: thread j of the group takes the edges j, j + t, ... of the rank (the
- * group's loads coalesce), then the group's minimum goes in with one
- * atomicMin per warp. At one source a chain depth is one or two ranks with
+ * group's loads coalesce), then the group's minimum goes in: PLAIN, combined
+ * over the group's warps in shared memory and stored by its first thread;
+ * otherwise with one atomicMin per warp. At one source a chain depth is one or two ranks with
  * hundreds of edges (the top separators): one thread walking them set the
  * sweep's time. Every thread of the warp calls this (the shuffles need
  * them). */

@@ -212,6 +212,16 @@ int ss__gpu_cch_task(struct ss__gpu_cch *x, const struct ss_graph *g, struct ss_
         return rc;
 }
 
+/* Trees a call of one-to-all takes: 2^30 (source, node) pairs, 8 GiB of
+ * trees (NY-d: 4,096 trees in about 170 ms; a 24M-node continent: 44 in
+ * about 180 ms), at least one. */
+#define SS__CCH_TREE_PAIRS ((uint64_t)1 << 30)
+static unsigned ss__tree_sources(uint32_t n)
+{
+        const uint64_t k = SS__CCH_TREE_PAIRS / (n ? n : 1);
+        return k < 1 ? 1u : k > 65536 ? 65536u : (unsigned)k;
+}
+
 static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct ss_task *t,
                       bool *needs_cpu, struct ss_err *err)
 {
@@ -220,11 +230,11 @@ static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct 
         /* Routes that climb their chains (phast_route.c) need no n
          * distances a source, and whole trees sweep in batches of their
          * own size while earlier ones leave (phast_trees.c): a call takes
-         * many, or all. */
+         * many, up to SS__CCH_TREE_PAIRS (source, node) pairs, so that the
+         * deadline is looked at every few hundred milliseconds. */
         unsigned cap = route && ss_gpu_phast_climbs(ph) ? SS__CCH_ROUTES_CALL
-                       : all && t->nsources > 0
-                           ? (t->nsources > UINT32_MAX ? UINT32_MAX : (unsigned)t->nsources)
-                           : ss_gpu_cch_sweep_sources(g->n);
+                       : all                            ? ss__tree_sources(g->n)
+                                                        : ss_gpu_cch_sweep_sources(g->n);
         const size_t row = all ? (size_t)g->n : route ? 1 : t->ntargets;
         for (size_t i = 0; i < t->nsources;) {
                 if (ss_cancelled(t->cancel))

@@ -1299,6 +1299,10 @@ START_TEST(test_phast_trees)
         setenv("SS_GPU_PHAST_PROFILE", "1", 1);
         check_phast(g, 100);
         unsetenv("SS_GPU_PHAST_PROFILE");
+        /* The chains with atomics instead of one store a pair. */
+        setenv("SS_GPU_PHAST_PLAIN", "0", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_PLAIN");
         /* One source: no cut, and the whole tree below it (no top). */
         setenv("SS_GPU_PHAST_CUT", "0", 1);
         check_phast(g, 100);
@@ -1341,10 +1345,14 @@ START_TEST(test_phast_pipe)
                 for (uint32_t v = 0; v < g->n; v++)
                         want[(size_t)i * g->n + v] = ss_dijkstra_dist(ws, v);
         }
+        /* Sweeps of the call into pageable and into pinned memory: by
+         * default one batch of all 100 into pageable memory, where nothing
+         * overlaps, and batches of 64 into pinned memory. */
         const struct {
                 const char *pipe;
-                unsigned sweeps;
-        } runs[] = {{NULL, 2}, {"3", 34}, {"1", K}, {"0", 1}};
+                unsigned sweeps[2];
+        } runs[] = {{NULL, {1, 2}}, {"3", {34, 34}}, {"1", {K, K}}, {"0", {1, 1}}};
+        ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
         for (size_t t = 0; t < sizeof(runs) / sizeof(runs[0]); t++) {
                 if (runs[t].pipe)
                         ck_assert_int_eq(setenv("SS_GPU_PHAST_PIPE", runs[t].pipe, 1), 0);
@@ -1365,9 +1373,12 @@ START_TEST(test_phast_pipe)
                                 ck_assert_msg(ss_gpu_phast_trees(p, src, K, dist, &st, &err) ==
                                                   SS_OK,
                                               "%s", err.msg);
-                                ck_assert_uint_eq(st.sweeps, runs[t].sweeps);
+                                ck_assert_uint_eq(st.sweeps, runs[t].sweeps[pinned]);
                                 ck_assert_uint_gt(st.sweep_ns, 0);
-                                for (size_t x = 0; x < (size_t)K * g->n; x++)
+                                /* The last trees first: their copies land
+                                 * last, so a call that returned before its
+                                 * copies did shows there. */
+                                for (size_t x = (size_t)K * g->n; x-- > 0;)
                                         ck_assert_msg(dist[x] == want[x],
                                                       "pipe %s pinned %d: tree %zu node %zu: "
                                                       "%llu, want %llu",
@@ -1609,6 +1620,10 @@ START_TEST(test_phast_split)
         unsetenv("SS_GPU_PHAST_CUT");
         unsetenv("SS_GPU_PHAST_SHARE");
         check_phast_parts(g, 100, 1);
+        /* The parts' chains with atomics instead of one store a pair. */
+        setenv("SS_GPU_PHAST_PLAIN", "0", 1);
+        check_phast_parts(g, 100, 2);
+        unsetenv("SS_GPU_PHAST_PLAIN");
         struct ss_gpu_phast_split *sp = NULL;
         const int devs[] = {0};
         ck_assert_int_eq(
