@@ -7,7 +7,7 @@
  * The device copy holds the CCH's upward lists, the metric's downward
  * weights and the schedules (about 12 bytes per edge and 28 per node);
  * a sweep of k sources takes 8 bytes per node and source for the
- * distances (whole trees: those of a batch, at most 128), and whole trees take
+ * distances (whole trees: those of a batch), and whole trees take
  * two slots of up to 32 trees (512 bytes per node) on their way out. The
  * host keeps 8 bytes per node for each of up to 16 threads of upward
  * searches. */

@@ -176,10 +176,10 @@ __device__ __forceinline__ void ss__ph_first(struct ss__ph_at &w,
  * block: thread j of the group takes the edges j, j + t, ... of the rank (the
  * group's loads coalesce), then the group's minimum goes in: PLAIN, combined
  * over the group's warps in shared memory and stored by its first thread;
- * otherwise with one atomicMin per warp. At one source a chain depth is one or two ranks with
- * hundreds of edges (the top separators): one thread walking them set the
- * sweep's time. Every thread of the warp calls this (the shuffles need
- * them). */
+ * otherwise with one atomicMin per warp. At one source a chain depth is one
+ * or two ranks with hundreds of edges (the top separators): one thread
+ * walking them set the sweep's time. Every thread of the block calls this
+ * (the shuffles and, PLAIN, the barrier need them). */
 template <bool PLAIN>
 __device__ __forceinline__ void
 ss__ph_relax_group(unsigned long long *d, unsigned k, const struct ss__ph_at &w,
