@@ -270,6 +270,11 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         }
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
         p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
+        p->p2p.profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;
+        /* SS_GPU_PHAST_ROUTE_ROOM: the CCH edges a route's path may unpack
+         * to on the device, for tests of the paths left to the CPU. */
+        const char *rr = getenv("SS_GPU_PHAST_ROUTE_ROOM");
+        p->p2p.room_set = rr && *rr ? (uint32_t)strtoul(rr, NULL, 10) : 0;
         /* A part of a split sweep on a large graph takes no cut by default:
          * a subtree's walk is as long on a part as on the whole, where a
          * depth's work is split (on a 24M-node continent over two H200s the
@@ -705,6 +710,16 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
         return SS_OK;
 }
 
+int ss__ph_nodes_ok(const struct ss_gpu_phast *p, const uint32_t *ids, unsigned k, const char *what,
+                    struct ss_err *err)
+{
+        for (unsigned i = 0; i < k; i++)
+                if (ids[i] >= p->n)
+                        return ss_err_set(err, SS_EINVAL, "%s %u (index %u) is outside 0..%u", what,
+                                          ids[i], i, p->n ? p->n - 1 : 0);
+        return SS_OK;
+}
+
 /* The trees of k sources into the device's d_d, then out: every node
  * (targets NULL: dist is k x n) or the nt targets (dist is k x nt); with
  * neither targets nor dist they stay on the device (routes). */
@@ -719,16 +734,12 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
         memset(st, 0, sizeof(*st));
         if (k == 0 || p->n == 0 || (targets && nt == 0))
                 return SS_OK;
-        for (unsigned i = 0; i < k; i++)
-                if (sources[i] >= p->n)
-                        return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
-                                          sources[i], i, p->n - 1);
-        for (uint32_t j = 0; targets && j < nt; j++)
-                if (targets[j] >= p->n)
-                        return ss_err_set(err, SS_EINVAL, "target %u (index %u) is outside 0..%u",
-                                          targets[j], j, p->n - 1);
+        int rc;
+        if ((rc = ss__ph_nodes_ok(p, sources, k, "source", err)) ||
+            (targets && (rc = ss__ph_nodes_ok(p, targets, nt, "target", err))))
+                return rc;
         SS__CUDA(cudaSetDevice(p->device));
-        int rc = ss__ph_reserve(p, k, err);
+        rc = ss__ph_reserve(p, k, err);
         const uint64_t chunk = k < SS__PH_CHUNK ? k : SS__PH_CHUNK;
         if (rc == SS_OK && (targets || dist))
                 rc = targets ? ss__ph_reserve_out(p, (uint64_t)k * nt, nt, err)
@@ -955,18 +966,17 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
                                   "for %u and %llu",
                                   g->n, (unsigned long long)g->m, p->n,
                                   (unsigned long long)p->c->m);
-        for (unsigned i = 0; i < nr; i++)
-                if (targets[i] >= p->n)
-                        return ss_err_set(err, SS_EINVAL, "target %u (index %u) is outside 0..%u",
-                                          targets[i], i, p->n - 1);
+        int rc;
+        if ((rc = ss__ph_nodes_ok(p, sources, nr, "source", err)) ||
+            (rc = ss__ph_nodes_ok(p, targets, nr, "target", err)))
+                return rc;
         if (nr == 0) {
                 if (st)
                         memset(st, 0, sizeof(*st));
                 return SS_OK;
         }
         /* The ancestor chains of each pair when p has them (phast_route.c). */
-        int rc =
-            ss__ph_p2p_routes(p, sources, targets, nr, dist, path, path_len, needs_cpu, st, err);
+        rc = ss__ph_p2p_routes(p, sources, targets, nr, dist, path, path_len, needs_cpu, st, err);
         if (rc != SS__PH_BY_SWEEP)
                 return rc;
         /* One slot of the sweep per distinct source. */

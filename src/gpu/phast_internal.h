@@ -79,11 +79,12 @@ struct ss_gpu_phast {
          * nodes by rank, upward weights, each slot's lower corner and its
          * two edges; and room for cap routes of room edges each. */
         struct ss__ph_p2p {
-                bool made, off; /* off: this handle's routes take the sweep */
-                bool stale;     /* the weights and corners are an older metric's */
-                bool off_wide;  /* off for 64-bit weights (new weights may end it) */
-                bool by_sweep;  /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
-                bool profile;   /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
+                bool made, off;    /* off: this handle's routes take the sweep */
+                bool stale;        /* the weights and corners are an older metric's */
+                bool off_wide;     /* off for 64-bit weights (new weights may end it) */
+                bool by_sweep;     /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
+                bool profile;      /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
+                uint32_t room_set; /* SS_GPU_PHAST_ROUTE_ROOM (tests); 0: by the call */
                 uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
                 unsigned long long *d_wup;
                 uint2 *d_tri;
@@ -131,6 +132,11 @@ static inline int ss__ph_refused(int rc)
  * their schedules; distances stay indexed by rank, n of them. */
 int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
                 const uint8_t *owner, unsigned part, struct ss_gpu_phast **out, struct ss_err *err);
+
+/* SS_OK when every one of the k ids (sources or targets, as `what` says)
+ * is a node of p's graph; else SS_EINVAL naming the first that is not. */
+int ss__ph_nodes_ok(const struct ss_gpu_phast *p, const uint32_t *ids, unsigned k, const char *what,
+                    struct ss_err *err);
 
 /* Room for k sources' distances and seeds; for `entries` distances on
  * their way out and nt targets. */
@@ -182,7 +188,7 @@ int ss__ph_paths_out(struct ss_gpu_phast *p, const uint32_t *targets, unsigned n
  * answers routes by sweeps (a part, a 64-bit metric, a tree taller than
  * SS__P2P_HMAX, no device memory for the chains' arrays, or
  * SS_GPU_PHAST_ROUTES=sweep), or an error. Arguments as
- * ss_gpu_phast_routes() (targets checked). */
+ * ss_gpu_phast_routes() (sources and targets checked). */
 #define SS__PH_BY_SWEEP 1
 int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uint32_t *targets,
                       unsigned nr, ss_dist *dist, uint32_t **path, size_t *path_len,

@@ -84,7 +84,6 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
 {
         struct ss__ph_p2p *q = &p->p2p;
         const struct ss_cch *c = p->c;
-        q->profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;
         if (!ss_gpu_phast_climbs(p)) {
                 /* Final for this handle, but for 64-bit weights, which new
                  * weights may end (ss_gpu_phast_set_metric makes it again). */
@@ -212,10 +211,8 @@ static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err
         room = room < SS__P2P_ROOM_MIN   ? SS__P2P_ROOM_MIN
                : room > SS__P2P_ROOM_MAX ? SS__P2P_ROOM_MAX
                                          : room;
-        /* SS_GPU_PHAST_ROUTE_ROOM sets it, for tests. */
-        const char *env = getenv("SS_GPU_PHAST_ROUTE_ROOM");
-        if (env && *env && strtoul(env, NULL, 10) > 0)
-                room = (uint32_t)strtoul(env, NULL, 10);
+        if (q->room_set)
+                room = q->room_set;
         const size_t lists = (size_t)cap * 2 * room * sizeof(uint2);
         const size_t paths = (size_t)cap * (room + 1) * 4;
         if (cudaMalloc((void **)&q->d_q, (size_t)cap * sizeof(uint2)) != cudaSuccess ||
@@ -351,10 +348,6 @@ int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uin
                 return rc;
         if (q->off)
                 return SS__PH_BY_SWEEP;
-        for (unsigned i = 0; i < nr; i++)
-                if (sources[i] >= p->n)
-                        return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
-                                          sources[i], i, p->n - 1);
         SS__CUDA(cudaSetDevice(p->device));
         uint64_t kernel_ns = 0;
         for (unsigned i = 0; i < nr; i += SS__P2P_CHUNK) {

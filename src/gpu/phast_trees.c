@@ -213,16 +213,14 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         memset(st, 0, sizeof(*st));
         if (k == 0 || p->n == 0)
                 return SS_OK;
-        for (unsigned i = 0; i < k; i++)
-                if (sources[i] >= p->n)
-                        return ss_err_set(err, SS_EINVAL, "source %u (index %u) is outside 0..%u",
-                                          sources[i], i, p->n - 1);
+        int rc = ss__ph_nodes_ok(p, sources, k, "source", err);
+        if (rc != SS_OK)
+                return rc;
         SS__CUDA(cudaSetDevice(p->device));
         const unsigned kb = ss__ph_pipe_sources(p, k, ss__ph_pinned(dist));
         uint64_t chunk = SS__PH_SLOT_BYTES / ((uint64_t)p->n * 8);
         chunk = chunk < 1 ? 1 : chunk > SS__PH_CHUNK ? SS__PH_CHUNK : chunk;
         chunk = chunk > kb ? kb : chunk;
-        int rc;
         if ((rc = ss__ph_reserve(p, kb, err)) ||
             (rc = ss__ph_reserve_out(p, 2 * chunk * p->n, 0, err)) ||
             (rc = ss__ph_pipe_make(p, kb, err)))

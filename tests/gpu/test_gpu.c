@@ -231,6 +231,16 @@ static struct ss_graph *load_data(const char *rel)
         return g;
 }
 
+/* A generated road graph (gen/gen.h) of n nodes; a failure fails the test. */
+static struct ss_graph *road_graph(uint32_t n, uint64_t seed)
+{
+        struct ss_gen_road r = {.nodes = n, .seed = seed};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        return g;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 START_TEST(test_sample_known_answers)
@@ -790,10 +800,7 @@ START_TEST(test_road_graphs)
         announce("test_road_graphs");
         const uint64_t sizes[] = {1000, 60000};
         for (size_t i = 0; i < 2; i++) {
-                struct ss_gen_road p = {.nodes = sizes[i], .seed = 3 + i};
-                struct ss_err err;
-                struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
-                ck_assert_msg(g != NULL, "%s", err.msg);
+                struct ss_graph *g = road_graph(sizes[i], 3 + i);
                 check_graph(g, NULL, 2, sizes[i] < 5000 ? 7 : 2999);
                 check_family(g, 3, sizes[i] < 5000 ? 7 : 2999);
                 ss_graph_unref(g);
@@ -814,9 +821,7 @@ START_TEST(test_cluster_phases)
         struct ss_err err;
         ck_assert_int_eq(ss_gpu_probe(&info, &err), SS_OK);
         const bool clusters = info.dev[0].cc_major >= 9;
-        struct ss_gen_road p = {.nodes = 300000, .seed = 11};
-        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *g = road_graph(300000, 11);
         const char *env[][2] = {{NULL, NULL}, {"0", NULL}, {"4", "1024"}};
         ss_dist *all = malloc((size_t)g->n * sizeof(ss_dist));
         ck_assert_ptr_nonnull(all);
@@ -946,10 +951,8 @@ END_TEST
 START_TEST(test_family_deadline_large)
 {
         announce("test_family_deadline_large");
-        struct ss_gen_road p = {.nodes = 1000000, .seed = 11};
         struct ss_err err;
-        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *g = road_graph(1000000, 11);
         struct ss_gpu *gpu = open_gpu(g, NULL, NULL, 1);
         for (size_t a = 0; a < NEVERY; a++) {
                 const char *name = ss_gpu_algo_name(every[a]);
@@ -1288,10 +1291,7 @@ START_TEST(test_phast_trees)
         struct ss_graph *g = random_graph(3000, 500, 0);
         check_phast(g, 100);
         ss_graph_unref(g);
-        struct ss_gen_road r = {.nodes = 20000, .seed = 5};
-        struct ss_err err;
-        g = ss_gen_road_graph(&r, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        g = road_graph(20000, 5);
         check_phast(g, 100);
         setenv("SS_GPU_PHAST_GROUP", "0", 1);
         check_phast(g, 100);
@@ -1327,10 +1327,8 @@ END_TEST
 START_TEST(test_phast_pipe)
 {
         announce("test_phast_pipe");
-        struct ss_gen_road r = {.nodes = 20000, .seed = 11};
         struct ss_err err;
-        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *g = road_graph(20000, 11);
         ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
         enum { K = 100 };
         uint32_t src[K];
@@ -1520,9 +1518,7 @@ START_TEST(test_phast_p2p)
         check_p2p_graph(g, 1500, true);
         ss_graph_unref(g);
 
-        struct ss_gen_road r = {.nodes = 20000, .seed = 11};
-        g = ss_gen_road_graph(&r, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        g = road_graph(20000, 11);
         check_p2p_graph(g, 200, true);
         enum { NR = 200 };
         uint32_t src[NR], tgt[NR];
@@ -1607,10 +1603,8 @@ END_TEST
 START_TEST(test_phast_split)
 {
         announce("test_phast_split");
-        struct ss_gen_road r = {.nodes = 20000, .seed = 9};
         struct ss_err err;
-        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *g = road_graph(20000, 9);
         check_phast_parts(g, 100, 2);
         check_phast_parts(g, 100, 3);
         setenv("SS_GPU_PHAST_SHARE", "3000", 1);
@@ -1845,9 +1839,7 @@ START_TEST(test_gpu_cch_row)
 {
         announce("test_gpu_cch_row");
         struct ss_err err;
-        struct ss_gen_road r = {.nodes = 6000, .seed = 9};
-        struct ss_graph *g = ss_gen_road_graph(&r, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_graph *g = road_graph(6000, 9);
         const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
         const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
         ck_assert_ptr_nonnull(row);
