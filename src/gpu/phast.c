@@ -58,6 +58,9 @@
  * one round a cycle of zero-weight arcs) is left to the caller. */
 #define SS__PH_PATH_MAX 4096u
 
+static bool ss__ph_narrow(const struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t l,
+                          unsigned k);
+
 /* A schedule on the device: the host's arrays copied, then dropped but for
  * the depths of the top. */
 static void ss__ph_dsched_free(struct ss__ph_dsched *d)
@@ -149,6 +152,7 @@ void ss_gpu_phast_close(struct ss_gpu_phast *p)
         cudaFree(p->d_rank);
         ss__ph_dsched_free(&p->full);
         ss__ph_dsched_free(&p->cut);
+        ss__ph_top_free(p);
         cudaFree(p->d_w);
         cudaFree(p->d_d);
         cudaFree(p->d_out);
@@ -301,6 +305,20 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                         ss__ph_dsched_free(&p->cut);
                 }
         }
+        /* The table of the top: the depths above the cut (all of them
+         * chains: 678 on a generated 1.07M-node graph, 171 on NY-d), or
+         * without a cut the leading depths that are chains at one source. */
+        uint32_t top = p->cut.d_levels ? p->cut.h.nlevels : 0;
+        while (!p->cut.d_levels && top < p->full.h.nlevels && ss__ph_narrow(p, &p->full.h, top, 1))
+                top++;
+        {
+                struct ss_err terr = {0};
+                if (ss__ph_top_make(p, top, &terr) != SS_OK) {
+                        cudaGetLastError();
+                        ss_log_warn("gpu", "the sweep runs without its table of the top: %s",
+                                    terr.msg);
+                }
+        }
         /* A source's seeds are its ancestors, the tree's height of them at
          * most: a part's own depths may be fewer. */
         p->nlevels = c->height;
@@ -344,7 +362,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         free(ebase);
         /* The rank (4) of each node, the edges (12) and the schedules. */
         p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full) +
-                         ss__ph_dsched_bytes(&p->cut);
+                         ss__ph_dsched_bytes(&p->cut) + ss__ph_top_bytes(p);
         *out = p;
         return SS_OK;
 fail:
@@ -489,7 +507,7 @@ static bool ss__ph_narrow(const struct ss_gpu_phast *p, const struct ss_cch_sche
  * sweep's time is made of, for tuning. */
 struct ss__ph_prof {
         cudaEvent_t a, b;
-        double chain_ms, level_ms, sub_ms;
+        double top_ms, chain_ms, level_ms, sub_ms;
         uint32_t chains, chain_depths, levels;
 };
 
@@ -510,8 +528,20 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
         const struct ss__ph_dsched *d = k <= SS__PH_CUT_K && p->cut.d_levels ? &p->cut : &p->full;
         const struct ss_cch_sched *h = &d->h;
         int rc = SS_OK;
+        uint32_t l0 = 0;
         p->launches = 0;
-        for (uint32_t l = 0; l < h->nlevels && rc == SS_OK;) {
+        if (ss__ph_top_takes(p, k)) {
+                /* The depths above the table's D0 in one launch. */
+                if (prof)
+                        SS__CUDA(cudaEventRecord(prof->a, p->stream));
+                rc = ss__pt_sweep(p->d_d, k, p->top.rows, p->top.d_row_z, p->top.d_row_off,
+                                  p->top.d_anc, p->top.d_dist, p->stream, err);
+                p->launches++;
+                if (prof && rc == SS_OK)
+                        rc = ss__ph_prof_take(p, prof, &prof->top_ms, err);
+                l0 = p->top.depths < h->nlevels ? p->top.depths : h->nlevels;
+        }
+        for (uint32_t l = l0; l < h->nlevels && rc == SS_OK;) {
                 const uint32_t from = h->level_first[l];
                 const uint32_t count = h->level_first[l + 1] - from;
                 const bool narrow = ss__ph_narrow(p, h, l, k);
@@ -569,6 +599,10 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
 int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
+        /* The table's distances for this metric, queued before the sweep
+         * (outside its capture: they change with the metric). */
+        if (ss__ph_top_takes(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
+                return rc;
         if (p->profile) {
                 struct ss__ph_prof prof = {0};
                 SS__CUDA(cudaEventCreate(&prof.a));
@@ -581,10 +615,12 @@ int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                 cudaEventDestroy(prof.a);
                 cudaEventDestroy(prof.b);
                 ss_log_info("gpu",
-                            "sweep of %u sources: %u chains of %u depths %.3f ms, %u other depths "
-                            "%.3f ms, subtrees %.3f ms (each launch timed alone)",
-                            k, prof.chains, prof.chain_depths, prof.chain_ms, prof.levels,
-                            prof.level_ms, prof.sub_ms);
+                            "sweep of %u sources: table of %u depths %.3f ms, %u chains of %u "
+                            "depths %.3f ms, %u other depths %.3f ms, subtrees %.3f ms (each "
+                            "launch timed alone)",
+                            k, ss__ph_top_takes(p, k) ? p->top.depths : 0, prof.top_ms, prof.chains,
+                            prof.chain_depths, prof.chain_ms, prof.levels, prof.level_ms,
+                            prof.sub_ms);
                 return rc;
         }
         struct ss__ph_exec *x = NULL;
@@ -760,6 +796,7 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
         st->levels = p->nlevels;
         st->launches = p->launches;
         st->sweeps = 1;
+        st->top = ss__ph_top_takes(p, k) ? p->top.depths : 0;
         if (targets) {
                 /* Only the targets' columns leave the device, in one copy. */
                 if ((rc = ss__ph_gather(p->d_d, k, nt, p->d_rank, p->d_targets, 0, k, p->d_out,
@@ -1052,6 +1089,7 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
         /* The reverse arcs and the chains' weights carry the old weights:
          * filled again on the next route. */
         p->rev_stale = true;
+        p->top.stale = true;
         ss__ph_p2p_metric_changed(p);
         struct ss_cch_metric *old = p->m;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);

@@ -35,6 +35,7 @@ struct ss_gpu_phast_stats {
         uint32_t levels;   /* depths of the elimination tree */
         uint32_t launches; /* kernels of the sweep */
         uint32_t sweeps;   /* sweeps of the call (trees: one per batch of sources) */
+        uint32_t top;      /* depths its sweeps took from the table of the top (0: none) */
 };
 
 /* Copies c and the metric m (customized for c) to CUDA device `device`.

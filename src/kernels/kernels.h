@@ -340,6 +340,22 @@ int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes, co
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);
+/* The top of the elimination tree as a table (phast_top.cu, gpu/phast_top.c):
+ * rows by depth, row r (rank row_z[r]) holding entries row_off[r] ..
+ * row_off[r + 1], one for each ancestor anc[] of the rank, dist[] the
+ * shortest path from it down to the rank. build fills the rows [r0, r0 +
+ * count) of depth l (dist set to infinity before the first depth) from
+ * their upward arcs (arc_first per row; arc: the edge, for w_down; arc_x:
+ * the arc's upper end's first entry and depth), each (row, entry)'s arcs in
+ * `parts` slices; sweep sets those ranks' distances for k sources in d from
+ * the seeds of their ancestors, in one launch. */
+int ss__pt_build(unsigned long long *dist, uint32_t r0, uint32_t count, uint32_t l, unsigned parts,
+                 const uint32_t *row_off, const uint32_t *arc_first, const uint32_t *arc,
+                 const uint2 *arc_x, const unsigned long long *w_down, cudaStream_t st,
+                 struct ss_err *err);
+int ss__pt_sweep(unsigned long long *d, unsigned k, uint32_t rows, const uint32_t *row_z,
+                 const uint32_t *row_off, const uint32_t *anc, const unsigned long long *dist,
+                 cudaStream_t st, struct ss_err *err);
 /* to[r * k + s] = from[r * k + s] for the count ranks r of ranks and every
  * source s < k: a part's distances into another part's (to may be a peer
  * device's memory). */

@@ -434,9 +434,9 @@ static int check_cch(struct ss_graph *g, unsigned k, unsigned nverify, const cha
                bad);
         printf("CCHBATCH graph=%s n=%u k=%u verified=%u mismatches=%" PRIu64 " batch_ms=%.3f "
                "sweep_ms=%.3f up_ms=%.3f per_tree_ms=%.4f per_tree_sweep_ms=%.4f levels=%u "
-               "launches=%u sweeps=%u\n",
+               "launches=%u sweeps=%u top=%u\n",
                label, g->n, k, nv, bad, ws, ss, us, ws / k, ss / k, st.levels, st.launches,
-               st.sweeps);
+               st.sweeps, st.top);
         ss_gpu_phast_close(p);
         const uint64_t mbad = check_cch_row(g, src, k, nv, dist, label);
         ss_solve_host_free(dist);

@@ -1303,6 +1303,16 @@ START_TEST(test_phast_trees)
         setenv("SS_GPU_PHAST_PLAIN", "0", 1);
         check_phast(g, 100);
         unsetenv("SS_GPU_PHAST_PLAIN");
+        /* Without the table of the top; with one of its first 5 depths
+         * only (the chains go on below it); for one source only. */
+        setenv("SS_GPU_PHAST_TOP", "0", 1);
+        check_phast(g, 100);
+        setenv("SS_GPU_PHAST_TOP", "5", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_TOP");
+        setenv("SS_GPU_PHAST_TOP_K", "1", 1);
+        check_phast(g, 100);
+        unsetenv("SS_GPU_PHAST_TOP_K");
         /* One source: no cut, and the whole tree below it (no top). */
         setenv("SS_GPU_PHAST_CUT", "0", 1);
         check_phast(g, 100);
@@ -1314,6 +1324,82 @@ START_TEST(test_phast_trees)
         const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
         g = build(5, arcs, 5);
         check_phast(g, 5);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* k trees of g from p, every distance against Dijkstra's; the call's stats. */
+static struct ss_gpu_phast_stats check_trees(struct ss_gpu_phast *p, const struct ss_graph *g,
+                                             const uint32_t *src, unsigned k)
+{
+        struct ss_err err;
+        struct ss_gpu_phast_stats st;
+        ss_dist *dist = malloc((size_t)k * g->n * sizeof(ss_dist));
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        ck_assert_msg(ss_gpu_phast_trees(p, src, k, dist, &st, &err) == SS_OK, "%s", err.msg);
+        for (unsigned i = 0; i < k; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
+                                      "k=%u tree %u (source %u) node %u: %llu, want %llu", k, i,
+                                      src[i], v, (unsigned long long)dist[(size_t)i * g->n + v],
+                                      (unsigned long long)ss_dijkstra_dist(ws, v));
+        }
+        ss_dijkstra_ws_free(ws);
+        free(dist);
+        return st;
+}
+
+/* The table of the top (phast_top.c) follows the metric: trees of one and
+ * of 7 sources with the table, then new weights on the same handle (the
+ * table filled again before the next sweep), then the first weights
+ * again. A table that kept old distances would give the old trees. */
+START_TEST(test_phast_top)
+{
+        announce("test_phast_top");
+        struct ss_err err;
+        struct ss_graph *g = road_graph(20000, 7);
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        size_t nch = 0;
+        uint64_t *ch = malloc((g->m / 3 + 1) * sizeof(uint64_t));
+        uint32_t *w = malloc((g->m / 3 + 1) * sizeof(uint32_t));
+        for (uint64_t a = 0; a < g->m; a += 3) {
+                ch[nch] = a;
+                w[nch++] = a % 9 == 0 ? 0 : g->w[a] * 7 + 1;
+        }
+        struct ss_graph *g2 = ss_graph_reweighted(g, ch, w, nch, &err);
+        ck_assert_msg(g2 != NULL, "%s", err.msg);
+        struct ss_cch_metric *m2 = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
+                      err.msg);
+        ss_cch_attach_metric(g2, m2);
+        struct ss_gpu_phast *p = NULL;
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        uint32_t src[7];
+        for (unsigned i = 0; i < 7; i++)
+                src[i] = (uint32_t)(rnd() % g->n);
+        const struct ss_graph *by[] = {g, g2, g};
+        for (int round = 0; round < 3; round++) {
+                if (round > 0)
+                        ck_assert_msg(
+                            ss_gpu_phast_set_metric(p, ss_cch_metric_of(by[round]), &err) == SS_OK,
+                            "%s", err.msg);
+                for (unsigned i = 0; i < 3; i++)
+                        ck_assert_uint_gt(check_trees(p, by[round], src + i, 1).top, 1);
+                ck_assert_uint_gt(check_trees(p, by[round], src, 7).top, 1);
+        }
+        ss_gpu_phast_close(p);
+        /* Without the table: no depths taken from it, the same trees. */
+        setenv("SS_GPU_PHAST_TOP", "0", 1);
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g2), ss_cch_metric_of(g2), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        unsetenv("SS_GPU_PHAST_TOP");
+        ck_assert_uint_eq(check_trees(p, g2, src, 1).top, 0);
+        ss_gpu_phast_close(p);
+        free(ch);
+        free(w);
+        ss_graph_unref(g2);
         ss_graph_unref(g);
 }
 END_TEST
@@ -2159,6 +2245,7 @@ int main(void)
         tcase_set_timeout(tr, 600);
         tcase_add_test(tr, test_phast_trees);
         tcase_add_test(tr, test_phast_pipe);
+        tcase_add_test(tr, test_phast_top);
         suite_add_tcase(s, tr);
         /* Its own case, so that CK_RUN_CASE=routes runs it alone. */
         TCase *rt = tcase_create("routes");
