@@ -114,10 +114,10 @@ static int ss__ph_dsched_make(const struct ss_gpu_phast *p, uint32_t cut, const 
         free(span);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "the sweep's schedule", e, __FILE__, __LINE__);
-        free(d->h.levels);
+        /* levels stay until the table of the top is made (ss__ph_open). */
         free(d->h.sub_first);
         free(d->h.sub_lf);
-        d->h.levels = d->h.sub_first = d->h.sub_lf = NULL;
+        d->h.sub_first = d->h.sub_lf = NULL;
         return SS_OK;
 }
 
@@ -313,12 +313,16 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 top++;
         {
                 struct ss_err terr = {0};
-                if (ss__ph_top_make(p, top, &terr) != SS_OK) {
+                if (ss__ph_top_make(p, p->cut.d_levels ? &p->cut.h : &p->full.h, top, &terr) !=
+                    SS_OK) {
                         cudaGetLastError();
                         ss_log_warn("gpu", "the sweep runs without its table of the top: %s",
                                     terr.msg);
                 }
         }
+        free(p->full.h.levels);
+        free(p->cut.h.levels);
+        p->full.h.levels = p->cut.h.levels = NULL;
         /* A source's seeds are its ancestors, the tree's height of them at
          * most: a part's own depths may be fewer. */
         p->nlevels = c->height;
@@ -501,6 +505,13 @@ static bool ss__ph_narrow(const struct ss_gpu_phast *p, const struct ss_cch_sche
                (uint64_t)h->level_edges[l] * k <= p->chain_edges;
 }
 
+uint32_t ss__ph_top_depths(const struct ss_gpu_phast *p, unsigned k)
+{
+        if (k > p->top.k_max)
+                return 0;
+        return k <= SS__PH_CUT_K && p->cut.d_levels ? p->top.depths_one : p->top.depths_many;
+}
+
 /* The sweep's launches on p's stream. With prof (SS_GPU_PHAST_PROFILE set,
  * not captured) each launch is timed alone, waited for, and the times of
  * the chains, of the other depths and of the subtrees are logged: what the
@@ -530,16 +541,22 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
         int rc = SS_OK;
         uint32_t l0 = 0;
         p->launches = 0;
-        if (ss__ph_top_takes(p, k)) {
-                /* The depths above the table's D0 in one launch. */
+        const uint32_t top = ss__ph_top_depths(p, k);
+        if (top) {
+                /* The depths above the table's D0 in one launch: with the
+                 * cut, the rows of the ranks above it; otherwise every
+                 * rank's of those depths. */
+                const struct ss__ph_top *t = &p->top;
+                const uint32_t r0 = d == &p->cut ? 0 : t->first_many;
+                const uint32_t rows = d == &p->cut ? t->rows_one : t->rows - t->first_many;
                 if (prof)
                         SS__CUDA(cudaEventRecord(prof->a, p->stream));
-                rc = ss__pt_sweep(p->d_d, k, p->top.rows, p->top.d_row_z, p->top.d_row_off,
-                                  p->top.d_anc, p->top.d_dist, p->stream, err);
+                rc = ss__pt_sweep(p->d_d, k, rows, t->d_row_z + r0, t->d_row_off + r0, t->d_anc,
+                                  t->d_dist, p->stream, err);
                 p->launches++;
                 if (prof && rc == SS_OK)
                         rc = ss__ph_prof_take(p, prof, &prof->top_ms, err);
-                l0 = p->top.depths < h->nlevels ? p->top.depths : h->nlevels;
+                l0 = top < h->nlevels ? top : h->nlevels;
         }
         for (uint32_t l = l0; l < h->nlevels && rc == SS_OK;) {
                 const uint32_t from = h->level_first[l];
@@ -601,7 +618,7 @@ int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
         int rc = SS_OK;
         /* The table's distances for this metric, queued before the sweep
          * (outside its capture: they change with the metric). */
-        if (ss__ph_top_takes(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
+        if (ss__ph_top_depths(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
                 return rc;
         if (p->profile) {
                 struct ss__ph_prof prof = {0};
@@ -618,9 +635,8 @@ int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
                             "sweep of %u sources: table of %u depths %.3f ms, %u chains of %u "
                             "depths %.3f ms, %u other depths %.3f ms, subtrees %.3f ms (each "
                             "launch timed alone)",
-                            k, ss__ph_top_takes(p, k) ? p->top.depths : 0, prof.top_ms, prof.chains,
-                            prof.chain_depths, prof.chain_ms, prof.levels, prof.level_ms,
-                            prof.sub_ms);
+                            k, ss__ph_top_depths(p, k), prof.top_ms, prof.chains, prof.chain_depths,
+                            prof.chain_ms, prof.levels, prof.level_ms, prof.sub_ms);
                 return rc;
         }
         struct ss__ph_exec *x = NULL;
@@ -796,7 +812,7 @@ static int ss__ph_run(struct ss_gpu_phast *p, const uint32_t *sources, unsigned 
         st->levels = p->nlevels;
         st->launches = p->launches;
         st->sweeps = 1;
-        st->top = ss__ph_top_takes(p, k) ? p->top.depths : 0;
+        st->top = ss__ph_top_depths(p, k);
         if (targets) {
                 /* Only the targets' columns leave the device, in one copy. */
                 if ((rc = ss__ph_gather(p->d_d, k, nt, p->d_rank, p->d_targets, 0, k, p->d_out,

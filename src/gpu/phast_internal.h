@@ -97,17 +97,26 @@ struct ss_gpu_phast {
                 unsigned long long *d_prof, *h_prof; /* with profile: 5 values a route */
                 uint64_t buf_bytes;
         } p2p;
-        /* The depths above `depths` as a table (phast_top.c): one launch
-         * instead of those depths' chain, for sweeps of at most k_max
-         * sources. Rows by depth (depth_first on the host); made at open,
-         * its distances filled on the first sweep after each metric. */
+        /* The depths above a depth D0 as a table (phast_top.c): one launch
+         * instead of those depths' chains, for sweeps of at most k_max
+         * sources. Rows: first the ranks above the cut at depths
+         * depths_many .. depths_one, then those above the cut at depths
+         * below depths_many, then the other ranks there (in small
+         * subtrees below the cut), each set by depth: one source (the
+         * schedule with the cut) takes the first rows_one rows, more
+         * sources (the schedule by depth) the rows from first_many on.
+         * Made at open; its distances filled on the first sweep that
+         * needs them after each metric. */
         struct ss__ph_top {
-                uint32_t depths; /* 0: no table */
-                uint32_t rows;
+                uint32_t depths_one, depths_many; /* 0: no table for them */
+                uint32_t rows, rows_one, first_many;
                 uint64_t entries, arcs;
                 unsigned k_max;
-                bool stale;                     /* the distances are not this metric's */
-                uint32_t *depth_first, *widest; /* host: depths + 1, depths */
+                bool stale; /* the distances are not this metric's */
+                /* host, per depth below depths_one: the rows of each set
+                 * (first, count; the second set only below depths_many),
+                 * and the most arcs of one of them */
+                uint32_t *a_first, *a_count, *b_first, *b_count, *widest;
                 uint32_t *d_row_z, *d_row_off, *d_anc, *d_arc_first, *d_arc;
                 uint2 *d_arc_x;
                 unsigned long long *d_dist;
@@ -175,19 +184,18 @@ void ss__ph_seeds_free(struct ss__ph_seeds *sd);
 /* The sweep of k sources over d_d on p's stream (captured once per k). */
 int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
 
-/* The table of the top (phast_top.c): made from p's CCH for the depths
- * above `depths` (fewer where it would pass its budget; 0 or a part: none;
- * SS_OK with no table too), its distances filled when stale (on p's
- * stream), freed; its device memory. */
-int ss__ph_top_make(struct ss_gpu_phast *p, uint32_t depths, struct ss_err *err);
+/* The table of the top (phast_top.c): made from p's CCH and the schedule
+ * h that one source takes (the cut's, or by depth), for its depths above
+ * `depths` (fewer where the table would pass its budget; 0 or a part:
+ * none; SS_OK with no table too); its distances filled when stale (on p's
+ * stream); freed; its device memory. */
+int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t depths,
+                    struct ss_err *err);
 int ss__ph_top_fill(struct ss_gpu_phast *p, struct ss_err *err);
 void ss__ph_top_free(struct ss_gpu_phast *p);
 uint64_t ss__ph_top_bytes(const struct ss_gpu_phast *p);
-/* Whether a sweep of k sources starts with the table. */
-static inline bool ss__ph_top_takes(const struct ss_gpu_phast *p, unsigned k)
-{
-        return p->top.depths && k <= p->top.k_max;
-}
+/* The depths a sweep of k sources takes from the table (0: none). */
+uint32_t ss__ph_top_depths(const struct ss_gpu_phast *p, unsigned k);
 
 /* Whole trees into dist (ss_gpu_phast_trees), the sweeps of later sources
  * overlapping the copies of earlier ones (phast_trees.c); and what that

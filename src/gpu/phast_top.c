@@ -35,7 +35,10 @@ void ss__ph_top_free(struct ss_gpu_phast *p)
         cudaFree(t->d_arc);
         cudaFree(t->d_arc_x);
         cudaFree(t->d_dist);
-        free(t->depth_first);
+        free(t->a_first);
+        free(t->a_count);
+        free(t->b_first);
+        free(t->b_count);
         free(t->widest);
         memset(t, 0, sizeof(*t));
 }
@@ -43,7 +46,7 @@ void ss__ph_top_free(struct ss_gpu_phast *p)
 uint64_t ss__ph_top_bytes(const struct ss_gpu_phast *p)
 {
         const struct ss__ph_top *t = &p->top;
-        if (!t->depths)
+        if (!t->depths_one)
                 return 0;
         return (uint64_t)t->rows * 12 + 8 + t->entries * 12 + t->arcs * 12;
 }
@@ -64,46 +67,58 @@ static void ss__pt_host_free(struct ss__pt_host *h)
         free(h->arc_x);
 }
 
-/* The rows of the ranks at depth below t->depths, by depth, from depth[]
- * (row[z]: z's row, for the arcs' upper ends). */
-static int ss__pt_rows(const struct ss_gpu_phast *p, const uint32_t *depth, uint32_t *row,
-                       struct ss__pt_host *h)
+/* The rows (placed by the per-depth firsts; `above`: z is in the first
+ * set), their ancestors and arcs. row[] is scratch, n of them. */
+static int ss__pt_rows(const struct ss_gpu_phast *p, const uint32_t *depth, const uint8_t *above,
+                       uint32_t *row, struct ss__pt_host *h)
 {
         const struct ss_cch *c = p->c;
         const struct ss__ph_top *t = &p->top;
-        uint32_t *at = malloc((size_t)t->depths * 4);
+        const uint32_t d1 = t->depths_one, dm = t->depths_many;
+        uint32_t *na = calloc(d1, 4), *nb = calloc(d1, 4);
         h->row_z = malloc((size_t)t->rows * 4);
         h->row_off = malloc(((size_t)t->rows + 1) * 4);
-        h->anc = malloc((size_t)(t->entries ? t->entries : 1) * 4);
         h->arc_first = malloc(((size_t)t->rows + 1) * 4);
-        h->arc = malloc((size_t)(t->arcs ? t->arcs : 1) * 4);
-        h->arc_x = malloc((size_t)(t->arcs ? t->arcs : 1) * sizeof(uint2));
-        if (!at || !h->row_z || !h->row_off || !h->anc || !h->arc_first || !h->arc || !h->arc_x) {
-                free(at);
+        if (!na || !nb || !h->row_z || !h->row_off || !h->arc_first) {
+                free(na);
+                free(nb);
                 return SS_ENOMEM;
         }
-        memcpy(at, t->depth_first, (size_t)t->depths * 4);
-        for (uint32_t z = 0; z < p->n; z++)
-                if (depth[z] < t->depths) {
-                        row[z] = at[depth[z]]++;
-                        h->row_z[row[z]] = z;
-                }
-        free(at);
+        for (uint32_t z = 0; z < p->n; z++) {
+                const uint32_t l = depth[z];
+                if (l < d1 && above[z])
+                        row[z] = t->a_first[l] + na[l]++;
+                else if (l < dm)
+                        row[z] = t->b_first[l] + nb[l]++;
+                else
+                        continue;
+                h->row_z[row[z]] = z;
+        }
+        free(na);
+        free(nb);
+        uint64_t entries = 0, arcs = 0;
         h->row_off[0] = h->arc_first[0] = 0;
         for (uint32_t r = 0; r < t->rows; r++) {
                 const uint32_t z = h->row_z[r];
-                h->row_off[r + 1] = h->row_off[r] + depth[z];
-                h->arc_first[r + 1] = h->arc_first[r] + (c->up_first[z + 1] - c->up_first[z]);
+                entries += depth[z];
+                arcs += c->up_first[z + 1] - c->up_first[z];
+                h->row_off[r + 1] = (uint32_t)entries;
+                h->arc_first[r + 1] = (uint32_t)arcs;
         }
+        h->anc = malloc((size_t)(entries ? entries : 1) * 4);
+        h->arc = malloc((size_t)(arcs ? arcs : 1) * 4);
+        h->arc_x = malloc((size_t)(arcs ? arcs : 1) * sizeof(uint2));
+        if (!h->anc || !h->arc || !h->arc_x)
+                return SS_ENOMEM;
         /* The ancestors (the parent is the depth above), then the arcs,
-         * whose upper ends are ancestors and so rows already placed. */
+         * whose upper ends are ancestors, so rows of the table too. */
         for (uint32_t r = 0; r < t->rows; r++) {
-                uint32_t x = h->row_z[r];
-                for (uint32_t j = depth[x]; j-- > 0;) {
+                const uint32_t z = h->row_z[r];
+                uint32_t x = z;
+                for (uint32_t j = depth[z]; j-- > 0;) {
                         x = ss_cch_parent(c, x);
                         h->anc[h->row_off[r] + j] = x;
                 }
-                const uint32_t z = h->row_z[r];
                 uint32_t b = h->arc_first[r];
                 for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++, b++) {
                         const uint32_t y = c->up_head[a];
@@ -143,7 +158,51 @@ static int ss__pt_upload(struct ss_gpu_phast *p, const struct ss__pt_host *h, st
         return SS_OK;
 }
 
-int ss__ph_top_make(struct ss_gpu_phast *p, uint32_t depths, struct ss_err *err)
+/* The depths of each set and where their rows go, from the counts per
+ * depth of the ranks above the cut (ca) and of all ranks (call). */
+static void ss__pt_place(struct ss__ph_top *t, const uint64_t *ca, const uint64_t *call,
+                         const uint64_t *arcs_a, const uint64_t *arcs_all, uint32_t depths,
+                         uint64_t budget)
+{
+        /* Entries are a rank's depth: the deepest d1 whose first set fits,
+         * and the deepest dm <= d1 whose ranks all fit. */
+        uint64_t ea = 0, eall = 0, aa = 0, aall = 0;
+        for (uint32_t l = 0; l < depths; l++) {
+                ea += ca[l] * l;
+                eall += call[l] * l;
+                aa += arcs_a[l];
+                aall += arcs_all[l];
+                if (ea <= budget && aa < UINT32_MAX)
+                        t->depths_one = l + 1;
+                if (t->depths_many == l && eall <= budget && aall < UINT32_MAX)
+                        t->depths_many = l + 1;
+        }
+        if (t->depths_many > t->depths_one)
+                t->depths_many = t->depths_one;
+        const uint32_t d1 = t->depths_one, dm = t->depths_many;
+        uint32_t r = 0;
+        for (uint32_t l = dm; l < d1; l++) {
+                t->a_first[l] = r;
+                t->a_count[l] = (uint32_t)ca[l];
+                r += (uint32_t)ca[l];
+        }
+        t->first_many = r;
+        for (uint32_t l = 0; l < dm; l++) {
+                t->a_first[l] = r;
+                t->a_count[l] = (uint32_t)ca[l];
+                r += (uint32_t)ca[l];
+        }
+        t->rows_one = r;
+        for (uint32_t l = 0; l < dm; l++) {
+                t->b_first[l] = r;
+                t->b_count[l] = (uint32_t)(call[l] - ca[l]);
+                r += t->b_count[l];
+        }
+        t->rows = r;
+}
+
+int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t depths,
+                    struct ss_err *err)
 {
         struct ss__ph_top *t = &p->top;
         const struct ss_cch *c = p->c;
@@ -151,88 +210,104 @@ int ss__ph_top_make(struct ss_gpu_phast *p, uint32_t depths, struct ss_err *err)
         const char *e = getenv("SS_GPU_PHAST_TOP");
         if (e && *e)
                 depths = (uint32_t)strtoul(e, NULL, 10);
-        depths = depths < c->height ? depths : c->height;
+        depths = depths < h->nlevels ? depths : h->nlevels;
         /* A part keeps some of the ranks only; a table of the roots alone
          * has no entries. */
-        if (p->owner || depths < 2)
+        if (p->owner || depths < 2 || !h->levels)
                 return SS_OK;
         const char *tk = getenv("SS_GPU_PHAST_TOP_K");
-        t->k_max = tk && *tk ? (unsigned)strtoul(tk, NULL, 10) : SS__PT_K_MAX;
+        const unsigned k_max = tk && *tk ? (unsigned)strtoul(tk, NULL, 10) : SS__PT_K_MAX;
         const size_t n1 = p->n ? p->n : 1;
         uint32_t *depth = malloc(n1 * 4), *row = malloc(n1 * 4);
-        uint64_t *ent = calloc((size_t)depths + 1, 8), *arcs = calloc((size_t)depths + 1, 8);
-        t->depth_first = calloc((size_t)depths + 1, 4);
+        uint8_t *above = calloc(n1, 1);
+        uint64_t *ca = calloc(depths, 8), *call = calloc(depths, 8);
+        uint64_t *arcs_a = calloc(depths, 8), *arcs_all = calloc(depths, 8);
+        t->a_first = calloc(depths, 4);
+        t->a_count = calloc(depths, 4);
+        t->b_first = calloc(depths, 4);
+        t->b_count = calloc(depths, 4);
         t->widest = calloc(depths, 4);
-        struct ss__pt_host h = {0};
+        struct ss__pt_host hh = {0};
         int rc = SS_ENOMEM;
-        if (!depth || !row || !ent || !arcs || !t->depth_first || !t->widest)
+        if (!depth || !row || !above || !ca || !call || !arcs_a || !arcs_all || !t->a_first ||
+            !t->a_count || !t->b_first || !t->b_count || !t->widest)
                 goto out;
         /* A parent has the higher rank: depths from the top down. */
         for (uint32_t z = p->n; z-- > 0;) {
                 const uint32_t up = ss_cch_parent(c, z);
                 depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
         }
+        /* The first set: the ranks of the schedule's depths above `depths`
+         * (with a cut, those above it). */
+        for (uint32_t i = 0; i < h->level_first[depths]; i++)
+                above[h->levels[i]] = 1;
         for (uint32_t z = 0; z < p->n; z++) {
                 const uint32_t l = depth[z], deg = c->up_first[z + 1] - c->up_first[z];
                 if (l >= depths)
                         continue;
-                t->depth_first[l + 1]++;
-                ent[l + 1] += l;
-                arcs[l + 1] += deg;
+                call[l]++;
+                arcs_all[l] += deg;
+                ca[l] += above[z];
+                arcs_a[l] += above[z] ? deg : 0;
                 t->widest[l] = deg > t->widest[l] ? deg : t->widest[l];
         }
-        /* The deepest D0 whose table fits the budget (and 32-bit offsets). */
         const uint64_t budget = p->n > SS__PT_ENTRIES_MIN ? p->n : SS__PT_ENTRIES_MIN;
-        uint32_t d0 = 0;
-        for (uint32_t l = 0; l < depths; l++) {
-                t->depth_first[l + 1] += t->depth_first[l];
-                ent[l + 1] += ent[l];
-                arcs[l + 1] += arcs[l];
-                if (ent[l + 1] <= budget && arcs[l + 1] < UINT32_MAX)
-                        d0 = l + 1;
-        }
-        if (d0 < depths)
+        ss__pt_place(t, ca, call, arcs_a, arcs_all, depths, budget);
+        if (t->depths_one < depths || t->depths_many < depths)
                 ss_log_info("gpu",
-                            "the sweep's table of the top covers %u of %u depths (%llu entries at "
-                            "most)",
-                            d0, depths, (unsigned long long)budget);
+                            "the sweep's table of the top: %u of %u depths for one source, %u "
+                            "for more (%llu entries each at most)",
+                            t->depths_one, depths, t->depths_many, (unsigned long long)budget);
         rc = SS_OK;
-        if (d0 < 2)
+        if (t->depths_one < 2)
                 goto out;
-        t->depths = d0;
-        t->rows = t->depth_first[d0];
-        t->entries = ent[d0];
-        t->arcs = arcs[d0];
-        if ((rc = ss__pt_rows(p, depth, row, &h)) != SS_OK)
+        if (t->depths_many < 2)
+                t->depths_many = 0;
+        t->k_max = k_max;
+        if ((rc = ss__pt_rows(p, depth, above, row, &hh)) != SS_OK)
                 goto out;
-        rc = ss__pt_upload(p, &h, err);
+        t->entries = hh.row_off[t->rows];
+        t->arcs = hh.arc_first[t->rows];
+        rc = ss__pt_upload(p, &hh, err);
         t->stale = true;
 out:
-        ss__pt_host_free(&h);
+        ss__pt_host_free(&hh);
         free(depth);
         free(row);
-        free(ent);
-        free(arcs);
+        free(above);
+        free(ca);
+        free(call);
+        free(arcs_a);
+        free(arcs_all);
         if (rc == SS_ENOMEM)
                 ss_err_set(err, rc, "no memory for the sweep's table of the top");
-        if (rc != SS_OK || !t->depths)
+        if (rc != SS_OK || t->depths_one < 2)
                 ss__ph_top_free(p);
         return rc;
+}
+
+/* One depth's rows of one set: each (row, entry)'s arcs in slices. */
+static int ss__pt_fill_rows(struct ss_gpu_phast *p, uint32_t r0, uint32_t count, uint32_t l,
+                            struct ss_err *err)
+{
+        const struct ss__ph_top *t = &p->top;
+        unsigned parts = (t->widest[l] + SS__PT_SLICE - 1) / SS__PT_SLICE;
+        parts = parts < 1 ? 1 : parts > SS__PT_PARTS_MAX ? SS__PT_PARTS_MAX : parts;
+        return ss__pt_build(t->d_dist, r0, count, l, parts, t->d_row_off, t->d_arc_first, t->d_arc,
+                            t->d_arc_x, p->d_w, p->stream, err);
 }
 
 int ss__ph_top_fill(struct ss_gpu_phast *p, struct ss_err *err)
 {
         struct ss__ph_top *t = &p->top;
-        if (!t->depths || !t->stale)
+        if (!t->depths_one || !t->stale)
                 return SS_OK;
         int rc = ss__ph_fill(t->d_dist, t->entries, p->stream, err);
         /* Depth 0 has no entries; each depth reads the rows above it. */
-        for (uint32_t l = 1; l < t->depths && rc == SS_OK; l++) {
-                const uint32_t r0 = t->depth_first[l], count = t->depth_first[l + 1] - r0;
-                unsigned parts = (t->widest[l] + SS__PT_SLICE - 1) / SS__PT_SLICE;
-                parts = parts < 1 ? 1 : parts > SS__PT_PARTS_MAX ? SS__PT_PARTS_MAX : parts;
-                rc = ss__pt_build(t->d_dist, r0, count, l, parts, t->d_row_off, t->d_arc_first,
-                                  t->d_arc, t->d_arc_x, p->d_w, p->stream, err);
+        for (uint32_t l = 1; l < t->depths_one && rc == SS_OK; l++) {
+                rc = ss__pt_fill_rows(p, t->a_first[l], t->a_count[l], l, err);
+                if (rc == SS_OK && l < t->depths_many)
+                        rc = ss__pt_fill_rows(p, t->b_first[l], t->b_count[l], l, err);
         }
         if (rc == SS_OK)
                 t->stale = false;

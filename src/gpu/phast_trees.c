@@ -269,7 +269,7 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         st->levels = p->nlevels;
         st->launches = p->launches;
         st->sweeps = b;
-        st->top = ss__ph_top_takes(p, kb) ? p->top.depths : 0;
+        st->top = ss__ph_top_depths(p, kb);
         st->total_ns = ss_now_ns() - t0;
         return SS_OK;
 }
