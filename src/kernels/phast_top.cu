@@ -9,7 +9,8 @@
  * are one launch with no barrier.
  *
  * The table's row of v holds, for j = 0 .. depth(v) - 1, anc[] = v's
- * ancestor at depth j and dist[] = D(anc, v). Rows are by depth. */
+ * ancestor at depth j and dist[] = D(anc, v). Rows come in sets, each by
+ * depth (gpu/phast_top.c); a launch takes a run of them. */
 #include "kernels/kernels.h"
 
 #define SS__PT_INF 0xffffffffffffffffull
@@ -65,7 +66,10 @@ ss__pt_build_kernel(unsigned long long *dist, uint32_t r0, uint32_t count, uint3
  * race is harmless: d[v] only falls, from its seed to its final value, and
  * either is the length of a real path to v, so a row that reads one or the
  * other gets a candidate no shorter than its true distance, while the
- * seeds that give the true distance are read as seeds or better. */
+ * seeds that give the true distance are read as seeds or better. (Under
+ * CUDA's memory model it is still a data race; it relies on aligned 64-bit
+ * loads and stores being single accesses, which they are on every device
+ * the kernels are built for.) */
 __global__ void ss__pt_one_kernel(unsigned long long *d, uint32_t rows,
                                   const uint32_t *__restrict__ row_z,
                                   const uint32_t *__restrict__ row_off,

@@ -1353,7 +1353,8 @@ static struct ss_gpu_phast_stats check_trees(struct ss_gpu_phast *p, const struc
 /* The table of the top (phast_top.c) follows the metric: trees of one and
  * of 7 sources with the table, then new weights on the same handle (the
  * table filled again before the next sweep), then the first weights
- * again. A table that kept old distances would give the old trees. */
+ * again. A table that kept old distances would give the old trees. Then
+ * a budget under which one source takes more depths than 7 sources do. */
 START_TEST(test_phast_top)
 {
         announce("test_phast_top");
@@ -1388,6 +1389,26 @@ START_TEST(test_phast_top)
                 for (unsigned i = 0; i < 3; i++)
                         ck_assert_uint_gt(check_trees(p, by[round], src + i, 1).top, 1);
                 ck_assert_uint_gt(check_trees(p, by[round], src, 7).top, 1);
+        }
+        ss_gpu_phast_close(p);
+        /* A budget of 5,000 entries a set: the ranks above the cut fill
+         * all of its depths for one source (about 3,600 entries), every
+         * rank of those depths would not (about 9,100), so more sources
+         * take fewer depths, and the rows of the deeper ones come first
+         * (phast_top.c's two sets). */
+        setenv("SS_GPU_PHAST_TOP_ENTRIES", "5000", 1);
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        unsetenv("SS_GPU_PHAST_TOP_ENTRIES");
+        for (int round = 0; round < 2; round++) {
+                if (round > 0)
+                        ck_assert_msg(ss_gpu_phast_set_metric(p, ss_cch_metric_of(g2), &err) ==
+                                          SS_OK,
+                                      "%s", err.msg);
+                const uint32_t one = check_trees(p, by[round], src, 1).top;
+                const uint32_t many = check_trees(p, by[round], src, 7).top;
+                ck_assert_uint_gt(many, 1);
+                ck_assert_uint_gt(one, many);
         }
         ss_gpu_phast_close(p);
         /* Without the table: no depths taken from it, the same trees. */
