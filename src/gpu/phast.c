@@ -44,10 +44,13 @@
  * one launch: subtrees of at most SS__PH_CUT_SMALL nodes on graphs of fewer
  * than SS__PH_CUT_N nodes, SS__PH_CUT_LARGE on larger ones
  * (SS_GPU_PHAST_CUT overrides it; 0: no cut). Measured on one H200 at one
- * source (docs/gpu.md): 4,096 was the best of 0, 4,096 and 32,768 on NY,
- * 32,768 on generated graphs of 1.07M and 1.52M nodes; at four sources
- * the cut was slower on those two. */
-#define SS__PH_CUT_SMALL 4096u
+ * source (docs/gpu.md): before the table of the top, 4,096 was the best of
+ * 0, 4,096 and 32,768 on NY, 32,768 on generated graphs of 1.07M and 1.52M
+ * nodes; at four sources the cut was slower on those two. With the table,
+ * which takes every depth above the cut, a smaller cut leaves shorter
+ * subtrees: on NY-d 512 was the best of 64 to 8,192 (0.17 ms against 0.52
+ * at 4,096). The larger graphs' cut was not measured with the table. */
+#define SS__PH_CUT_SMALL 512u
 #define SS__PH_CUT_LARGE 32768u
 #define SS__PH_CUT_N     (1u << 19)
 #define SS__PH_CUT_K     1u
