@@ -51,6 +51,7 @@
  * subtrees: on NY-d 512 was the best of 64 to 8,192 (0.17 ms against 0.52
  * at 4,096). The larger graphs' cut was not measured with the table. */
 #define SS__PH_CUT_SMALL 512u
+#define SS__PH_CUT_PART  4096u
 #define SS__PH_CUT_LARGE 32768u
 #define SS__PH_CUT_N     (1u << 19)
 #define SS__PH_CUT_K     1u
@@ -286,10 +287,13 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * a subtree's walk is as long on a part as on the whole, where a
          * depth's work is split (on a 24M-node continent over two H200s the
          * split sweep took 3.9-4.0 ms without the cut, 5.3 ms with 32,768;
-         * on NY-d 0.91 ms with 4,096 and 1.13 ms without; docs/gpu.md). */
+         * on NY-d 0.91 ms with 4,096 and 1.13 ms without; docs/gpu.md). A
+         * part has no table of the top, so on small graphs it keeps the cut
+         * it was measured with. */
         const char *cu = getenv("SS_GPU_PHAST_CUT");
+        const uint32_t small = owner ? SS__PH_CUT_PART : SS__PH_CUT_SMALL;
         const uint32_t cut = cu && *cu             ? (uint32_t)strtoul(cu, NULL, 10)
-                             : c->n < SS__PH_CUT_N ? SS__PH_CUT_SMALL
+                             : c->n < SS__PH_CUT_N ? small
                              : owner               ? 0
                                                    : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
