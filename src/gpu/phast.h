@@ -104,9 +104,9 @@ bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p);
 /* Makes p answer with m, another metric of p's CCH: only the weights go to
  * the device; the structure, the schedule and the captured sweeps stay,
  * and the reverse arcs of routes are filled again, in place, from the next
- * route's graph; the table of the top's distances are filled again by the
- * next sweep that uses it (a launch or two per depth of the top, before its
- * timing starts). No call may be running on p. Returns SS_OK; SS_EINVAL (m is of
+ * route's graph; the table of the top is filled again by the next sweep
+ * that uses it (a launch or two per depth of the top, before its timing
+ * starts). No call may be running on p. Returns SS_OK; SS_EINVAL (m is of
  * another CCH), SS_ENOMEM or SS_EGPU: then p must be closed. */
 int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *m,
                             struct ss_err *err);
