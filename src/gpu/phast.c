@@ -313,7 +313,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 }
         }
         /* The table of the top: the depths above the cut (all of them
-         * chains: 678 on a generated 1.07M-node graph, 181 on NY-d), or
+         * chains: 678 on a generated 1.07M-node graph, 241 on NY-d), or
          * without a cut the leading depths that are chains at one source. */
         uint32_t top = p->cut.d_levels ? p->cut.h.nlevels : 0;
         while (!p->cut.d_levels && top < p->full.h.nlevels && ss__ph_narrow(p, &p->full.h, top, 1))

@@ -2,10 +2,10 @@
  *
  * Above the cut of a single source's schedule, the depths are chains of
  * separator ranks: 678 depths of 1 to 16 ranks on a generated 1.07M-node
- * road graph, 181 on NY-d, each a dependent step of a few microseconds. The
- * table holds, for each rank above depth D0, the shortest path down to it
- * from each of its ancestors: about 2,700 rows and 1.2M entries there, 1,154
- * rows and 97,000 entries on NY-d. Its distances change with the metric, so
+ * road graph, 241 on NY-d (with its cut of 512), each a dependent step of
+ * a few microseconds. The table holds, for each rank above depth D0, the
+ * shortest path down to it from each of its ancestors: about 2,700 rows
+ * and 1.2M entries on the 1.07M graph. Its distances change with the metric, so
  * they are filled on the device (a launch or two a depth, one per set of
  * rows) on the first sweep that needs them after each metric.
  */
