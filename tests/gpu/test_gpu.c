@@ -1391,15 +1391,17 @@ START_TEST(test_phast_top)
                 ck_assert_uint_gt(check_trees(p, by[round], src, 7).top, 1);
         }
         ss_gpu_phast_close(p);
-        /* A budget of 5,000 entries a set: the ranks above the cut fill
-         * all of its depths for one source (about 3,600 entries), every
-         * rank of those depths would not (about 9,100), so more sources
-         * take fewer depths, and the rows of the deeper ones come first
-         * (phast_top.c's two sets). */
+        /* A budget of 5,000 entries a set under a cut of 4,096: the ranks
+         * above the cut fill all of its depths for one source (about 3,600
+         * entries), every rank of those depths would not (about 9,100), so
+         * more sources take fewer depths, and the rows of the deeper ones
+         * come first (phast_top.c's two sets). */
         setenv("SS_GPU_PHAST_TOP_ENTRIES", "5000", 1);
+        setenv("SS_GPU_PHAST_CUT", "4096", 1);
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
                       "%s", err.msg);
         unsetenv("SS_GPU_PHAST_TOP_ENTRIES");
+        unsetenv("SS_GPU_PHAST_CUT");
         for (int round = 0; round < 2; round++) {
                 if (round > 0)
                         ck_assert_msg(ss_gpu_phast_set_metric(p, ss_cch_metric_of(g2), &err) ==
