@@ -241,6 +241,38 @@ static struct ss_graph *road_graph(uint32_t n, uint64_t seed)
         return g;
 }
 
+/* g with new weights on every step-th arc: 0 where the arc's index is a
+ * multiple of zero_every (0: nowhere), else mul * w + add; customized on
+ * g's CCH, the metric attached. The changed arcs go to *arcs (malloc'd,
+ * *count of them) when arcs is given. */
+static struct ss_graph *reweighted(struct ss_graph *g, uint64_t step, uint64_t zero_every,
+                                   uint32_t mul, uint32_t add, uint64_t **arcs, size_t *count)
+{
+        struct ss_err err;
+        size_t nch = 0;
+        uint64_t *ch = malloc((g->m / step + 1) * sizeof(uint64_t));
+        uint32_t *w = malloc((g->m / step + 1) * sizeof(uint32_t));
+        ck_assert(ch && w);
+        for (uint64_t a = 0; a < g->m; a += step) {
+                ch[nch] = a;
+                w[nch++] = zero_every && a % zero_every == 0 ? 0 : g->w[a] * mul + add;
+        }
+        struct ss_graph *h = ss_graph_reweighted(g, ch, w, nch, &err);
+        ck_assert_msg(h != NULL, "%s", err.msg);
+        struct ss_cch_metric *m = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(h), h, NULL, 2, &m, &err) == SS_OK, "%s",
+                      err.msg);
+        ss_cch_attach_metric(h, m);
+        free(w);
+        if (arcs) {
+                *arcs = ch;
+                *count = nch;
+        } else {
+                free(ch);
+        }
+        return h;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 START_TEST(test_sample_known_answers)
@@ -1361,19 +1393,7 @@ START_TEST(test_phast_top)
         struct ss_err err;
         struct ss_graph *g = road_graph(20000, 7);
         ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
-        size_t nch = 0;
-        uint64_t *ch = malloc((g->m / 3 + 1) * sizeof(uint64_t));
-        uint32_t *w = malloc((g->m / 3 + 1) * sizeof(uint32_t));
-        for (uint64_t a = 0; a < g->m; a += 3) {
-                ch[nch] = a;
-                w[nch++] = a % 9 == 0 ? 0 : g->w[a] * 7 + 1;
-        }
-        struct ss_graph *g2 = ss_graph_reweighted(g, ch, w, nch, &err);
-        ck_assert_msg(g2 != NULL, "%s", err.msg);
-        struct ss_cch_metric *m2 = NULL;
-        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
-                      err.msg);
-        ss_cch_attach_metric(g2, m2);
+        struct ss_graph *g2 = reweighted(g, 3, 9, 7, 1, NULL, NULL);
         struct ss_gpu_phast *p = NULL;
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
                       "%s", err.msg);
@@ -1420,8 +1440,6 @@ START_TEST(test_phast_top)
         unsetenv("SS_GPU_PHAST_TOP");
         ck_assert_uint_eq(check_trees(p, g2, src, 1).top, 0);
         ss_gpu_phast_close(p);
-        free(ch);
-        free(w);
         ss_graph_unref(g2);
         ss_graph_unref(g);
 }
@@ -1636,19 +1654,7 @@ START_TEST(test_phast_p2p)
                 tgt[i] = (uint32_t)(rnd() % g->n);
         }
         /* New weights on every fifth arc (zeros among them). */
-        size_t nch = 0;
-        uint64_t *ch = malloc((g->m / 5 + 1) * sizeof(uint64_t));
-        uint32_t *w = malloc((g->m / 5 + 1) * sizeof(uint32_t));
-        for (uint64_t a = 0; a < g->m; a += 5) {
-                ch[nch] = a;
-                w[nch++] = a % 15 == 0 ? 0 : g->w[a] * 4 + 3;
-        }
-        struct ss_graph *g2 = ss_graph_reweighted(g, ch, w, nch, &err);
-        ck_assert_msg(g2 != NULL, "%s", err.msg);
-        struct ss_cch_metric *m2 = NULL;
-        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
-                      err.msg);
-        ss_cch_attach_metric(g2, m2);
+        struct ss_graph *g2 = reweighted(g, 5, 15, 4, 3, NULL, NULL);
         struct ss_gpu_phast *p = NULL;
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
                       "%s", err.msg);
@@ -1699,8 +1705,6 @@ START_TEST(test_phast_p2p)
         ck_assert_uint_gt(check_p2p(p, g2, src, tgt, NR, true), NR / 2);
         ss_gpu_phast_close(p);
         unsetenv("SS_GPU_PHAST_ROUTE_ROOM");
-        free(ch);
-        free(w);
         ss_graph_unref(g2);
         ss_graph_unref(g);
 }
@@ -2005,18 +2009,8 @@ START_TEST(test_gpu_cch_row)
 
         /* New weights on every tenth arc, and their metric: both lanes follow. */
         size_t nch = 0;
-        uint64_t *arcs = malloc((g->m / 10 + 1) * sizeof(uint64_t));
-        uint32_t *w = malloc((g->m / 10 + 1) * sizeof(uint32_t));
-        for (uint64_t a = 0; a < g->m; a += 10) {
-                arcs[nch] = a;
-                w[nch++] = g->w[a] * 3 + 1;
-        }
-        struct ss_graph *g2 = ss_graph_reweighted(g, arcs, w, nch, &err);
-        ck_assert_msg(g2 != NULL, "%s", err.msg);
-        struct ss_cch_metric *m2 = NULL;
-        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
-                      err.msg);
-        ss_cch_attach_metric(g2, m2);
+        uint64_t *arcs = NULL;
+        struct ss_graph *g2 = reweighted(g, 10, 0, 3, 1, &arcs, &nch);
         ck_assert_msg(ss_backend_rebind(b, g2, arcs, nch, &err) == SS_OK, "%s", err.msg);
         cch_row_round(b, g2, src, K, tg, NT, md, all);
         ss_backend_close(b);
@@ -2028,7 +2022,6 @@ START_TEST(test_gpu_cch_row)
         ss_backend_close(b);
         unsetenv("SS_GPU_PHAST_ROUTE_ROOM");
         free(arcs);
-        free(w);
         free(md);
         free(all);
         ss_graph_unref(g2);
