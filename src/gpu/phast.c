@@ -623,11 +623,6 @@ static int ss__ph_launch(struct ss_gpu_phast *p, unsigned k, struct ss__ph_prof 
 int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         int rc = SS_OK;
-        /* The table's distances for this metric, queued before the sweep
-         * (outside its capture: they change with the metric; the callers
-         * fill it before their timing starts, so this is a no-op then). */
-        if (ss__ph_top_depths(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
-                return rc;
         if (p->profile) {
                 struct ss__ph_prof prof = {0};
                 SS__CUDA(cudaEventCreate(&prof.a));
@@ -757,9 +752,7 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
                                      __LINE__);
-        /* The table of the top filled for this metric first, outside the
-         * sweep's time (phast_top.c). */
-        if (ss__ph_top_depths(p, k) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
+        if ((rc = ss__ph_top_fill(p, k, err)) != SS_OK)
                 return rc;
         SS__CUDA(cudaEventRecord(p->ev0, p->stream));
         if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||

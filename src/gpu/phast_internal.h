@@ -181,17 +181,20 @@ void ss__ph_upward_into(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
                         const struct ss__ph_seeds *sd);
 void ss__ph_seeds_free(struct ss__ph_seeds *sd);
 
-/* The sweep of k sources over d_d on p's stream (captured once per k). */
+/* The sweep of k sources over d_d on p's stream (captured once per k);
+ * ss__ph_top_fill(p, k) first. */
 int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
 
 /* The table of the top (phast_top.c): made from p's CCH and the schedule
  * h that one source takes (the cut's, or by depth), for its depths above
  * `depths` (fewer where the table would pass its budget; 0 or a part:
- * none; SS_OK with no table too); its distances filled when stale (on p's
- * stream); freed; its device memory. */
+ * none; SS_OK with no table too); its distances filled for p's metric
+ * when a sweep of k sources takes it and they are stale (on p's stream,
+ * before a call's timing starts and outside the captured sweep); freed;
+ * its device memory. */
 int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t depths,
                     struct ss_err *err);
-int ss__ph_top_fill(struct ss_gpu_phast *p, struct ss_err *err);
+int ss__ph_top_fill(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
 void ss__ph_top_free(struct ss_gpu_phast *p);
 uint64_t ss__ph_top_bytes(const struct ss_gpu_phast *p);
 /* The depths a sweep of k sources takes from the table (0: none). */

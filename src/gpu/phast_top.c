@@ -184,32 +184,27 @@ static void ss__pt_place(struct ss__ph_top *t, const uint64_t *ca, const uint64_
 {
         /* Entries are a rank's depth: the deepest d1 whose first set fits,
          * and the deepest dm <= d1 whose ranks all fit. */
-        uint64_t ea = 0, eall = 0, aa = 0, aall = 0;
+        uint64_t ea = 0, eall = 0;
         for (uint32_t l = 0; l < depths; l++) {
                 ea += ca[l] * l;
                 eall += call[l] * l;
-                aa += arcs_a[l];
-                aall += arcs_all[l];
-                if (ea <= budget && aa < UINT32_MAX)
+                if (ea <= budget)
                         t->depths_one = l + 1;
-                if (t->depths_many == l && eall <= budget && aall < UINT32_MAX)
+                if (t->depths_many == l && eall <= budget)
                         t->depths_many = l + 1;
         }
         if (t->depths_many > t->depths_one)
                 t->depths_many = t->depths_one;
-        /* Both sets live in one table of 32-bit offsets. */
-        while (t->depths_many >= 2 &&
-               ss__pt_total(ca, call, t->depths_one, t->depths_many, 0) > UINT32_MAX)
-                t->depths_many--;
+        /* Both sets live in one table of 32-bit offsets: fewer depths for
+         * more sources first, then for one. */
         while (t->depths_one >= 2 &&
-               ss__pt_total(ca, call, t->depths_one, t->depths_many, 0) > UINT32_MAX)
-                t->depths_one--;
-        while (t->depths_many >= 2 &&
-               ss__pt_total(arcs_a, arcs_all, t->depths_one, t->depths_many, 1) > UINT32_MAX)
-                t->depths_many--;
-        while (t->depths_one >= 2 &&
-               ss__pt_total(arcs_a, arcs_all, t->depths_one, t->depths_many, 1) > UINT32_MAX)
-                t->depths_one--;
+               (ss__pt_total(ca, call, t->depths_one, t->depths_many, 0) > UINT32_MAX ||
+                ss__pt_total(arcs_a, arcs_all, t->depths_one, t->depths_many, 1) > UINT32_MAX)) {
+                if (t->depths_many >= 2)
+                        t->depths_many--;
+                else
+                        t->depths_one--;
+        }
         /* A table of one depth has no entries; the rows below it are laid
          * out only when more sources take them. */
         if (t->depths_many < 2)
@@ -336,10 +331,10 @@ static int ss__pt_fill_rows(struct ss_gpu_phast *p, uint32_t r0, uint32_t count,
                             t->d_arc_x, p->d_w, p->stream, err);
 }
 
-int ss__ph_top_fill(struct ss_gpu_phast *p, struct ss_err *err)
+int ss__ph_top_fill(struct ss_gpu_phast *p, unsigned k, struct ss_err *err)
 {
         struct ss__ph_top *t = &p->top;
-        if (!t->depths_one || !t->stale)
+        if (!ss__ph_top_depths(p, k) || !t->stale)
                 return SS_OK;
         int rc = ss__ph_fill(t->d_dist, t->entries, p->stream, err);
         /* Depth 0 has no entries; each depth reads the rows above it. */

@@ -163,9 +163,7 @@ static int ss__ph_batch_run(struct ss_gpu_phast *p, const struct ss__ph_batch *b
         SS__CUDA(cudaMemcpyAsync(p->d_seed_dist, sd.dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
                                  p->stream));
         int rc;
-        /* The table of the top filled for this metric first, outside the
-         * sweep's time (phast_top.c). */
-        if (ss__ph_top_depths(p, b->kb) && (rc = ss__ph_top_fill(p, err)) != SS_OK)
+        if ((rc = ss__ph_top_fill(p, b->kb, err)) != SS_OK)
                 return rc;
         SS__CUDA(cudaEventRecord(q->sw0[j], p->stream));
         /* Sources past ks, in the last batch, have no seeds: their columns
