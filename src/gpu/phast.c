@@ -729,8 +729,8 @@ void ss__ph_seeds_free(struct ss__ph_seeds *sd)
         memset(sd, 0, sizeof(*sd));
 }
 
-int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
-                 cudaEvent_t seeded, struct ss_err *err)
+int ss__ph_seed_sweep(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k, bool wait,
+                      cudaEvent_t t0, cudaEvent_t seeded, cudaEvent_t t1, struct ss_err *err)
 {
         const uint32_t ns = sd->count;
         int rc;
@@ -740,21 +740,22 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
         if (ns > p->seed_cap)
                 return ss_err_set(err, SS_EINVAL, "%u seeds for room of %llu", ns,
                                   (unsigned long long)p->seed_cap);
-        SS__CUDA(cudaSetDevice(p->device));
         if ((e = cudaMemcpyAsync(p->d_seed_idx, sd->rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
                                  p->stream)) == cudaSuccess &&
             (e = cudaMemcpyAsync(p->d_seed_idx + ns, sd->src, (size_t)ns * 4,
                                  cudaMemcpyHostToDevice, p->stream)) == cudaSuccess &&
             (e = cudaMemcpyAsync(p->d_seed_dist, sd->dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
-                                 p->stream)) == cudaSuccess)
+                                 p->stream)) == cudaSuccess &&
+            wait)
                 /* The copies read the host buffers until the stream gets there. */
                 e = cudaStreamSynchronize(p->stream);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaMemcpyAsync (upward searches)", e, __FILE__,
                                      __LINE__);
+        /* The table of the top for this metric, before the timing starts. */
         if ((rc = ss__ph_top_fill(p, k, err)) != SS_OK)
                 return rc;
-        SS__CUDA(cudaEventRecord(p->ev0, p->stream));
+        SS__CUDA(cudaEventRecord(t0, p->stream));
         if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * k, p->stream, err)) ||
             (rc = ss__ph_seed(p->d_d, k, p->n, p->d_seed_idx, p->d_seed_idx + ns, p->d_seed_dist,
                               ns, p->stream, err)))
@@ -763,8 +764,15 @@ int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned
                 SS__CUDA(cudaEventRecord(seeded, p->stream));
         if ((rc = ss__ph_sweep(p, k, err)))
                 return rc;
-        SS__CUDA(cudaEventRecord(p->ev1, p->stream));
+        SS__CUDA(cudaEventRecord(t1, p->stream));
         return SS_OK;
+}
+
+int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
+                 cudaEvent_t seeded, struct ss_err *err)
+{
+        SS__CUDA(cudaSetDevice(p->device));
+        return ss__ph_seed_sweep(p, sd, k, true, p->ev0, seeded, p->ev1, err);
 }
 
 int ss__ph_nodes_ok(const struct ss_gpu_phast *p, const uint32_t *ids, unsigned k, const char *what,

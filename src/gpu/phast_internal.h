@@ -207,9 +207,13 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
                  struct ss_gpu_phast_stats *st, struct ss_err *err);
 void ss__ph_pipe_free(struct ss_gpu_phast *p);
 
-/* Queues on p's stream the seeds' copy (waited for: they leave the host's
- * buffers), ev0, the distances' fill and seeds, `seeded` when given, the
- * sweep and ev1. ss__ph_reserve(p, k) first. */
+/* Queues on p's stream the seeds' copy (waited for when `wait`: the host's
+ * buffers may be reused or pageable), the table of the top's fill when
+ * stale, t0, the distances' fill and seeds, `seeded` when given, the sweep
+ * and t1. ss__ph_reserve(p, k) first. ss__ph_start: on p's device, waited
+ * for, between ev0 and ev1. */
+int ss__ph_seed_sweep(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k, bool wait,
+                      cudaEvent_t t0, cudaEvent_t seeded, cudaEvent_t t1, struct ss_err *err);
 int ss__ph_start(struct ss_gpu_phast *p, const struct ss__ph_seeds *sd, unsigned k,
                  cudaEvent_t seeded, struct ss_err *err);
 

@@ -156,24 +156,12 @@ static int ss__ph_batch_run(struct ss_gpu_phast *p, const struct ss__ph_batch *b
         const uint64_t u0 = ss_now_ns();
         ss__ph_upward_into(p, b->sources, b->ks, &sd);
         *up_ns += ss_now_ns() - u0;
-        SS__CUDA(cudaMemcpyAsync(p->d_seed_idx, sd.rank, (size_t)ns * 4, cudaMemcpyHostToDevice,
-                                 p->stream));
-        SS__CUDA(cudaMemcpyAsync(p->d_seed_idx + ns, sd.src, (size_t)ns * 4, cudaMemcpyHostToDevice,
-                                 p->stream));
-        SS__CUDA(cudaMemcpyAsync(p->d_seed_dist, sd.dist, (size_t)ns * 8, cudaMemcpyHostToDevice,
-                                 p->stream));
-        int rc;
-        if ((rc = ss__ph_top_fill(p, b->kb, err)) != SS_OK)
+        /* Pinned seeds, not waited for: the set is refilled only once
+         * this batch has swept. Sources past ks, in the last batch, have no
+         * seeds: their columns stay infinite and are not gathered. */
+        int rc = ss__ph_seed_sweep(p, &sd, b->kb, false, q->sw0[j], NULL, q->sw1[j], err);
+        if (rc != SS_OK)
                 return rc;
-        SS__CUDA(cudaEventRecord(q->sw0[j], p->stream));
-        /* Sources past ks, in the last batch, have no seeds: their columns
-         * stay infinite and are not gathered. */
-        if ((rc = ss__ph_fill(p->d_d, (uint64_t)p->n * b->kb, p->stream, err)) ||
-            (rc = ss__ph_seed(p->d_d, b->kb, p->n, p->d_seed_idx, p->d_seed_idx + ns,
-                              p->d_seed_dist, ns, p->stream, err)) ||
-            (rc = ss__ph_sweep(p, b->kb, err)))
-                return rc;
-        SS__CUDA(cudaEventRecord(q->sw1[j], p->stream));
         const uint64_t slot_len = (uint64_t)b->chunk * p->n;
         for (unsigned c0 = 0; c0 < b->ks; c0 += b->chunk) {
                 const unsigned cs = b->ks - c0 < b->chunk ? b->ks - c0 : b->chunk;
