@@ -20,7 +20,10 @@
  *      touched on the hot path;
  *   2. bucket fusion (GAPBS): while the thread's own bin for bucket k is small
  *      it goes on processing it alone, without a barrier. On road graphs most
- *      rounds are tiny; fusion removes most of them;
+ *      rounds are tiny; fusion removes most of them. But a thread that fuses
+ *      while the others already wait at the barrier works alone: once one
+ *      waits and the bin holds SS__SHARE nodes or more, the thread stops and
+ *      the bin becomes the next round's shared frontier;
  *   3. publishes its lowest non-empty bin (its number, address and length)
  *      and arrives at the barrier.
  * The last thread to arrive runs a short serial step: it takes the lowest
@@ -91,6 +94,7 @@
 #define SS__LINE              64
 #define SS__RING_MAX          256u    /* most near bins per thread (a power of two) */
 #define SS__FUSE              1024u   /* a thread keeps a bin of fewer nodes to itself */
+#define SS__SHARE             64u     /* ... unless another waits and it has this many */
 #define SS__POLL              2048u   /* nodes a thread processes between cancel polls */
 #define SS__BARRIER_SPIN_NS   50000u  /* wait this long at a barrier before sleeping */
 #define SS__IDLE_SPIN_NS      200000u /* and this long for the next query */
@@ -159,8 +163,9 @@ struct ss__round {
 
 struct ss_cpu_delta {
         const struct ss_graph *g;
-        unsigned nt;   /* threads that run queries (workers 1..nt-1 started) */
-        unsigned ntls; /* entries of tls */
+        unsigned nt;    /* threads that run queries (workers 1..nt-1 started) */
+        unsigned ntls;  /* entries of tls */
+        uint32_t share; /* SS__SHARE, or SS_CPU_DELTA_SHARE (0: fuse regardless) */
         uint64_t delta, delta_default;
         struct ss__tls **tls;
         ss_dist *own;   /* distances of point-to-point and target queries, INF elsewhere */
@@ -469,6 +474,12 @@ static inline __attribute__((always_inline)) void ss__fuse(struct ss_cpu_delta *
 {
         struct ss__vec *b = &t->near[w->k & w->mask];
         while (b->len && (b->len < SS__FUSE || !par) && !ss__stopped(ctx)) {
+                /* Someone waits at the barrier: share the bin rather than
+                 * work through it alone (a relaxed read: a late look only
+                 * fuses one bin more). */
+                if (par && ctx->share && b->len >= ctx->share &&
+                    __atomic_load_n(&ctx->bar_count, __ATOMIC_RELAXED))
+                        break;
                 uint64_t before = t->st.processed;
                 ss__swap(b, &t->scratch);
                 for (size_t i = 0; i < t->scratch.len; i++)
@@ -856,6 +867,8 @@ int ss_cpu_delta_new(const struct ss_graph *g, unsigned threads, struct ss_cpu_d
         ctx->g = g;
         ctx->nt = threads;
         ctx->delta = ctx->delta_default = ss_cpu_delta_default_delta(g);
+        const char *sh = getenv("SS_CPU_DELTA_SHARE");
+        ctx->share = sh && *sh ? (uint32_t)strtoul(sh, NULL, 10) : SS__SHARE;
         ctx->last_mode = -1;
         ctx->tls = calloc(threads, sizeof(*ctx->tls));
         ctx->ntls = ctx->tls ? threads : 0;
