@@ -49,10 +49,13 @@
  * nodes; at four sources the cut was slower on those two. With the table,
  * which takes every depth above the cut, a smaller cut leaves shorter
  * subtrees: on NY-d 512 was the best of 64 to 8,192 (0.17 ms against 0.52
- * at 4,096). The larger graphs' cut was not measured with the table. */
+ * at 4,096); of 2,048 to 32,768, 8,192 was the best or near it on the
+ * generated 1.07M and 1.52M graphs (0.92-1.06 and 1.48-1.49 ms against
+ * 2.31-2.35 and 2.37-2.40 at 32,768) and on a 24M-node continent (7.13
+ * against 7.65; 16,384 gave 7.04-7.10). */
 #define SS__PH_CUT_SMALL 512u
 #define SS__PH_CUT_PART  4096u
-#define SS__PH_CUT_LARGE 32768u
+#define SS__PH_CUT_LARGE 8192u
 #define SS__PH_CUT_N     (1u << 19)
 #define SS__PH_CUT_K     1u
 /* Threads of the upward searches, at most, and sources per thread. */
