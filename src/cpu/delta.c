@@ -50,15 +50,8 @@
  * never a missed relaxation, since the copy with the current distance
  * always matches.
  *
- * Per-query state. One-to-all works in an array of 32-bit distances of the
- * context's own (each thread fills a slice with INF first) and widens it
- * into the caller's array at the end, each thread its slice: half the bytes
- * of the random accesses that dominate on large graphs (SS__NARROW_N nodes
- * and more; on smaller ones the distances stay in cache anyway, and the
- * widening costs more than it saves). A distance that
- * would reach 2^32 - 1 stops the query, which runs again on the caller's
- * 64-bit array; the context then keeps to 64 bits (the graph's distances are
- * that long). Point-to-point and target lists work
+ * Per-query state. One-to-all works directly in the caller's array (each
+ * thread fills a slice with INF first). Point-to-point and target lists work
  * in the context's own array; the thread whose CAS first lowers a node from
  * INF records it, and the next such query resets exactly those nodes, so a
  * short query costs what it touched, not N.
@@ -107,9 +100,6 @@
 #define SS__IDLE_SPIN_NS      200000u /* and this long for the next query */
 #define SS__DELTA_MEAN_FACTOR 8u      /* default Δ = this times the mean weight */
 #define SS__NONE              UINT64_MAX
-#define SS__NARROW_N          (1u << 21) /* graphs this large run one-to-all on 32 bits */
-#define SS__INF32             UINT32_MAX
-#define SS__OVERFLOW          (-1000) /* private: a 32-bit distance would overflow */
 
 enum ss__mode { SS__ALL, SS__P2P, SS__TARGETS };
 enum ss__decision { SS__INIT, SS__GO, SS__REBIN, SS__DONE, SS__STOP };
@@ -178,10 +168,7 @@ struct ss_cpu_delta {
         uint32_t share; /* SS__SHARE, or SS_CPU_DELTA_SHARE (0: fuse regardless) */
         uint64_t delta, delta_default;
         struct ss__tls **tls;
-        ss_dist *own;  /* distances of point-to-point and target queries, INF elsewhere */
-        uint32_t *d32; /* distances of 32-bit one-to-all queries, made on first use */
-        bool wide;     /* a 32-bit query overflowed: one-to-all keeps to 64 bits */
-        uint64_t narrow_runs, wide_runs; /* one-to-all queries by width (reruns included) */
+        ss_dist *own;   /* distances of point-to-point and target queries, INF elsewhere */
         uint64_t *pred; /* predecessor | version << 32, allocated by the first path query */
         uint32_t *pend; /* targets not yet final */
         size_t npend, pend_cap;
@@ -193,7 +180,6 @@ struct ss_cpu_delta {
                 bool path;
                 uint32_t source, target;
                 ss_dist *dist;
-                bool narrow; /* one-to-all in d32[], widened into dist at the end */
                 const struct ss_cancel *cancel;
                 uint64_t delta;
                 uint64_t mask; /* ring size - 1 */
@@ -351,7 +337,6 @@ static inline uint64_t ss__bound(uint64_t k, uint64_t delta)
 /* The view of the current round that the hot loop keeps in registers. */
 struct ss__view {
         ss_dist *dist;
-        uint32_t *d32; /* instead of dist in a 32-bit one-to-all query */
         uint64_t *pred;
         uint64_t k, lo, hi, delta, mask;
 };
@@ -444,56 +429,6 @@ ss__process(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *
         }
 }
 
-/* ss__process for a 32-bit one-to-all query (no first touches, no paths):
- * the same steps on d32[]. A distance that would reach SS__INF32 stops the
- * query with SS__OVERFLOW, and the caller runs it again in 64 bits. */
-static inline __attribute__((always_inline)) void ss__process32(struct ss_cpu_delta *ctx,
-                                                                struct ss__tls *t,
-                                                                const struct ss__view *w,
-                                                                uint64_t e, const int par)
-{
-        const struct ss_graph *g = ctx->g;
-        uint32_t *d32 = w->d32;
-        const uint32_t u = ss__ent_node(e);
-        const uint32_t du = par ? __atomic_load_n(&d32[u], __ATOMIC_RELAXED) : d32[u];
-
-        if (du != ss__ent_tag(e) || du < w->lo)
-                return;
-        t->st.processed++;
-        const uint32_t *col = g->col, *wt = g->w;
-        for (uint64_t a = g->row[u], end = g->row[u + 1]; a < end; a++) {
-                const uint32_t v = col[a];
-                const uint64_t nd = (uint64_t)du + wt[a];
-                /* Before the comparison: INF32 itself must not pass for a
-                 * distance that is merely no better. */
-                if (__builtin_expect(nd >= SS__INF32, 0)) {
-                        t->err = SS__OVERFLOW;
-                        __atomic_store_n(&ctx->stop, 1, __ATOMIC_RELAXED);
-                        return;
-                }
-                uint32_t old = par ? __atomic_load_n(&d32[v], __ATOMIC_RELAXED) : d32[v];
-                if (nd >= old)
-                        continue;
-                if (!par) {
-                        d32[v] = (uint32_t)nd;
-                } else {
-                        while (!__atomic_compare_exchange_n(&d32[v], &old, (uint32_t)nd, true,
-                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                                if (nd >= old)
-                                        break;
-                        if (nd >= old)
-                                continue;
-                }
-                t->st.updates++;
-                ss__push(ctx, t, w, v, nd);
-        }
-        if (__builtin_expect(--t->poll == 0, 0)) {
-                t->poll = SS__POLL;
-                if (ss_cancelled(ctx->q.cancel))
-                        __atomic_store_n(&ctx->stop, 1, __ATOMIC_RELAXED);
-        }
-}
-
 static inline int ss__stopped(struct ss_cpu_delta *ctx)
 {
         return __atomic_load_n(&ctx->stop, __ATOMIC_RELAXED);
@@ -501,23 +436,13 @@ static inline int ss__stopped(struct ss_cpu_delta *ctx)
 
 /* Step 1 of a round: the shared frontier, in chunks from one cursor. */
 static inline __attribute__((always_inline)) void
-ss__one(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *w, uint64_t e,
-        const int par, const int own, const int path, const int narrow)
-{
-        if (narrow)
-                ss__process32(ctx, t, w, e, par);
-        else
-                ss__process(ctx, t, w, e, par, own, path);
-}
-
-static inline __attribute__((always_inline)) void
 ss__frontier(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *w, const int par,
-             const int own, const int path, const int narrow)
+             const int own, const int path)
 {
         const struct ss__round *rd = &ctx->rd;
         if (!par) {
                 for (size_t i = 0; i < rd->total; i++)
-                        ss__one(ctx, t, w, rd->seg_v[0][i], 0, own, path, narrow);
+                        ss__process(ctx, t, w, rd->seg_v[0][i], 0, own, path);
                 return;
         }
         const size_t total = rd->total, chunk = rd->chunk;
@@ -534,7 +459,7 @@ ss__frontier(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view 
                         const uint64_t *sv = rd->seg_v[s];
                         size_t base = rd->seg_off[s];
                         for (; i < seg_end; i++)
-                                ss__one(ctx, t, w, sv[i - base], 1, own, path, narrow);
+                                ss__process(ctx, t, w, sv[i - base], 1, own, path);
                         s++;
                 }
         }
@@ -542,9 +467,10 @@ ss__frontier(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view 
 
 /* Step 2: bucket fusion. The thread's own bin for the current bucket, while
  * small, is processed here at once rather than shared after a barrier. */
-static inline __attribute__((always_inline)) void
-ss__fuse(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *w, const int par,
-         const int own, const int path, const int narrow)
+static inline __attribute__((always_inline)) void ss__fuse(struct ss_cpu_delta *ctx,
+                                                           struct ss__tls *t,
+                                                           const struct ss__view *w, const int par,
+                                                           const int own, const int path)
 {
         struct ss__vec *b = &t->near[w->k & w->mask];
         while (b->len && (b->len < SS__FUSE || !par) && !ss__stopped(ctx)) {
@@ -557,7 +483,7 @@ ss__fuse(struct ss_cpu_delta *ctx, struct ss__tls *t, const struct ss__view *w, 
                 uint64_t before = t->st.processed;
                 ss__swap(b, &t->scratch);
                 for (size_t i = 0; i < t->scratch.len; i++)
-                        ss__one(ctx, t, w, t->scratch.v[i], par, own, path, narrow);
+                        ss__process(ctx, t, w, t->scratch.v[i], par, own, path);
                 t->st.fused += t->st.processed - before;
                 t->scratch.len = 0;
         }
@@ -573,9 +499,7 @@ static void ss__sweep_far(struct ss_cpu_delta *ctx, struct ss__tls *t, const str
         t->far_min = SS_DIST_INF;
         for (size_t i = 0; i < f->len; i++) {
                 uint64_t e = f->v[i];
-                uint32_t v = ss__ent_node(e);
-                ss_dist d = w->d32 ? __atomic_load_n(&w->d32[v], __ATOMIC_RELAXED)
-                                   : __atomic_load_n(&w->dist[v], __ATOMIC_RELAXED);
+                ss_dist d = __atomic_load_n(&w->dist[ss__ent_node(e)], __ATOMIC_RELAXED);
                 if ((uint32_t)d != ss__ent_tag(e) || d < w->lo)
                         continue;
                 uint64_t b = d / w->delta;
@@ -636,10 +560,7 @@ static void ss__serial(struct ss_cpu_delta *ctx)
         if (rd->decision == SS__INIT) {
                 /* Every thread has cleared its part; start from the source. */
                 uint32_t s = ctx->q.source;
-                if (ctx->q.narrow)
-                        ctx->d32[s] = 0;
-                else
-                        ctx->q.dist[s] = 0;
+                ctx->q.dist[s] = 0;
                 if (ctx->q.mode != SS__ALL)
                         ss__append(ctx, ctx->tls[0], &ctx->tls[0]->touched, s);
                 if ((ctx->q.mode == SS__P2P && ctx->q.target == s) ||
@@ -735,27 +656,6 @@ static void ss__serial(struct ss_cpu_delta *ctx)
 
 /* Clears what an earlier query left in this thread's bins and its part of
  * the distance array. */
-/* This thread's share [a, b) of the nodes, for clearing and widening. */
-static void ss__slice(const struct ss_cpu_delta *ctx, const struct ss__tls *t, size_t *a, size_t *b)
-{
-        uint64_t n = ctx->g->n;
-        *a = (size_t)(n * t->id / ctx->nt);
-        *b = (size_t)(n * (t->id + 1) / ctx->nt);
-}
-
-/* The end of a 32-bit one-to-all query: this thread's slice of d32[] into
- * the caller's array. Every thread is past the last barrier, so d32[] no
- * longer changes. */
-static void ss__widen(struct ss_cpu_delta *ctx, struct ss__tls *t)
-{
-        size_t a, b;
-        ss__slice(ctx, t, &a, &b);
-        const uint32_t *d32 = ctx->d32;
-        ss_dist *dist = ctx->q.dist;
-        for (size_t v = a; v < b; v++)
-                dist[v] = d32[v] == SS__INF32 ? SS_DIST_INF : d32[v];
-}
-
 static void ss__begin(struct ss_cpu_delta *ctx, struct ss__tls *t)
 {
         for (unsigned i = 0; i < SS__RING_MAX; i++)
@@ -767,12 +667,9 @@ static void ss__begin(struct ss_cpu_delta *ctx, struct ss__tls *t)
         t->err = SS_OK;
         t->poll = SS__POLL;
         memset(&t->st, 0, sizeof(t->st));
-        size_t a, b;
-        ss__slice(ctx, t, &a, &b);
-        if (ctx->q.narrow)
-                for (size_t v = a; v < b; v++)
-                        ctx->d32[v] = SS__INF32;
-        else if (ctx->q.mode == SS__ALL)
+        uint64_t n = ctx->g->n;
+        size_t a = (size_t)(n * t->id / ctx->nt), b = (size_t)(n * (t->id + 1) / ctx->nt);
+        if (ctx->q.mode == SS__ALL)
                 for (size_t v = a; v < b; v++)
                         ctx->q.dist[v] = SS_DIST_INF;
         if (ctx->q.mode != SS__ALL) {
@@ -783,25 +680,18 @@ static void ss__begin(struct ss_cpu_delta *ctx, struct ss__tls *t)
         }
 }
 
-static inline __attribute__((always_inline)) void ss__body(struct ss_cpu_delta *ctx,
-                                                           struct ss__tls *t, const int par,
-                                                           const int own, const int path,
-                                                           const int narrow)
+static inline __attribute__((always_inline)) void
+ss__body(struct ss_cpu_delta *ctx, struct ss__tls *t, const int par, const int own, const int path)
 {
         const struct ss__round *rd = &ctx->rd;
-        struct ss__view w = {.dist = ctx->q.dist,
-                             .d32 = narrow ? ctx->d32 : NULL,
-                             .pred = ctx->pred,
-                             .delta = ctx->q.delta,
-                             .mask = ctx->q.mask};
+        struct ss__view w = {
+            .dist = ctx->q.dist, .pred = ctx->pred, .delta = ctx->q.delta, .mask = ctx->q.mask};
 
         ss__begin(ctx, t);
         ss__publish(t, SS__NONE, w.mask);
         ss__barrier(ctx, t);
         for (;;) {
                 int decision = rd->decision;
-                if (decision == SS__DONE && narrow)
-                        ss__widen(ctx, t);
                 if (decision == SS__DONE || decision == SS__STOP)
                         break;
                 w.k = rd->k;
@@ -818,8 +708,8 @@ static inline __attribute__((always_inline)) void ss__body(struct ss_cpu_delta *
                                 ss__swap(b, &t->frozen);
                                 b->len = 0;
                         }
-                        ss__frontier(ctx, t, &w, par, own, path, narrow);
-                        ss__fuse(ctx, t, &w, par, own, path, narrow);
+                        ss__frontier(ctx, t, &w, par, own, path);
+                        ss__fuse(ctx, t, &w, par, own, path);
                 }
                 ss__publish(t, w.k, w.mask);
                 ss__barrier(ctx, t);
@@ -830,23 +720,19 @@ static void ss__run(struct ss_cpu_delta *ctx, struct ss__tls *t)
 {
         const bool own = ctx->q.mode != SS__ALL, path = ctx->q.path;
         if (ctx->nt == 1) {
-                if (ctx->q.narrow)
-                        ss__body(ctx, t, 0, 0, 0, 1);
-                else if (path)
-                        ss__body(ctx, t, 0, 1, 1, 0);
+                if (path)
+                        ss__body(ctx, t, 0, 1, 1);
                 else if (own)
-                        ss__body(ctx, t, 0, 1, 0, 0);
+                        ss__body(ctx, t, 0, 1, 0);
                 else
-                        ss__body(ctx, t, 0, 0, 0, 0);
+                        ss__body(ctx, t, 0, 0, 0);
         } else {
-                if (ctx->q.narrow)
-                        ss__body(ctx, t, 1, 0, 0, 1);
-                else if (path)
-                        ss__body(ctx, t, 1, 1, 1, 0);
+                if (path)
+                        ss__body(ctx, t, 1, 1, 1);
                 else if (own)
-                        ss__body(ctx, t, 1, 1, 0, 0);
+                        ss__body(ctx, t, 1, 1, 0);
                 else
-                        ss__body(ctx, t, 1, 0, 0, 0);
+                        ss__body(ctx, t, 1, 0, 0);
         }
 }
 
@@ -983,10 +869,6 @@ int ss_cpu_delta_new(const struct ss_graph *g, unsigned threads, struct ss_cpu_d
         ctx->delta = ctx->delta_default = ss_cpu_delta_default_delta(g);
         const char *sh = getenv("SS_CPU_DELTA_SHARE");
         ctx->share = sh && *sh ? (uint32_t)strtoul(sh, NULL, 10) : SS__SHARE;
-        /* SS_CPU_DELTA_WIDE: 1 keeps one-to-all on 64 bits, 0 takes 32 bits
-         * on every graph; otherwise the rule by size. */
-        const char *wd = getenv("SS_CPU_DELTA_WIDE");
-        ctx->wide = wd && *wd ? *wd == '1' : g->n < SS__NARROW_N;
         ctx->last_mode = -1;
         ctx->tls = calloc(threads, sizeof(*ctx->tls));
         ctx->ntls = ctx->tls ? threads : 0;
@@ -1037,7 +919,6 @@ void ss_cpu_delta_free(struct ss_cpu_delta *ctx)
         free(ctx->rd.seg_v);
         free(ctx->rd.seg_off);
         free(ctx->own);
-        free(ctx->d32);
         free(ctx->pred);
         free(ctx->pend);
         free(ctx);
@@ -1069,24 +950,6 @@ int ss_cpu_delta_one_to_all(struct ss_cpu_delta *ctx, uint32_t source, ss_dist *
         ctx->q.target = SS_NO_NODE;
         ctx->q.dist = dist;
         ctx->q.cancel = cancel;
-        if (!ctx->wide && !ctx->d32)
-                ctx->d32 = malloc((size_t)(ctx->g->n ? ctx->g->n : 1) * sizeof(uint32_t));
-        if (!ctx->wide && ctx->d32) {
-                ss__quiesce(ctx);
-                ctx->q.narrow = true;
-                ctx->narrow_runs++;
-                int rc = ss__launch(ctx);
-                /* The workers widen their slices after the last barrier:
-                 * the answer is whole only once they have all left. */
-                ss__quiesce(ctx);
-                ctx->q.narrow = false;
-                if (rc != SS__OVERFLOW)
-                        return rc;
-                ctx->wide = true;
-                free(ctx->d32);
-                ctx->d32 = NULL;
-        }
-        ctx->wide_runs++;
         return ss__launch(ctx);
 }
 
@@ -1193,8 +1056,6 @@ void ss_cpu_delta_stats(struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st)
         memset(st, 0, sizeof(*st));
         st->rounds = ctx->rounds;
         st->buckets = ctx->buckets;
-        st->narrow = ctx->narrow_runs;
-        st->wide = ctx->wide_runs;
         for (unsigned i = 0; i < ctx->nt; i++) {
                 st->processed += ctx->tls[i]->st.processed;
                 st->fused += ctx->tls[i]->st.fused;

@@ -93,10 +93,6 @@ struct ss_cpu_delta_stats {
         uint64_t fused;     /* of those, nodes a thread processed alone (bucket fusion) */
         uint64_t updates;   /* successful distance decreases */
         uint64_t wait_ns;   /* time threads spent waiting at barriers, all added up */
-        /* Since the context was made: one-to-all queries run on 32-bit
-         * distances, and on 64-bit ones (a 32-bit query that overflowed
-         * runs again in 64 bits and counts in both). */
-        uint64_t narrow, wide;
 };
 void ss_cpu_delta_stats(struct ss_cpu_delta *ctx, struct ss_cpu_delta_stats *st);
 
