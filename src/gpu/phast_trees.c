@@ -218,7 +218,7 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         struct ss__ph_pipe *q = &p->pipe;
         bool pending[2] = {false, false}, swept[2] = {false, false};
         unsigned slot = 0;
-        uint64_t up_ns = 0, sweep_ns = 0;
+        uint64_t up_ns = 0, up_first_ns = 0, sweep_ns = 0;
         unsigned b = 0;
         for (unsigned s0 = 0; s0 < k && rc == SS_OK; s0 += kb, b++) {
                 const int j = (int)(b & 1);
@@ -242,6 +242,9 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
                                                 .j = j};
                 rc = ss__ph_batch_run(p, &bt, &slot, pending, &up_ns, err);
                 swept[j] = rc == SS_OK;
+                /* Later batches go up while earlier ones sweep or copy. */
+                if (b == 0)
+                        up_first_ns = up_ns;
         }
         /* Both streams drain even after an error: no copy may land in
          * dist once the call has returned. */
@@ -255,6 +258,7 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         if (rc != SS_OK)
                 return rc;
         st->up_ns = up_ns;
+        st->up_busy_ns = up_ns - up_first_ns;
         st->sweep_ns = sweep_ns;
         st->levels = p->nlevels;
         st->launches = p->launches;

@@ -260,7 +260,7 @@ static int ss__sweeps(struct ss_gpu_phast *ph, const struct ss_graph *g, struct 
                 }
                 if (rc != SS_OK)
                         return rc;
-                t->device_ns += st.total_ns - st.up_ns;
+                t->device_ns += ss_gpu_phast_device_ns(&st);
                 t->search_ns += st.sweep_ns;
                 t->searches++;
                 i += k;

@@ -245,7 +245,7 @@ static int ss__part_sweeps(struct ss_backend *b, struct ss_task *t, struct ss_er
                         for (size_t c = 0; c < t->ntargets; c++)
                                 out[c] = tree[t->targets[c]];
                 }
-                device_ns += st.total_ns - st.up_ns;
+                device_ns += ss_gpu_phast_device_ns(&st);
                 search_ns += st.sweep_ns;
                 searches++;
                 i += k;

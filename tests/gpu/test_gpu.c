@@ -1360,6 +1360,20 @@ START_TEST(test_phast_trees)
 }
 END_TEST
 
+/* Only a call's first batch of trees goes up with nothing of the call on
+ * the device; later ones overlap earlier sweeps, and the device's time
+ * (ss_gpu_phast_device_ns) counts them. */
+static void check_up_busy(const struct ss_gpu_phast_stats *st)
+{
+        ck_assert_uint_le(st->up_busy_ns, st->up_ns);
+        if (st->sweeps > 1)
+                ck_assert_uint_gt(st->up_busy_ns, 0);
+        else
+                ck_assert_uint_eq(st->up_busy_ns, 0);
+        ck_assert_uint_le(ss_gpu_phast_device_ns(st), st->total_ns);
+        ck_assert_uint_ge(ss_gpu_phast_device_ns(st), st->total_ns - st->up_ns);
+}
+
 /* k trees of g from p, every distance against Dijkstra's; the call's stats. */
 static struct ss_gpu_phast_stats check_trees(struct ss_gpu_phast *p, const struct ss_graph *g,
                                              const uint32_t *src, unsigned k)
@@ -1369,6 +1383,7 @@ static struct ss_gpu_phast_stats check_trees(struct ss_gpu_phast *p, const struc
         ss_dist *dist = malloc((size_t)k * g->n * sizeof(ss_dist));
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         ck_assert_msg(ss_gpu_phast_trees(p, src, k, dist, &st, &err) == SS_OK, "%s", err.msg);
+        check_up_busy(&st);
         for (unsigned i = 0; i < k; i++) {
                 ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
                 for (uint32_t v = 0; v < g->n; v++)
@@ -1500,6 +1515,7 @@ START_TEST(test_phast_pipe)
                                               "%s", err.msg);
                                 ck_assert_uint_eq(st.sweeps, runs[t].sweeps[pinned]);
                                 ck_assert_uint_gt(st.sweep_ns, 0);
+                                check_up_busy(&st);
                                 /* The last trees first: their copies land
                                  * last, so a call that returned before its
                                  * copies did shows there. */
