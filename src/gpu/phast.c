@@ -279,6 +279,11 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 else
                         p->pipe.k = (int)v;
         }
+        /* For tests: every copy of trees to the host starts this much later
+         * on its stream, so that an ordering fault between the gathers into
+         * a slot and the copies out of it shows as wrong trees. */
+        const char *cd = getenv("SS_GPU_PHAST_COPY_DELAY_US");
+        p->pipe.delay_us = cd && *cd ? (unsigned)strtoul(cd, NULL, 10) : 0;
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
         p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
         p->p2p.profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;

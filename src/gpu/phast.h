@@ -31,15 +31,15 @@ struct ss_gpu_phast;
  * that the device set: the whole call less the upward searches made while
  * the device had nothing of the call to do. */
 struct ss_gpu_phast_stats {
-        uint64_t up_ns;    /* the upward searches on the host */
+        uint64_t up_ns;      /* the upward searches on the host */
         uint64_t up_busy_ns; /* of up_ns, the searches made while the call's earlier
                               * work was in flight on the device (trees in batches) */
-        uint64_t sweep_ns; /* the device's sweep (events) */
-        uint64_t total_ns; /* the whole call, copies to the host included */
-        uint32_t levels;   /* depths of the elimination tree */
-        uint32_t launches; /* kernels of the sweep */
-        uint32_t sweeps;   /* sweeps of the call (trees: one per batch of sources) */
-        uint32_t top;      /* depths its sweeps took from the table of the top (0: none) */
+        uint64_t sweep_ns;   /* the device's sweep (events) */
+        uint64_t total_ns;   /* the whole call, copies to the host included */
+        uint32_t levels;     /* depths of the elimination tree */
+        uint32_t launches;   /* kernels of the sweep */
+        uint32_t sweeps;     /* sweeps of the call (trees: one per batch of sources) */
+        uint32_t top;        /* depths its sweeps took from the table of the top (0: none) */
 };
 
 static inline uint64_t ss_gpu_phast_device_ns(const struct ss_gpu_phast_stats *st)

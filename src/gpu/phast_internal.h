@@ -126,7 +126,8 @@ struct ss_gpu_phast {
          * two sets of seeds in pinned memory, one filling on the host while
          * the other goes up. Made on the first call of trees. */
         struct ss__ph_pipe {
-                int k; /* sources a sweep: SS_GPU_PHAST_PIPE, or -1 (by size) */
+                int k;             /* sources a sweep: SS_GPU_PHAST_PIPE, or -1 (by size) */
+                unsigned delay_us; /* SS_GPU_PHAST_COPY_DELAY_US: each copy waits so long */
                 bool made;
                 cudaStream_t copy;
                 cudaEvent_t gathered[2], copied[2], sw0[2], sw1[2];

@@ -98,8 +98,10 @@ void ss__ph_pipe_free(struct ss_gpu_phast *p)
         if (q->copy)
                 cudaStreamDestroy(q->copy);
         const int k = q->k;
+        const unsigned delay = q->delay_us;
         memset(q, 0, sizeof(*q));
         q->k = k;
+        q->delay_us = delay;
 }
 
 /* The stream, the events, and two sets of pinned seeds for kb sources. */
@@ -173,6 +175,8 @@ static int ss__ph_batch_run(struct ss_gpu_phast *p, const struct ss__ph_batch *b
                         return rc;
                 SS__CUDA(cudaEventRecord(q->gathered[*slot], p->stream));
                 SS__CUDA(cudaStreamWaitEvent(q->copy, q->gathered[*slot], 0));
+                if (q->delay_us && (rc = ss__ph_delay(q->delay_us, q->copy, err)))
+                        return rc;
                 SS__CUDA(cudaMemcpyAsync(b->dist + (size_t)c0 * p->n, out, (size_t)cs * p->n * 8,
                                          cudaMemcpyDeviceToHost, q->copy));
                 SS__CUDA(cudaEventRecord(q->copied[*slot], q->copy));

@@ -415,6 +415,19 @@ extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m
         return SS_OK;
 }
 
+__global__ void ss__ph_delay_kernel(unsigned us)
+{
+        for (unsigned i = 0; i < us; i++)
+                __nanosleep(1000);
+}
+
+extern "C" int ss__ph_delay(unsigned us, cudaStream_t st, struct ss_err *err)
+{
+        ss__ph_delay_kernel<<<1, 1, 0, st>>>(us);
+        SS__LAUNCHED("ss__ph_delay_kernel");
+        return SS_OK;
+}
+
 /* The sweep over several devices (gpu/phast_split.c): the distances of
  * the ranks one part swept, copied into another part's array, which may be
  * on another device (a peer's memory, over NVLink or PCIe). The ranks go

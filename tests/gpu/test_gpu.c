@@ -1487,20 +1487,27 @@ START_TEST(test_phast_pipe)
         }
         /* Sweeps of the call into pageable and into pinned memory: by
          * default one batch of all 100 into pageable memory, where nothing
-         * overlaps, and batches of 64 into pinned memory. */
+         * overlaps, and batches of 64 into pinned memory. The delayed runs
+         * hold every copy back (SS_GPU_PHAST_COPY_DELAY_US) while the next
+         * batches sweep and gather: a gather that did not wait for the copy
+         * out of its slot would overwrite trees not yet copied. */
         const struct {
-                const char *pipe;
+                const char *pipe, *delay;
                 unsigned sweeps[2];
-        } runs[] = {{NULL, {1, 2}}, {"3", {34, 34}}, {"1", {K, K}}, {"0", {1, 1}}};
+        } runs[] = {{NULL, NULL, {1, 2}}, {"3", NULL, {34, 34}},  {"1", NULL, {K, K}},
+                    {"0", NULL, {1, 1}},  {NULL, "3000", {1, 2}}, {"3", "300", {34, 34}}};
         ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
         for (size_t t = 0; t < sizeof(runs) / sizeof(runs[0]); t++) {
                 if (runs[t].pipe)
                         ck_assert_int_eq(setenv("SS_GPU_PHAST_PIPE", runs[t].pipe, 1), 0);
+                if (runs[t].delay)
+                        ck_assert_int_eq(setenv("SS_GPU_PHAST_COPY_DELAY_US", runs[t].delay, 1), 0);
                 struct ss_gpu_phast *p = NULL;
                 ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
                                   SS_OK,
                               "%s", err.msg);
                 ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
+                ck_assert_int_eq(unsetenv("SS_GPU_PHAST_COPY_DELAY_US"), 0);
                 for (int pinned = 0; pinned < 2; pinned++) {
                         const size_t bytes = (size_t)K * g->n * sizeof(ss_dist);
                         ss_dist *dist = pinned ? ss_solve_host_alloc(bytes) : malloc(bytes);
@@ -1521,10 +1528,11 @@ START_TEST(test_phast_pipe)
                                  * copies did shows there. */
                                 for (size_t x = (size_t)K * g->n; x-- > 0;)
                                         ck_assert_msg(dist[x] == want[x],
-                                                      "pipe %s pinned %d: tree %zu node %zu: "
-                                                      "%llu, want %llu",
+                                                      "pipe %s delay %s pinned %d: tree %zu "
+                                                      "node %zu: %llu, want %llu",
                                                       runs[t].pipe ? runs[t].pipe : "default",
-                                                      pinned, x / g->n, x % g->n,
+                                                      runs[t].delay ? runs[t].delay : "0", pinned,
+                                                      x / g->n, x % g->n,
                                                       (unsigned long long)dist[x],
                                                       (unsigned long long)want[x]);
                         }
