@@ -54,6 +54,11 @@ struct ss__cch_piece {
 #define SS__CCH_DIAGONAL_K 4096u
 /* After a piece this large, a worker hands its separator scratch back. */
 #define SS__CCH_TRIM_K (1u << 20)
+/* Pieces this large take source and sink sides of SS__CCH_GEO_SIDE / 64 of
+ * their nodes each, not a quarter, and with coordinates the cut through the
+ * median line too (separator.c). */
+#define SS__CCH_GEO_K    (1u << 21)
+#define SS__CCH_GEO_SIDE 28u
 
 /* A worker's scratch for separators, kept from piece to piece. */
 struct ss__cch_sepws;

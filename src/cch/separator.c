@@ -11,6 +11,21 @@
  * direction gives up once its flow passes the best cut found so far, or
  * after 64 k log2 k search steps (a graph without small cuts).
  *
+ * A flow costs about a sweep of the middle of the piece per unit once the
+ * easy paths are taken, so on pieces whose cuts grow like the square root
+ * of the piece (a grid-like graph) large pieces cost k^1.5: the top cut of a
+ * generated 4M-node road graph took 50 of the order's 81 s. On pieces of
+ * SS__CCH_GEO_K nodes or more the source and the sink therefore hold
+ * SS__CCH_GEO_SIDE/64 of the nodes each, not a quarter, so that a search
+ * sweeps an eighth of the piece rather than a half (the cut stays balanced
+ * enough: each side keeps over 40%). There the order took 56 s, and its
+ * CCH had 22.26M edges instead of 22.35M and an elimination tree of height
+ * 1,776 instead of 1,683. Such pieces also take, in each direction, the cut
+ * through the median line (the nodes of one half with a neighbour in the
+ * other), a selection and a scan: its size caps the flows, and it stands
+ * in when no flow finishes within its budget. Alone it did worse (height
+ * 2,501, 24.1M edges), as a straight line crosses more roads.
+ *
  * The flow runs on the split graph, where node v becomes in(v) -> out(v) of
  * capacity 1 and every edge {u, v} becomes out(u) -> in(v) and out(v) ->
  * in(u) of unbounded capacity, without building it: state 2v is in(v),
@@ -120,6 +135,7 @@ struct flow {
         struct key *keys;
         uint32_t *queue, *stack; /* 2k each, in the memory of keys: path, search stack */
         uint32_t nsrc, nsnk;     /* nodes in the source and sink quarters */
+        uint32_t nseed;          /* middle nodes next to the source, in cut[] during the flow */
 };
 
 static void flow_free(struct flow *f)
@@ -176,10 +192,12 @@ static inline bool mid(const struct flow *f, uint32_t v)
  * nodes next to a sink node become middle nodes, so that the cut is finite
  * (a long edge can join the two quarters). Returns false when no source
  * node is left. */
-static bool flow_sides(struct flow *f)
+static bool flow_sides(struct flow *f, bool big)
 {
         const struct ss__cch_piece *p = f->p;
         uint32_t k = f->k, q = k / 4 ? k / 4 : 1;
+        if (big)
+                q = (uint32_t)((uint64_t)k * SS__CCH_GEO_SIDE / 64);
         select_nth(f->keys, k, q - 1);
         select_nth(f->keys + q, k - q, k - q - q);
         memset(f->side, SIDE_MID, k);
@@ -210,6 +228,12 @@ static bool flow_sides(struct flow *f)
                                 f->side[u] |= s == SIDE_S ? TOUCH_S : TOUCH_T;
                 }
         }
+        /* Where every search starts: listed once, not found by a scan of the
+         * piece per search. cut[] is free until the flow is done. */
+        f->nseed = 0;
+        for (uint32_t v = 0; v < k; v++)
+                if (mid(f, v) && (f->side[v] & TOUCH_S))
+                        f->cut[f->nseed++] = v;
         for (uint32_t v = 0; v < k; v++)
                 f->fin[v] = f->fout[v] = NONE;
         return true;
@@ -256,9 +280,8 @@ static uint32_t flow_search(struct flow *f, int32_t stamp, uint64_t *budget)
 {
         const struct ss__cch_piece *p = f->p;
         uint32_t k = f->k, sp = 0, found = NONE;
-        for (uint32_t v = 0; v < k; v++)
-                if (mid(f, v) && (f->side[v] & TOUCH_S))
-                        visit(f, 2 * v, NONE, stamp, &sp);
+        for (uint32_t i = 0; i < f->nseed; i++)
+                visit(f, 2 * f->cut[i], NONE, stamp, &sp);
         while (sp > 0 && found == NONE) {
                 uint32_t st = f->stack[--sp], v = st >> 1;
                 if (*budget == 0)
@@ -408,6 +431,8 @@ struct search {
         unsigned ndirs;
         atomic_uint next_dir;
         atomic_uint best;  /* flows larger than this cannot win */
+        bool big;          /* k >= SS__CCH_GEO_K: wider sides */
+        bool geo;          /* the median cut caps the flows and stands in for them */
         atomic_int failed; /* SS_ENOMEM from a thread */
         /* The winner so far, under lock: its cut size, smaller side and
          * nodes (copied into sep). */
@@ -445,7 +470,7 @@ static void run_dir(struct search *s, struct flow *f, unsigned dir)
         make_keys(s, dir, f->keys);
         for (uint32_t v = 0; v < k; v++)
                 f->proj[f->keys[v].v] = f->keys[v].k;
-        if (!flow_sides(f))
+        if (!flow_sides(f, s->big))
                 return;
         /* Road graphs need far less (a few hundred sweeps of the piece at
          * most); a graph without small cuts would take a sweep per unit of
@@ -583,6 +608,74 @@ static uint32_t layer_separator(const struct ss__cch_piece *p, const uint32_t *d
         return n;
 }
 
+/* ---- cuts through the median line, for large pieces --------------------- */
+
+/* Splits the piece at the median of direction dir's key (half[v]: 0 below,
+ * 1 above) and counts, for each half, its nodes with a neighbour in the
+ * other. Removing those of either half disconnects the halves. Returns the
+ * half with fewer, *count their number. */
+static uint8_t geo_split(const struct ss__cch_piece *p, unsigned dir, struct key *keys,
+                         uint8_t *half, uint32_t *count)
+{
+        static const int dx[MAX_DIRS] = {1, 0, 1, 1}, dy[MAX_DIRS] = {0, 1, 1, -1};
+        const uint32_t k = p->k;
+        for (uint32_t v = 0; v < k; v++) {
+                const uint32_t g = p->gid[v];
+                keys[v] = (struct key){(int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g], v};
+        }
+        select_nth(keys, k, k / 2);
+        for (uint32_t i = 0; i < k; i++)
+                half[keys[i].v] = i >= k / 2;
+        uint32_t c[2] = {0, 0};
+        for (uint32_t v = 0; v < k; v++)
+                for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++)
+                        if (half[p->adj[e]] != half[v]) {
+                                c[half[v]]++;
+                                break;
+                        }
+        const uint8_t h = c[1] < c[0];
+        *count = c[h];
+        return h;
+}
+
+/* The smallest median cut over the directions (the lower direction among
+ * equal ones): its size, and with sep its nodes. UINT32_MAX when out of
+ * memory. */
+static uint32_t geo_cut(const struct ss__cch_piece *p, unsigned ndirs, uint32_t *sep)
+{
+        const uint32_t k = p->k;
+        struct key *keys = malloc((size_t)k * sizeof(*keys));
+        uint8_t *half = malloc(k);
+        uint32_t best = UINT32_MAX, n;
+        unsigned best_dir = 0;
+        if (!keys || !half)
+                goto out;
+        for (unsigned d = 0; d < ndirs; d++) {
+                geo_split(p, d, keys, half, &n);
+                if (n < best) {
+                        best = n;
+                        best_dir = d;
+                }
+        }
+        if (sep) {
+                const uint8_t h = geo_split(p, best_dir, keys, half, &n);
+                n = 0;
+                for (uint32_t v = 0; v < k; v++) {
+                        if (half[v] != h)
+                                continue;
+                        for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++)
+                                if (half[p->adj[e]] != h) {
+                                        sep[n++] = v;
+                                        break;
+                                }
+                }
+        }
+out:
+        free(keys);
+        free(half);
+        return best;
+}
+
 int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, unsigned threads,
                       uint32_t *sep, uint32_t *nsep, struct ss_err *err)
 {
@@ -615,10 +708,24 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
          * square root of the piece or slower, and a graph without them (a
          * social network) would fill in towards a dense matrix. The cap also
          * bounds the flow's work on such a graph. */
-        atomic_init(&s.best, k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1);
+        /* For tests: SS_CCH_GEO_K moves the threshold, SS_CCH_GEO_ONLY takes
+         * the median cut without a flow. */
+        const char *gk = getenv("SS_CCH_GEO_K");
+        s.big = k >= (gk && *gk ? (uint32_t)strtoul(gk, NULL, 10) : SS__CCH_GEO_K);
+        const bool geo_only = s.big && getenv("SS_CCH_GEO_ONLY") != NULL;
+        uint32_t cap = k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1, geo = UINT32_MAX;
+        if (p->x && s.big) {
+                if ((geo = geo_cut(p, s.ndirs, NULL)) == UINT32_MAX)
+                        return ss_err_set(err, SS_ENOMEM,
+                                          "out of memory for a separator of %u nodes", k);
+                s.geo = true;
+                cap = geo < cap ? geo : cap;
+        }
+        atomic_init(&s.best, cap);
         pthread_mutex_init(&s.lock, NULL);
         unsigned t = threads < s.ndirs ? threads : s.ndirs;
-        ss_team_run(t ? t : 1, NULL, dir_worker, &s);
+        if (!(geo_only && s.geo))
+                ss_team_run(t ? t : 1, NULL, dir_worker, &s);
         pthread_mutex_destroy(&s.lock);
         if (atomic_load(&s.failed)) {
                 sepws_trim(ws);
@@ -626,6 +733,10 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
         }
         if (s.found)
                 *nsep = s.cut;
+        else if (s.geo && geo_cut(p, s.ndirs, sep) != UINT32_MAX)
+                *nsep = geo;
+        else if (s.geo)
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
         else
                 *nsep = layer_separator(p, ws->dist_a, a, ws->queue, sep);
         if (k >= SS__CCH_CHECK_K && *nsep > k / 8)

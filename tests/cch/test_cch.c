@@ -427,6 +427,43 @@ START_TEST(test_road_graph)
 }
 END_TEST
 
+/* Large pieces (separator.c, SS__CCH_GEO_K): the threshold moved down to
+ * 4,096 nodes so that a test graph has them. Wider source and sink sides
+ * with the median cut as the cap, with and without coordinates, and the
+ * median cut alone (SS_CCH_GEO_ONLY): every order must give exact
+ * distances, a sparse supergraph and a shallow tree, and the median cut
+ * alone a different order from the flows'. */
+START_TEST(test_large_pieces)
+{
+        struct ss_gen_road p = {.nodes = 20000, .seed = 5};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        ck_assert_int_eq(setenv("SS_CCH_GEO_K", "4096", 1), 0);
+        uint32_t *rank_flow = malloc(g->n * sizeof(uint32_t));
+        for (int run = 0; run < 3; run++) {
+                if (run == 2)
+                        ck_assert_int_eq(setenv("SS_CCH_GEO_ONLY", "1", 1), 0);
+                struct ss_cch *c = cu_build(g, 2, run == 1);
+                ck_assert_uint_lt(c->arcs, 4 * g->m);
+                ck_assert_uint_lt(c->height, 800);
+                if (run == 0)
+                        memcpy(rank_flow, c->rank, g->n * sizeof(uint32_t));
+                if (run == 2)
+                        ck_assert_int_ne(memcmp(rank_flow, c->rank, g->n * sizeof(uint32_t)), 0);
+                struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
+                cu_check_against_dijkstra(g, m, 6, 17 + run, 3, 89);
+                cu_check_matrix(g, m, 12, 9, 3);
+                ss_cch_metric_unref(m);
+                ss_cch_free(c);
+        }
+        ck_assert_int_eq(unsetenv("SS_CCH_GEO_ONLY"), 0);
+        ck_assert_int_eq(unsetenv("SS_CCH_GEO_K"), 0);
+        free(rank_flow);
+        ss_graph_unref(g);
+}
+END_TEST
+
 /* ---- unpacked shortcuts kept with a metric (paths.c) --------------------- */
 
 struct racer {
@@ -892,6 +929,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_recustomize);
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
+        tcase_add_test(tc, test_large_pieces);
         tcase_add_test(tc, test_path_cache);
         tcase_add_test(tc, test_sweep_threads);
         tcase_add_test(tc, test_from_arrays);
