@@ -639,8 +639,8 @@ static uint8_t geo_split(const struct ss__cch_piece *p, unsigned dir, struct key
 }
 
 /* The smallest median cut over the directions (the lower direction among
- * equal ones): its size, and with sep its nodes. UINT32_MAX when out of
- * memory. */
+ * equal ones): its size, or with sep the number of its nodes written there.
+ * UINT32_MAX when out of memory. */
 static uint32_t geo_cut(const struct ss__cch_piece *p, unsigned ndirs, uint32_t *sep)
 {
         const uint32_t k = p->k;
@@ -659,13 +659,13 @@ static uint32_t geo_cut(const struct ss__cch_piece *p, unsigned ndirs, uint32_t 
         }
         if (sep) {
                 const uint8_t h = geo_split(p, best_dir, keys, half, &n);
-                n = 0;
+                best = n = 0;
                 for (uint32_t v = 0; v < k; v++) {
                         if (half[v] != h)
                                 continue;
                         for (uint32_t e = p->first[v]; e < p->first[v + 1]; e++)
                                 if (half[p->adj[e]] != h) {
-                                        sep[n++] = v;
+                                        sep[best++] = v;
                                         break;
                                 }
                 }
@@ -710,8 +710,9 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
          * bounds the flow's work on such a graph. */
         /* For tests: SS_CCH_GEO_K moves the threshold, SS_CCH_GEO_ONLY takes
          * the median cut without a flow. */
-        const char *gk = getenv("SS_CCH_GEO_K");
-        s.big = k >= (gk && *gk ? (uint32_t)strtoul(gk, NULL, 10) : SS__CCH_GEO_K);
+        const char *gk = k >= SS__CCH_DIAGONAL_K ? getenv("SS_CCH_GEO_K") : NULL;
+        s.big = k >= SS__CCH_DIAGONAL_K &&
+                k >= (gk && *gk ? (uint32_t)strtoul(gk, NULL, 10) : SS__CCH_GEO_K);
         const bool geo_only = s.big && getenv("SS_CCH_GEO_ONLY") != NULL;
         uint32_t cap = k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1, geo = UINT32_MAX;
         if (p->x && s.big) {
@@ -733,13 +734,13 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
         }
         if (s.found)
                 *nsep = s.cut;
-        else if (s.geo && geo_cut(p, s.ndirs, sep) != UINT32_MAX)
+        else if (s.geo && (geo = geo_cut(p, s.ndirs, sep)) != UINT32_MAX)
                 *nsep = geo;
         else if (s.geo)
-                return ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
+                rc = ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);
         else
                 *nsep = layer_separator(p, ws->dist_a, a, ws->queue, sep);
-        if (k >= SS__CCH_CHECK_K && *nsep > k / 8)
+        if (rc == SS_OK && k >= SS__CCH_CHECK_K && *nsep > k / 8)
                 rc = ss_err_set(err, SS_ETOOBIG,
                                 "a piece of %u nodes has no separator of at most %u nodes: "
                                 "the graph is not road-like",

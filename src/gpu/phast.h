@@ -32,8 +32,10 @@ struct ss_gpu_phast;
  * the device had nothing of the call to do. */
 struct ss_gpu_phast_stats {
         uint64_t up_ns;      /* the upward searches on the host */
-        uint64_t up_busy_ns; /* of up_ns, the searches made while the call's earlier
-                              * work was in flight on the device (trees in batches) */
+        uint64_t up_busy_ns; /* of up_ns, the searches of every batch of trees after
+                              * the first, which overlap the earlier batches' work on
+                              * the device: all of them, so when a search outlasts
+                              * that work, ss_gpu_phast_device_ns is an upper bound */
         uint64_t sweep_ns;   /* the device's sweep (events) */
         uint64_t total_ns;   /* the whole call, copies to the host included */
         uint32_t levels;     /* depths of the elimination tree */

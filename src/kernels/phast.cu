@@ -415,10 +415,16 @@ extern "C" int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m
         return SS_OK;
 }
 
+/* Spins on the global timer: __nanosleep alone may sleep less than asked,
+ * and the test that uses this needs the delay for certain. */
 __global__ void ss__ph_delay_kernel(unsigned us)
 {
-        for (unsigned i = 0; i < us; i++)
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        do {
                 __nanosleep(1000);
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < (unsigned long long)us * 1000ull);
 }
 
 extern "C" int ss__ph_delay(unsigned us, cudaStream_t st, struct ss_err *err)

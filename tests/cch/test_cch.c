@@ -16,6 +16,7 @@
 #include "../path_sums.h"
 #include "../data.h"
 #include "cch/cch.h"
+#include "cch/internal.h"
 #include "cpu/dijkstra.h"
 #include "gen/gen.h"
 #include "io/load.h"
@@ -460,6 +461,82 @@ START_TEST(test_large_pieces)
         ck_assert_int_eq(unsetenv("SS_CCH_GEO_ONLY"), 0);
         ck_assert_int_eq(unsetenv("SS_CCH_GEO_K"), 0);
         free(rank_flow);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* The separator of a whole generated road graph taken as one piece, with
+ * the large pieces' rules (threshold moved to 4,096): by the flows with
+ * wide sides and the median cut as the cap, and by the median cut alone.
+ * Removing it must leave at least two components, none of more than 60% of
+ * the nodes: a separator that does not separate, or splits off a sliver,
+ * fails here even where the order's distances would still be exact. */
+START_TEST(test_separator_splits)
+{
+        struct ss_gen_road gp = {.nodes = 20000, .seed = 9};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&gp, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss__cch_ugraph ug;
+        ck_assert_int_eq(ss__cch_ugraph_build(g, 2, &ug, &err), SS_OK);
+        const uint32_t k = g->n;
+        uint32_t *gid = malloc(k * sizeof(uint32_t)), *sep = malloc(k * sizeof(uint32_t));
+        uint32_t *comp = malloc(k * sizeof(uint32_t)), *queue = malloc(k * sizeof(uint32_t));
+        for (uint32_t v = 0; v < k; v++)
+                gid[v] = v;
+        const struct ss__cch_piece p = {
+            .k = k, .gid = gid, .first = ug.first, .adj = ug.adj, .x = g->x, .y = g->y};
+        ck_assert_int_eq(setenv("SS_CCH_GEO_K", "4096", 1), 0);
+        uint32_t sizes[2];
+        for (int run = 0; run < 2; run++) {
+                if (run == 1)
+                        ck_assert_int_eq(setenv("SS_CCH_GEO_ONLY", "1", 1), 0);
+                struct ss__cch_sepws *ws = ss__cch_sepws_new();
+                uint32_t nsep = 0;
+                ck_assert_msg(ss__cch_separator(ws, &p, 2, sep, &nsep, &err) == SS_OK, "%s",
+                              err.msg);
+                ss__cch_sepws_free(ws);
+                ck_assert_uint_gt(nsep, 0);
+                ck_assert_uint_le(nsep, k / 8);
+                sizes[run] = nsep;
+                /* components of what is left, by BFS */
+                const uint32_t CUT = UINT32_MAX, NEW = UINT32_MAX - 1;
+                for (uint32_t v = 0; v < k; v++)
+                        comp[v] = NEW;
+                for (uint32_t i = 0; i < nsep; i++)
+                        comp[sep[i]] = CUT;
+                uint32_t ncomp = 0, largest = 0;
+                for (uint32_t s0 = 0; s0 < k; s0++) {
+                        if (comp[s0] != NEW)
+                                continue;
+                        uint32_t head = 0, tail = 0;
+                        comp[s0] = ncomp;
+                        queue[tail++] = s0;
+                        while (head < tail) {
+                                const uint32_t v = queue[head++];
+                                for (uint32_t e = ug.first[v]; e < ug.first[v + 1]; e++)
+                                        if (comp[ug.adj[e]] == NEW) {
+                                                comp[ug.adj[e]] = ncomp;
+                                                queue[tail++] = ug.adj[e];
+                                        }
+                        }
+                        largest = tail > largest ? tail : largest;
+                        ncomp++;
+                }
+                ck_assert_msg(ncomp >= 2, "run %d: %u components after a cut of %u", run, ncomp,
+                              nsep);
+                ck_assert_msg(largest <= k / 10 * 6, "run %d: a component of %u of %u nodes", run,
+                              largest, k);
+        }
+        /* the flow's cut is no larger than the median cut that capped it */
+        ck_assert_uint_le(sizes[0], sizes[1]);
+        ck_assert_int_eq(unsetenv("SS_CCH_GEO_ONLY"), 0);
+        ck_assert_int_eq(unsetenv("SS_CCH_GEO_K"), 0);
+        free(gid);
+        free(sep);
+        free(comp);
+        free(queue);
+        ss__cch_ugraph_free(&ug);
         ss_graph_unref(g);
 }
 END_TEST
@@ -930,6 +1007,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
         tcase_add_test(tc, test_large_pieces);
+        tcase_add_test(tc, test_separator_splits);
         tcase_add_test(tc, test_path_cache);
         tcase_add_test(tc, test_sweep_threads);
         tcase_add_test(tc, test_from_arrays);
