@@ -708,7 +708,8 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
          * square root of the piece or slower, and a graph without them (a
          * social network) would fill in towards a dense matrix. The cap also
          * bounds the flow's work on such a graph. */
-        /* For tests: SS_CCH_GEO_K moves the threshold, SS_CCH_GEO_ONLY takes
+        /* For tests: SS_CCH_GEO_K moves the threshold (not below
+         * SS__CCH_DIAGONAL_K), SS_CCH_GEO_ONLY takes
          * the median cut without a flow. */
         const char *gk = k >= SS__CCH_DIAGONAL_K ? getenv("SS_CCH_GEO_K") : NULL;
         s.big = k >= SS__CCH_DIAGONAL_K &&

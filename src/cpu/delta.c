@@ -43,7 +43,7 @@
  * the low 32 bits of the distance it was filed with, and a copy whose tag
  * differs from the node's distance is passed over: the copy filed with the
  * current distance is still to come. This keeps the nodes processed near
- * what a per-node record of the last relaxed distance gave (1.07 N on a
+ * what a per-node record of the last relaxed distance gave (1.08 N on a
  * generated 4M-node road graph), without that record's second random access
  * per node and its clearing: 15% less time on one thread there. A false
  * match (two distances of one node equal modulo 2^32) only costs a repeat,

@@ -340,7 +340,7 @@ int ss__ph_subtrees(unsigned long long *d, unsigned k, const uint32_t *nodes, co
 int ss__ph_gather(const unsigned long long *d, unsigned k, uint32_t m, const uint32_t *rank,
                   const uint32_t *nodes, unsigned s0, unsigned ks, unsigned long long *out,
                   cudaStream_t st, struct ss_err *err);
-/* One thread that sleeps about us microseconds on stream st (for tests that
+/* One thread that waits at least us microseconds on stream st (for tests that
  * delay a stream). */
 int ss__ph_delay(unsigned us, cudaStream_t st, struct ss_err *err);
 /* The top of the elimination tree as a table (phast_top.cu, gpu/phast_top.c):
