@@ -443,15 +443,22 @@ struct search {
         uint32_t *sep;
 };
 
+/* Local node v's projection on direction dir of the coordinates: the axes,
+ * then the two diagonals. */
+static inline int64_t coord_key(const struct ss__cch_piece *p, unsigned dir, uint32_t v)
+{
+        static const int dx[MAX_DIRS] = {1, 0, 1, 1}, dy[MAX_DIRS] = {0, 1, 1, -1};
+        const uint32_t g = p->gid[v];
+        return (int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g];
+}
+
 static void make_keys(const struct search *s, unsigned dir, struct key *keys)
 {
         const struct ss__cch_piece *p = s->p;
-        static const int dx[MAX_DIRS] = {1, 0, 1, 1}, dy[MAX_DIRS] = {0, 1, 1, -1};
         for (uint32_t v = 0; v < p->k; v++) {
                 int64_t key;
                 if (p->x) {
-                        uint32_t g = p->gid[v];
-                        key = (int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g];
+                        key = coord_key(p, dir, v);
                 } else if (dir == 0) {
                         key = s->ws->dist_a[v];
                 } else {
@@ -617,12 +624,9 @@ static uint32_t layer_separator(const struct ss__cch_piece *p, const uint32_t *d
 static uint8_t geo_split(const struct ss__cch_piece *p, unsigned dir, struct key *keys,
                          uint8_t *half, uint32_t *count)
 {
-        static const int dx[MAX_DIRS] = {1, 0, 1, 1}, dy[MAX_DIRS] = {0, 1, 1, -1};
         const uint32_t k = p->k;
-        for (uint32_t v = 0; v < k; v++) {
-                const uint32_t g = p->gid[v];
-                keys[v] = (struct key){(int64_t)dx[dir] * p->x[g] + (int64_t)dy[dir] * p->y[g], v};
-        }
+        for (uint32_t v = 0; v < k; v++)
+                keys[v] = (struct key){coord_key(p, dir, v), v};
         select_nth(keys, k, k / 2);
         for (uint32_t i = 0; i < k; i++)
                 half[keys[i].v] = i >= k / 2;
@@ -638,27 +642,28 @@ static uint8_t geo_split(const struct ss__cch_piece *p, unsigned dir, struct key
         return h;
 }
 
-/* The smallest median cut over the directions (the lower direction among
- * equal ones): its size, or with sep the number of its nodes written there.
- * UINT32_MAX when out of memory. */
-static uint32_t geo_cut(const struct ss__cch_piece *p, unsigned ndirs, uint32_t *sep)
+/* Without sep: the smallest median cut over the first ndirs directions
+ * (the lower direction among equal ones), its size returned and its
+ * direction in *dir. With sep: the cut of direction *dir, its nodes written
+ * there and their number returned. UINT32_MAX when out of memory. */
+static uint32_t geo_cut(const struct ss__cch_piece *p, unsigned ndirs, unsigned *dir, uint32_t *sep)
 {
         const uint32_t k = p->k;
         struct key *keys = malloc((size_t)k * sizeof(*keys));
         uint8_t *half = malloc(k);
         uint32_t best = UINT32_MAX, n;
-        unsigned best_dir = 0;
         if (!keys || !half)
                 goto out;
-        for (unsigned d = 0; d < ndirs; d++) {
-                geo_split(p, d, keys, half, &n);
-                if (n < best) {
-                        best = n;
-                        best_dir = d;
+        if (!sep) {
+                for (unsigned d = 0; d < ndirs; d++) {
+                        geo_split(p, d, keys, half, &n);
+                        if (n < best) {
+                                best = n;
+                                *dir = d;
+                        }
                 }
-        }
-        if (sep) {
-                const uint8_t h = geo_split(p, best_dir, keys, half, &n);
+        } else {
+                const uint8_t h = geo_split(p, *dir, keys, half, &n);
                 best = n = 0;
                 for (uint32_t v = 0; v < k; v++) {
                         if (half[v] != h)
@@ -716,8 +721,9 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
                 k >= (gk && *gk ? (uint32_t)strtoul(gk, NULL, 10) : SS__CCH_GEO_K);
         const bool geo_only = s.big && getenv("SS_CCH_GEO_ONLY") != NULL;
         uint32_t cap = k >= SS__CCH_CHECK_K ? k / 8 : UINT32_MAX - 1, geo = UINT32_MAX;
+        unsigned geo_dir = 0;
         if (p->x && s.big) {
-                if ((geo = geo_cut(p, s.ndirs, NULL)) == UINT32_MAX)
+                if ((geo = geo_cut(p, s.ndirs, &geo_dir, NULL)) == UINT32_MAX)
                         return ss_err_set(err, SS_ENOMEM,
                                           "out of memory for a separator of %u nodes", k);
                 s.geo = true;
@@ -735,7 +741,7 @@ int ss__cch_separator(struct ss__cch_sepws *ws, const struct ss__cch_piece *p, u
         }
         if (s.found)
                 *nsep = s.cut;
-        else if (s.geo && (geo = geo_cut(p, s.ndirs, sep)) != UINT32_MAX)
+        else if (s.geo && (geo = geo_cut(p, s.ndirs, &geo_dir, sep)) != UINT32_MAX)
                 *nsep = geo;
         else if (s.geo)
                 rc = ss_err_set(err, SS_ENOMEM, "out of memory for a separator of %u nodes", k);

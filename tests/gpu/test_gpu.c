@@ -1248,6 +1248,24 @@ END_TEST
 /* parts 0: the plain sweep; else one shared by that many parts, over the
  * devices there are (part q on device q mod count: parts of one device
  * share it). */
+/* Trees dist[0..k) of g from src[] against Dijkstra's, every node; what
+ * names the call in a failure. */
+static void expect_trees(const struct ss_graph *g, const uint32_t *src, unsigned k,
+                         const ss_dist *dist, const char *what)
+{
+        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
+        for (unsigned i = 0; i < k; i++) {
+                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
+                                      "%s k=%u tree %u (source %u) node %u: %llu, want %llu", what,
+                                      k, i, src[i], v,
+                                      (unsigned long long)dist[(size_t)i * g->n + v],
+                                      (unsigned long long)ss_dijkstra_dist(ws, v));
+        }
+        ss_dijkstra_ws_free(ws);
+}
+
 static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
 {
         struct ss_err err;
@@ -1273,7 +1291,6 @@ static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
         }
         ss_dist *dist = malloc((size_t)kmax * g->n * sizeof(ss_dist));
         uint32_t *src = malloc(kmax * sizeof(uint32_t));
-        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         /* 64 twice: the second replays the sweep captured by the first. */
         const unsigned ks[] = {1, 7, 64, 64, 100};
         for (size_t t = 0; t < 5; t++) {
@@ -1286,16 +1303,9 @@ static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
                 const int rc = p ? ss_gpu_phast_trees(p, src, k, dist, &st, &err)
                                  : ss_gpu_phast_split_trees(sp, src, k, dist, &st, &err);
                 ck_assert_msg(rc == SS_OK, "%s", err.msg);
-                for (unsigned i = 0; i < k; i++) {
-                        ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
-                        for (uint32_t v = 0; v < g->n; v++)
-                                ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
-                                              "parts %u k=%u tree %u (source %u) node %u: %llu, "
-                                              "want %llu",
-                                              parts, k, i, src[i], v,
-                                              (unsigned long long)dist[(size_t)i * g->n + v],
-                                              (unsigned long long)ss_dijkstra_dist(ws, v));
-                }
+                char what[32];
+                snprintf(what, sizeof(what), "parts %u", parts);
+                expect_trees(g, src, k, dist, what);
         }
         /* Without room for the trees: swept, nothing copied. */
         ck_assert_int_eq(p ? ss_gpu_phast_trees(p, src, 1, NULL, NULL, &err)
@@ -1305,7 +1315,6 @@ static void check_phast_parts(struct ss_graph *g, unsigned kmax, unsigned parts)
         ck_assert_int_eq(p ? ss_gpu_phast_trees(p, src, 1, dist, NULL, &err)
                            : ss_gpu_phast_split_trees(sp, src, 1, dist, NULL, &err),
                          SS_EINVAL);
-        ss_dijkstra_ws_free(ws);
         free(src);
         free(dist);
         ss_gpu_phast_close(p);
@@ -1324,33 +1333,29 @@ START_TEST(test_phast_trees)
         check_phast(g, 100);
         ss_graph_unref(g);
         g = road_graph(20000, 5);
-        check_phast(g, 100);
-        setenv("SS_GPU_PHAST_GROUP", "0", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_GROUP");
-        setenv("SS_GPU_PHAST_PROFILE", "1", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_PROFILE");
-        /* The chains with atomics instead of one store a pair. */
-        setenv("SS_GPU_PHAST_PLAIN", "0", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_PLAIN");
-        /* Without the table of the top; with one of its first 5 depths
-         * only (the chains go on below it); for one source only. */
-        setenv("SS_GPU_PHAST_TOP", "0", 1);
-        check_phast(g, 100);
-        setenv("SS_GPU_PHAST_TOP", "5", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_TOP");
-        setenv("SS_GPU_PHAST_TOP_K", "1", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_TOP_K");
-        /* One source: no cut, and the whole tree below it (no top). */
-        setenv("SS_GPU_PHAST_CUT", "0", 1);
-        check_phast(g, 100);
-        setenv("SS_GPU_PHAST_CUT", "1000000", 1);
-        check_phast(g, 100);
-        unsetenv("SS_GPU_PHAST_CUT");
+        /* The defaults, then one knob at a time: groups of one thread; the
+         * profile; the chains with atomics instead of one store a pair;
+         * without the table of the top, with one of its first 5 depths only
+         * (the chains go on below it), and for one source only; one
+         * source with no cut, and with the whole tree below it (no top). */
+        static const char *const knobs[][2] = {
+            {NULL, NULL},
+            {"SS_GPU_PHAST_GROUP", "0"},
+            {"SS_GPU_PHAST_PROFILE", "1"},
+            {"SS_GPU_PHAST_PLAIN", "0"},
+            {"SS_GPU_PHAST_TOP", "0"},
+            {"SS_GPU_PHAST_TOP", "5"},
+            {"SS_GPU_PHAST_TOP_K", "1"},
+            {"SS_GPU_PHAST_CUT", "0"},
+            {"SS_GPU_PHAST_CUT", "1000000"},
+        };
+        for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+                if (knobs[i][0])
+                        ck_assert_int_eq(setenv(knobs[i][0], knobs[i][1], 1), 0);
+                check_phast(g, 100);
+                if (knobs[i][0])
+                        ck_assert_int_eq(unsetenv(knobs[i][0]), 0);
+        }
         ss_graph_unref(g);
         /* Nodes 3 and 4 reach 0..2 but nothing reaches them. */
         const uint32_t arcs[][3] = {{0, 1, 5}, {1, 2, 0}, {2, 0, 7}, {3, 0, 1}, {4, 3, 2}};
@@ -1379,18 +1384,9 @@ static struct ss_gpu_phast_stats check_trees(struct ss_gpu_phast *p, const struc
         struct ss_err err;
         struct ss_gpu_phast_stats st;
         ss_dist *dist = malloc((size_t)k * g->n * sizeof(ss_dist));
-        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         ck_assert_msg(ss_gpu_phast_trees(p, src, k, dist, &st, &err) == SS_OK, "%s", err.msg);
         check_up_busy(&st);
-        for (unsigned i = 0; i < k; i++) {
-                ck_assert_int_eq(ss_dijkstra_run(g, ws, src[i], SS_NO_NODE, NULL), SS_OK);
-                for (uint32_t v = 0; v < g->n; v++)
-                        ck_assert_msg(dist[(size_t)i * g->n + v] == ss_dijkstra_dist(ws, v),
-                                      "k=%u tree %u (source %u) node %u: %llu, want %llu", k, i,
-                                      src[i], v, (unsigned long long)dist[(size_t)i * g->n + v],
-                                      (unsigned long long)ss_dijkstra_dist(ws, v));
-        }
-        ss_dijkstra_ws_free(ws);
+        expect_trees(g, src, k, dist, "table");
         free(dist);
         return st;
 }
