@@ -58,9 +58,11 @@
 #define SS__PH_CUT_LARGE 8192u
 #define SS__PH_CUT_N     (1u << 19)
 #define SS__PH_CUT_K     1u
-/* Threads of the upward searches, at most, and sources per thread. */
-#define SS__PH_THREADS 16u
-#define SS__PH_UP_PER  16u
+/* Threads of the upward searches, at most, and sources per thread; and
+ * the thread time worth a thread of its own, where searches are long. */
+#define SS__PH_THREADS     16u
+#define SS__PH_UP_PER      16u
+#define SS__PH_UP_SLICE_NS 300000u
 /* Nodes of a route's path walked on the device at most; a longer one (or
  * one round a cycle of zero-weight arcs) is left to the caller. */
 #define SS__PH_PATH_MAX 4096u
@@ -725,8 +727,19 @@ void ss__ph_upward_into(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
          * as fewer measured slower there. */
         unsigned threads =
             k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
-        threads = threads > p->threads ? p->threads : threads;
+        /* On a tall tree a search takes milliseconds (4.8 ms on a generated
+         * USA-size graph, 3,673 levels): there each SS__PH_UP_SLICE_NS of
+         * the last measured thread time gets a thread, up to one a
+         * source, as the fixed count left 16 of them to one thread. */
+        const uint64_t want =
+            ((uint64_t)k * p->up_each_ns + SS__PH_UP_SLICE_NS - 1) / SS__PH_UP_SLICE_NS;
+        if (want > threads)
+                threads = want > k ? k : (unsigned)want;
+        threads = threads > p->threads ? p->threads : threads ? threads : 1;
+        const uint64_t t0 = ss_now_ns();
         ss_team_run(threads, NULL, ss__ph_up_part, &up);
+        if (k)
+                p->up_each_ns = (ss_now_ns() - t0) * threads / k;
 }
 
 void ss__ph_seeds_free(struct ss__ph_seeds *sd)

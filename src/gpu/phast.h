@@ -99,9 +99,12 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
  * (phast_route.c: a few hundred ranks, 0.13 ms a route on NY-d and 0.31 ms
  * on a 24M-node continent) when the elimination tree is at most this tall
  * and the metric's weights fit 32 bits; otherwise each distinct source
- * takes a sweep. SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
+ * takes a sweep. The handle may still sweep: for a tree taller than its
+ * device's shared memory holds (ss__p2p_limit: this height on an H100 or
+ * H200), or weights whose largest times the height passes 2^40 (above
+ * 1,024 levels). SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
  * compare). */
-#define SS_GPU_PHAST_ROUTE_HEIGHT 1024u
+#define SS_GPU_PHAST_ROUTE_HEIGHT 4096u
 static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
 {
         return m && !m->wide && m->cch->height <= SS_GPU_PHAST_ROUTE_HEIGHT;

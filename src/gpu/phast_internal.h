@@ -34,6 +34,7 @@ struct ss_gpu_phast {
         uint32_t nlevels; /* the elimination tree's height */
         ss_dist *hd;      /* host: per thread, the upward searches' distances, infinite between */
         unsigned threads;
+        uint64_t up_each_ns; /* an upward search's thread time, as last measured (0: none yet) */
         unsigned long long *d_d;   /* k * n distances, grown as needed */
         unsigned long long *d_out; /* what leaves the device, grown as needed */
         uint64_t cap_k;            /* sources d_d holds */
@@ -81,7 +82,9 @@ struct ss_gpu_phast {
         struct ss__ph_p2p {
                 bool made, off;    /* off: this handle's routes take the sweep */
                 bool stale;        /* the weights and corners are an older metric's */
-                bool off_wide;     /* off for 64-bit weights (new weights may end it) */
+                bool off_metric;   /* off for this metric's weights: 64 bits, or sums
+                                      that may pass the key (new weights may end it) */
+                uint32_t hmax;     /* the tallest chain the device holds (made) */
                 bool by_sweep;     /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
                 bool profile;      /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t room_set; /* SS_GPU_PHAST_ROUTE_ROOM (tests); 0: by the call */
@@ -230,8 +233,9 @@ int ss__ph_paths_out(struct ss_gpu_phast *p, const uint32_t *targets, unsigned n
                      bool *needs_cpu, struct ss_err *err);
 
 /* Routes on the chains (phast_route.c): SS_OK, SS__PH_BY_SWEEP when p
- * answers routes by sweeps (a part, a 64-bit metric, a tree taller than
- * SS__P2P_HMAX, no device memory for the chains' arrays, or
+ * answers routes by sweeps (a part, a 64-bit metric or one whose sums may
+ * pass the key's bits, a tree taller than the device's chains, no device
+ * memory for the chains' arrays, or
  * SS_GPU_PHAST_ROUTES=sweep), or an error. Arguments as
  * ss_gpu_phast_routes() (sources and targets checked). */
 #define SS__PH_BY_SWEEP 1
@@ -240,7 +244,7 @@ int ss__ph_p2p_routes(struct ss_gpu_phast *p, const uint32_t *sources, const uin
                       bool *needs_cpu, struct ss_gpu_phast_stats *st, struct ss_err *err);
 void ss__ph_p2p_free(struct ss_gpu_phast *p);
 /* New weights: the chains' weights and corners are refilled on the next
- * route (and a handle that swept for 64-bit weights tries the chains). */
+ * route (and a handle that swept for the old weights tries the chains). */
 void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p);
 uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p);
 

@@ -89,11 +89,28 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                  * weights may end (ss_gpu_phast_set_metric makes it again). */
                 q->made = true;
                 q->off = true;
-                q->off_wide = p->m->wide;
+                q->off_metric = p->m->wide;
                 if (!p->owner && !ss_gpu_phast_routes_climb(p->m))
                         ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
                                     p->m->wide ? "its weights need 64 bits"
                                                : "its elimination tree is too tall");
+                return SS_OK;
+        }
+        cudaError_t e = cudaSetDevice(p->device);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
+        int rc = ss__p2p_limit(&q->hmax, err);
+        if (rc != SS_OK)
+                return rc;
+        if (c->height > q->hmax) {
+                /* Final for this handle: the tree does not change. */
+                q->made = true;
+                q->off = true;
+                ss_log_info("gpu",
+                            "GPU routes on this CCH take a sweep each: its elimination tree "
+                            "(%u levels) is taller than the %u a thread block of this device "
+                            "holds",
+                            c->height, q->hmax);
                 return SS_OK;
         }
         const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
@@ -110,9 +127,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                         anc[(size_t)z * J + j] =
                             up == SS_NO_NODE ? SS_NO_NODE : anc[(size_t)up * J + j - 1];
         }
-        cudaError_t e = cudaSetDevice(p->device);
-        if (e == cudaSuccess)
-                e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
+        e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
                 e = cudaMalloc((void **)&q->d_up_first, (n1 + 1) * 4);
         if (e == cudaSuccess)
@@ -160,21 +175,40 @@ static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
         struct ss__ph_p2p *q = &p->p2p;
         if (!q->stale)
                 return SS_OK;
-        if (p->m->wide) {
-                /* New weights that need 64 bits: sweeps, until weights that
-                 * fit 32 bits come (ss_gpu_phast_set_metric). */
+        const size_t a1 = p->arcs ? p->arcs : 1;
+        unsigned long long *w = p->m->wide ? NULL : malloc(a1 * 8);
+        if (!p->m->wide && !w)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
+        /* The largest finite weight bounds a chain's distances: below
+         * it times the height they fit the keys (ss__p2p_bits). */
+        uint64_t wmax = 0;
+        for (uint32_t a = 0; w && a < p->arcs; a++) {
+                const uint64_t up = ss_cch_metric_weight(p->m, 2 * (uint64_t)a),
+                               down = ss_cch_metric_weight(p->m, 2 * (uint64_t)a + 1);
+                w[a] = up;
+                if (up != SS_DIST_INF && up > wmax)
+                        wmax = up;
+                if (down != SS_DIST_INF && down > wmax)
+                        wmax = down;
+        }
+        const uint32_t hmax = p->c->height ? p->c->height : 1;
+        const unsigned bits = ss__p2p_bits(hmax);
+        if (p->m->wide || (unsigned __int128)wmax * hmax >= (unsigned __int128)1
+                                                                << (64 - 2 * bits)) {
+                /* Sweeps, until weights that fit come (ss_gpu_phast_set_metric). */
+                if (!p->m->wide)
+                        ss_log_info("gpu",
+                                    "GPU routes take a sweep each for these weights: the "
+                                    "largest (%llu) times the elimination tree's height (%u) "
+                                    "does not fit %u bits",
+                                    (unsigned long long)wmax, hmax, 64 - 2 * bits);
+                free(w);
                 ss__p2p_free_fixed(q);
                 ss__p2p_free_bufs(q);
                 q->off = true;
-                q->off_wide = true;
+                q->off_metric = true;
                 return SS_OK;
         }
-        const size_t a1 = p->arcs ? p->arcs : 1;
-        unsigned long long *w = malloc(a1 * 8);
-        if (!w)
-                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
-        for (uint32_t a = 0; a < p->arcs; a++)
-                w[a] = ss_cch_metric_weight(p->m, 2 * (uint64_t)a);
         cudaError_t e = cudaSetDevice(p->device);
         if (e == cudaSuccess && p->arcs)
                 e = cudaMemcpyAsync(q->d_wup, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice,
@@ -255,7 +289,9 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                 q->h_q[i].x = sources[i];
                 q->h_q[i].y = targets[i];
         }
-        const struct ss__p2p_dev d = {.hmax = p->c->height ? p->c->height : 1,
+        const uint32_t hmax = p->c->height ? p->c->height : 1;
+        const struct ss__p2p_dev d = {.hmax = hmax,
+                                      .bits = ss__p2p_bits(hmax),
                                       .room = path ? q->room : 0,
                                       .rank = p->d_rank,
                                       .anc = q->d_anc,
@@ -329,9 +365,9 @@ void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p)
 {
         struct ss__ph_p2p *q = &p->p2p;
         q->stale = true;
-        if (q->off_wide) {
-                /* Sweeps were for 64-bit weights: the new ones may climb. */
-                q->made = q->off = q->off_wide = false;
+        if (q->off_metric) {
+                /* Sweeps were for the old weights: the new ones may climb. */
+                q->made = q->off = q->off_metric = false;
         }
 }
 

@@ -21,12 +21,15 @@
  *   shared memory alone.
  *
  * Distance and predecessor are one 64-bit key, so that one atomicMin keeps
- * them consistent: dist << 20 | position of the predecessor << 10 | the
- * edge's offset in its list. A chain has at most SS__P2P_HMAX = 1024
- * ranks, a rank fewer than that many upward edges (they lead to its
- * ancestors), and a 32-bit metric's distance along one chain stays below
- * 2^32 * 1024 = 2^42: the key fits. The host sends a taller tree or a
- * 64-bit metric to the sweep.
+ * them consistent: dist << 2b | position of the predecessor << b | the
+ * edge's offset in its list, b = ss__p2p_bits(hmax). A chain has at most
+ * hmax ranks, a rank fewer than that many upward edges (they lead to its
+ * ancestors). Up to 1,024 ranks b is 10 and a 32-bit metric's distance
+ * along a chain stays below 2^32 * 1024 = 2^42: the key fits. Taller trees
+ * (up to 4,096 ranks, b = 12, as a generated USA-size graph's 3,673) need
+ * the metric's largest weight times the height below 2^40, which the host
+ * checks; it sends a tree taller than the device's shared memory holds
+ * (ss__p2p_limit), sums that may not fit, or a 64-bit metric to the sweep.
  *
  * The path is then a list of CCH edges (up to the meeting rank, then down),
  * unpacked by the whole block in rounds: every shortcut of the list becomes
@@ -192,14 +195,14 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
                 for (uint32_t i = i0; i < i1; i++) {
                         const unsigned long long ki = kk[i];
                         if (ki != SS__P2P_INF) {
-                                const unsigned long long di = ki >> 20;
+                                const unsigned long long di = ki >> (2 * D.bits);
                                 const uint32_t o = aoff[i] - base, deg = aoff[i + 1] - aoff[i];
                                 for (uint32_t j = ts; j < deg; j += SS__P2P_SIDE) {
                                         const uint32_t w = wb[o + j];
                                         if (w != 0xffffffffu)
                                                 atomicMin(&kk[pb[o + j]],
-                                                          (di + w) << 20 |
-                                                              (unsigned long long)i << 10 | j);
+                                                          (di + w) << (2 * D.bits) |
+                                                              (unsigned long long)i << D.bits | j);
                                 }
                         }
                         ss__p2p_side_sync(side);
@@ -223,7 +226,7 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         __shared__ unsigned long long best;
         __shared__ bool over;
         extern __shared__ unsigned long long sh[];
-        const uint32_t H = D.hmax;
+        const uint32_t H = D.hmax, B = D.bits, mask = (1u << B) - 1;
         unsigned long long *key = sh; /* 2H: both chains' */
         uint32_t *chain = (uint32_t *)(key + 2 * H), *lo = chain + 2 * H, *aoff = lo + 2 * H;
         uint32_t *wbuf = aoff + 2 * (H + 1);
@@ -260,13 +263,13 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         for (uint32_t k = tid; k < common; k += SS__P2P_BLOCK) {
                 const uint32_t i = lf - 1 - k, j = lb - 1 - k;
                 if (cf[i] == cb[j] && kf[i] != SS__P2P_INF && kb[j] != SS__P2P_INF)
-                        atomicMin(&best, (kf[i] >> 20) + (kb[j] >> 20));
+                        atomicMin(&best, (kf[i] >> 2 * B) + (kb[j] >> 2 * B));
         }
         __syncthreads();
         for (uint32_t k = tid; k < common; k += SS__P2P_BLOCK) {
                 const uint32_t i = lf - 1 - k, j = lb - 1 - k;
                 if (cf[i] == cb[j] && kf[i] != SS__P2P_INF && kb[j] != SS__P2P_INF &&
-                    (kf[i] >> 20) + (kb[j] >> 20) == best)
+                    (kf[i] >> 2 * B) + (kb[j] >> 2 * B) == best)
                         atomicMax(&meet, k); /* the lowest: s = t is no edge */
         }
         __syncthreads();
@@ -284,24 +287,24 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         if (tid == 0) {
                 const uint32_t pf = lf - 1 - meet, pb = lb - 1 - meet;
                 uint32_t nf = 0, nb = 0;
-                for (uint32_t p = pf; p != 0; p = (uint32_t)(kf[p] >> 10) & 1023u)
+                for (uint32_t p = pf; p != 0; p = (uint32_t)(kf[p] >> B) & mask)
                         nf++;
-                for (uint32_t p = pb; p != 0; p = (uint32_t)(kb[p] >> 10) & 1023u)
+                for (uint32_t p = pb; p != 0; p = (uint32_t)(kb[p] >> B) & mask)
                         nb++;
                 if (nf + nb > D.room) {
                         over = true;
                 } else {
                         uint32_t j = nf;
                         for (uint32_t p = pf; p != 0;) {
-                                const uint32_t i = (uint32_t)(kf[p] >> 10) & 1023u;
-                                const uint32_t a = lo[i] + (uint32_t)(kf[p] & 1023u);
+                                const uint32_t i = (uint32_t)(kf[p] >> B) & mask;
+                                const uint32_t a = lo[i] + ((uint32_t)kf[p] & mask);
                                 src[--j] = make_uint2(2 * a, cf[p]);
                                 p = i;
                         }
                         j = nf;
                         for (uint32_t p = pb; p != 0;) {
-                                const uint32_t i = (uint32_t)(kb[p] >> 10) & 1023u;
-                                const uint32_t a = lo[H + i] + (uint32_t)(kb[p] & 1023u);
+                                const uint32_t i = (uint32_t)(kb[p] >> B) & mask;
+                                const uint32_t a = lo[H + i] + ((uint32_t)kb[p] & mask);
                                 src[j++] = make_uint2(2 * a + 1, cb[i]);
                                 p = i;
                         }
@@ -425,6 +428,30 @@ extern "C" int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first,
         return SS_OK;
 }
 
+/* The dynamic shared memory a block of the current device may ask for. */
+static int ss__p2p_room(size_t *room, struct ss_err *err)
+{
+        int dev, optin;
+        cudaFuncAttributes fa;
+        SS__CUDA(cudaGetDevice(&dev));
+        SS__CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        SS__CUDA(cudaFuncGetAttributes(&fa, ss__p2p_kernel));
+        *room = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
+        return SS_OK;
+}
+
+extern "C" int ss__p2p_limit(uint32_t *hmax, struct ss_err *err)
+{
+        size_t room = 0;
+        int rc = ss__p2p_room(&room, err);
+        if (rc != SS_OK)
+                return rc;
+        const size_t fixed = ss__p2p_shared(0);
+        const size_t h = room > fixed ? (room - fixed) / 40 : 0;
+        *hmax = h < SS__P2P_HMAX ? (uint32_t)h : SS__P2P_HMAX;
+        return SS_OK;
+}
+
 extern "C" int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists,
                        uint32_t *paths, uint32_t *plen, unsigned long long *tdist,
                        unsigned long long *prof, cudaStream_t st, struct ss_err *err)
@@ -432,10 +459,14 @@ extern "C" int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr,
         if (nr == 0)
                 return SS_OK;
         const size_t shared = ss__p2p_shared(d->hmax);
-        /* The most any tree needs, always the same value: handles of
+        /* All the device allows, always the same value: handles of
          * different heights on one device must not undo each other's. */
+        size_t room = 0;
+        int rc = ss__p2p_room(&room, err);
+        if (rc != SS_OK)
+                return rc;
         SS__CUDA(cudaFuncSetAttribute(ss__p2p_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)ss__p2p_shared(SS__P2P_HMAX)));
+                                      (int)room));
         ss__p2p_kernel<<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
         SS__LAUNCHED("ss__p2p_kernel");
         return SS_OK;

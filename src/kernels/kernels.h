@@ -382,7 +382,9 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
 /* Point-to-point routes on a customized CCH (cch_route.cu): one block of
  * SS__P2P_BLOCK threads a route, half of them on each ancestor chain.
  * hmax: room for a chain (the elimination tree's height at most, at most
- * SS__P2P_HMAX); room: CCH edges a path may unpack to (0: distances only).
+ * ss__p2p_limit()); bits: ss__p2p_bits(hmax), the width of a chain
+ * position in a rank's key; room: CCH edges a path may unpack to (0:
+ * distances only).
  * anc: SS__P2P_JUMP ranks a rank, its nearest ancestors (SS__NO_NODE past
  * the root); w_up, w_down: the weight of each upward edge x -> y and of
  * y -> x (infinity as all ones, a 32-bit metric's values); mid: the lower
@@ -390,17 +392,32 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
  * (ss__p2p_tri). */
 #define SS__P2P_SIDE  256u
 #define SS__P2P_BLOCK (2 * SS__P2P_SIDE)
-#define SS__P2P_HMAX  1024u
+#define SS__P2P_HMAX  4096u
 #define SS__P2P_JUMP  8
 #define SS__P2P_TILE  4096u
 /* Dynamic shared memory of a block for chains of hmax ranks. */
 #define ss__p2p_shared(hmax) ((size_t)(hmax)*40 + 8 + (size_t)SS__P2P_TILE * 12)
+/* A rank's key is distance << 2 bits | predecessor's position << bits |
+ * the edge's offset in its list: positions and offsets below hmax. Ten
+ * bits at least, so that up to 1,024 ranks any 32-bit metric fits (a
+ * chain's distances stay below 2^42 there); above, the host checks the
+ * metric's largest weight times the height against 2^(64 - 2 bits). */
+static inline unsigned ss__p2p_bits(uint32_t hmax)
+{
+        unsigned b = 10;
+        while (b < 32 && ((uint64_t)1 << b) < hmax)
+                b++;
+        return b;
+}
 struct ss__p2p_dev {
-        uint32_t hmax, room;
+        uint32_t hmax, bits, room;
         const uint32_t *rank, *anc, *up_first, *up_head, *mid, *node;
         const unsigned long long *w_up, *w_down;
         const uint2 *tri;
 };
+/* The tallest chain a block of this device holds in shared memory (at
+ * most SS__P2P_HMAX): 4,096 on an H100 or H200, about 2,900 on an A100. */
+int ss__p2p_limit(uint32_t *hmax, struct ss_err *err);
 int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first, const uint32_t *up_head,
                 const uint32_t *mid, uint2 *tri, cudaStream_t st, struct ss_err *err);
 /* Route i from q[i].x to q[i].y (node ids): tdist[i], and with room its

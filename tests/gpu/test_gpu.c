@@ -1624,7 +1624,7 @@ static void check_p2p_graph(struct ss_graph *g, unsigned nr, bool road)
                 tgt[i] = (uint32_t)(rnd() % g->n);
         }
         tgt[nr - 1] = src[nr - 1];
-        /* Trees taller than the kernel's chains (1,024 ranks) and 64-bit
+        /* Trees taller than the kernel's chains (4,096 ranks) and 64-bit
          * weights take sweeps; the road graphs must not. */
         const bool chains = ss_gpu_phast_routes_climb(ss_cch_metric_of(g));
         ck_assert(chains || !road);
@@ -1733,6 +1733,108 @@ START_TEST(test_phast_p2p)
         ss_gpu_phast_close(p);
         unsetenv("SS_GPU_PHAST_ROUTE_ROOM");
         ss_graph_unref(g2);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A w x h grid of two-way arcs, weights in [1, 100] and heavy on the two
+ * arcs between nodes 0 and 1 (when not 0), with its CCH contracted in
+ * row-major order, not by nested dissection: a band w wide and an
+ * elimination tree about w * h levels tall, each rank with about w upward
+ * edges. The metric is left to check_p2p_graph (ss_cch_prepare). */
+static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        const uint32_t n = w * h;
+        ck_assert_int_eq(ss_arcs_init(&a, n, 4 * (size_t)n), SS_OK);
+        for (uint32_t v = 0; v < n; v++) {
+                const uint32_t right = v % w + 1 < w ? v + 1 : SS_NO_NODE,
+                               down = v + w < n ? v + w : SS_NO_NODE;
+                const uint32_t nb[2] = {right, down};
+                for (int k = 0; k < 2; k++) {
+                        if (nb[k] == SS_NO_NODE)
+                                continue;
+                        const uint32_t x =
+                            heavy && v == 0 && nb[k] == 1 ? heavy : 1 + (uint32_t)(rnd() % 100);
+                        ck_assert_int_eq(ss_arcs_push(&a, v, nb[k], x), SS_OK);
+                        ck_assert_int_eq(ss_arcs_push(&a, nb[k], v, x), SS_OK);
+                }
+        }
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        uint32_t *rank = malloc(n * sizeof(uint32_t));
+        ck_assert(rank);
+        for (uint32_t v = 0; v < n; v++)
+                rank[v] = v;
+        struct ss_cch *c = NULL;
+        ck_assert_msg(ss_cch_contract(g, rank, 2, &c, NULL, &err) == SS_OK, "%s", err.msg);
+        free(rank);
+        ss_cch_attach(g, c);
+        return g;
+}
+
+/* Trees taller than 1,024 levels: their chains' keys take 12 bits a
+ * position (cch_route.cu), so a route climbs if the metric's largest
+ * weight times the height fits 2^40, and sweeps otherwise; a tree over
+ * SS_GPU_PHAST_ROUTE_HEIGHT always sweeps. Every distance and path
+ * against Dijkstra. The 2,800-level tree fits the shared memory of an
+ * A100 as well as an H100's. */
+START_TEST(test_phast_p2p_tall)
+{
+        announce("test_phast_p2p_tall");
+        struct ss_err err;
+        struct ss_graph *g = banded_grid(20, 140, 0);
+        const uint32_t height = ss_cch_of(g)->height;
+        ck_assert_uint_gt(height, 2048);
+        ck_assert_uint_le(height, SS_GPU_PHAST_ROUTE_HEIGHT);
+        check_p2p_graph(g, 300, true);
+        ss_graph_unref(g);
+
+        /* 5e8 on one edge: 5e8 x 2,800 passes 2^40, so sweeps, exact all
+         * the same; then light weights on the same handle climb again. */
+        g = banded_grid(20, 140, 500000000u);
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        ck_assert(!ss_cch_metric_of(g)->wide);
+        enum { NR = 200 };
+        uint32_t src[NR], tgt[NR];
+        for (unsigned i = 0; i < NR; i++) {
+                src[i] = (uint32_t)(rnd() % g->n);
+                tgt[i] = (uint32_t)(rnd() % g->n);
+        }
+        src[0] = 0; /* across the heavy edge */
+        tgt[0] = 1;
+        struct ss_gpu_phast *p = NULL;
+        ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
+                      "%s", err.msg);
+        ck_assert_uint_eq(check_p2p(p, g, src, tgt, NR, false), 0);
+        ck_assert(!ss_gpu_phast_climbs(p));
+        uint64_t ab[2];
+        size_t na = 0;
+        for (uint32_t v = 0; v < 2; v++)
+                for (uint64_t e = g->row[v]; e < g->row[v + 1]; e++)
+                        if (g->col[e] == 1 - v)
+                                ab[na++] = e;
+        ck_assert_uint_eq(na, 2);
+        const uint32_t light[2] = {7, 7};
+        struct ss_graph *g2 = ss_graph_reweighted(g, ab, light, 2, &err);
+        ck_assert_msg(g2 != NULL, "%s", err.msg);
+        struct ss_cch_metric *m2 = NULL;
+        ck_assert_msg(ss_cch_customize_new(ss_cch_of(g2), g2, NULL, 2, &m2, &err) == SS_OK, "%s",
+                      err.msg);
+        ss_cch_attach_metric(g2, m2);
+        ck_assert_msg(ss_gpu_phast_set_metric(p, m2, &err) == SS_OK, "%s", err.msg);
+        ck_assert(ss_gpu_phast_climbs(p));
+        ck_assert_uint_eq(check_p2p(p, g2, src, tgt, NR, true), 0);
+        ss_gpu_phast_close(p);
+        ss_graph_unref(g2);
+        ss_graph_unref(g);
+
+        /* Taller than any chain the kernel takes: sweeps. */
+        g = banded_grid(24, 180, 0);
+        ck_assert_uint_gt(ss_cch_of(g)->height, SS_GPU_PHAST_ROUTE_HEIGHT);
+        check_p2p_graph(g, 100, false);
+        ck_assert(!ss_gpu_phast_routes_climb(ss_cch_metric_of(g)));
         ss_graph_unref(g);
 }
 END_TEST
@@ -2294,6 +2396,7 @@ int main(void)
         TCase *rt = tcase_create("routes");
         tcase_set_timeout(rt, 600);
         tcase_add_test(rt, test_phast_p2p);
+        tcase_add_test(rt, test_phast_p2p_tall);
         tcase_add_test(rt, test_gpu_cch_row);
         suite_add_tcase(s, rt);
         TCase *cz = tcase_create("customize");
