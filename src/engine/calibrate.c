@@ -32,10 +32,18 @@
 #include "core/cancel.h"
 #include "core/log.h"
 #include "engine/internal.h"
+#include "gpu/phast.h"
 
 #define SS__SOURCES 3
 /* The untimed first run of a GPU row that makes its device copies then. */
 #define SS__WARM_MS 30000.0
+/* Routes: pairs the CPU's CCH query is timed on, and its median from which
+ * the GPU's chains share auto routes (ss__auto_routes_shared). NY-d takes
+ * 30-65 µs a route; a generated USA-size graph, whose elimination tree is
+ * 3,673 levels tall, 9 ms: 16 cores answer 1,780 routes a second there,
+ * and the GPU's chains hundreds a launch (docs/benchmarks.md). */
+#define SS__ROUTE_PAIRS    8
+#define SS__ROUTE_SHARE_US 1000.0
 
 static void ss__free_auto(void *p)
 {
@@ -104,6 +112,62 @@ static void ss__note(struct ss_engine_auto *a, const struct ss_solver *row, doub
         c->slower_than_ms = slow ? limit_ms : 0;
 }
 
+/* The median of SS__ROUTE_PAIRS routes by the CPU's CCH query, in µs (0
+ * without a customized CCH or memory for the query). */
+static double ss__route_cpu_us(const struct ss_graph *g)
+{
+        const struct ss_cch_metric *m = ss_cch_metric_of(g);
+        struct ss_cch_query *q = m ? ss_cch_query_new(ss_cch_of(g)) : NULL;
+        if (!q)
+                return 0;
+        double t[SS__ROUTE_PAIRS];
+        uint64_t x = 0x2545f4914f6cdd1dull ^ g->n;
+        for (unsigned i = 0; i < SS__ROUTE_PAIRS; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                const uint32_t s = (uint32_t)((x >> 33) % g->n);
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                const uint32_t d = (uint32_t)((x >> 33) % g->n);
+                const uint64_t t0 = ss_now_ns();
+                (void)ss_cch_distance(q, m, s, d);
+                t[i] = (double)(ss_now_ns() - t0) / 1e3;
+        }
+        ss_cch_query_free(q);
+        for (unsigned i = 1; i < SS__ROUTE_PAIRS; i++)
+                for (unsigned j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                        const double y = t[j];
+                        t[j] = t[j - 1];
+                        t[j - 1] = y;
+                }
+        return t[SS__ROUTE_PAIRS / 2];
+}
+
+/* Where the CPU's routes are slow and the GPU's climb their chains: one
+ * route through b's CCH row makes the chains' arrays now, not under the
+ * first load, and says whether the row answers. */
+static bool ss__route_gpu_ready(struct ss_backend *b, const struct ss_graph *g)
+{
+        const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
+        if (!row || !ss_gpu_phast_routes_climb(ss_cch_metric_of(g)))
+                return false;
+        const uint32_t src = 0, dst = g->n - 1;
+        ss_dist d;
+        struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(SS__WARM_MS * 1e6)};
+        struct ss_task task = {.kind = SS_TASK_ROUTE,
+                               .sources = &src,
+                               .nsources = 1,
+                               .targets = &dst,
+                               .dist = &d,
+                               .cancel = &c};
+        struct ss_err err = {0};
+        const int rc = ss_backend_run(b, 0, row, &task, &err);
+        if (rc != SS_OK || (task.ran && task.ran != row)) {
+                ss_log_warn("engine", "calibration: GPU routes: %s",
+                            rc != SS_OK ? err.msg : "answered by another row");
+                return false;
+        }
+        return true;
+}
+
 void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
 {
         if (!e->cfg.calibrate || g->n == 0)
@@ -125,6 +189,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
         const uint64_t t0 = ss_now_ns();
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
+        a->route_cpu_us = ss__route_cpu_us(g);
 
         /* The GPU first: it is the fastest on large graphs, and its time
          * bounds the CPU's. */
@@ -156,6 +221,10 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                                 a->gpu_ms = ms2;
                         }
                 }
+                const char *share = getenv("SS_ENGINE_ROUTE_SHARE_US");
+                const double share_us = share && *share ? strtod(share, NULL) : SS__ROUTE_SHARE_US;
+                if (a->route_cpu_us > 0 && a->route_cpu_us >= share_us)
+                        a->route_gpu = ss__route_gpu_ready(s->b, g);
                 pthread_rwlock_unlock(&s->lock);
                 best = a->gpu_ms;
                 break;
@@ -231,6 +300,11 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                     a->cpu_first ? a->cpu_row
                     : a->gpu_row ? a->gpu_row
                                  : "delta");
+        if (a->route_cpu_us > 0)
+                ss_log_info("engine", "routes: %.0f us by the CPU's CCH query; %s", a->route_cpu_us,
+                            a->route_gpu ? "auto routes go to the GPU's chains too while every "
+                                           "CPU worker is busy"
+                                         : "auto routes stay on the CPU");
         ss_graph_attach(g, SS_GRAPH_EXT_ENGINE, a, ss__free_auto);
 }
 

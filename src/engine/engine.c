@@ -145,8 +145,11 @@ static bool ss__gpu_cch_serves(const struct ss_job *j)
                 return false;
         /* engine=gpu routes climb their two ancestor chains, whatever a
          * sweep costs and on any size of graph: 0.13 ms a route on NY-d,
-         * 0.31 ms on a 24M-node continent (docs/benchmarks.md). */
-        if (j->engine == SS_ENGINE_GPU && j->kind == SS_JOB_ROUTE && ss_gpu_phast_routes_climb(m))
+         * 0.31 ms on a 24M-node continent (docs/benchmarks.md). So do auto
+         * routes where the calibration found the CPU's query slow (the
+         * CPU's CCH row answers them first: ss__cpu_first). */
+        if (j->kind == SS_JOB_ROUTE && ss_gpu_phast_routes_climb(m) &&
+            (j->engine == SS_ENGINE_GPU || ss__auto_routes_shared(j)))
                 return true;
         if (ss__sweep_too_slow(j->graph))
                 return false;
@@ -161,6 +164,13 @@ static bool ss__gpu_cch_serves(const struct ss_job *j)
                 return true;
         return j->engine == SS_ENGINE_AUTO && j->kind == SS_JOB_MATRIX &&
                j->nsources >= SS__SWEEP_MATRIX_MIN && !ss_apsp_of(j->graph);
+}
+
+bool ss__auto_routes_shared(const struct ss_job *j)
+{
+        const struct ss_engine_auto *a = ss__auto_of(j->graph);
+        return a && a->route_gpu && j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO &&
+               j->algo == SS_ALGO_AUTO && !ss_apsp_of(j->graph);
 }
 
 /* What a row answers, as SS_CAN_* of a job's kind. */

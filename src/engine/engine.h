@@ -257,6 +257,12 @@ struct ss_engine_auto {
         double cpu_ms, gpu_ms; /* their times (gpu_ms <= 0: no GPU) */
         bool cpu_first;
         double calibrate_ms; /* what measuring took */
+        /* Routes: the CPU's CCH query, median µs (0: not measured); and
+         * whether GPU streams share auto routes (their CCH chains) while
+         * every CPU worker is busy: where that query is slow, on a tall
+         * elimination tree. */
+        double route_cpu_us;
+        bool route_gpu;
 };
 /* The measurements for g (one that ss_engine_prepare prepared with
  * calibrate set): SS_OK, or SS_EINVAL when there are none. */

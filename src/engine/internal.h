@@ -16,7 +16,8 @@ struct ss__slot {
         pthread_rwlock_t lock;
         struct ss_backend *b;  /* NULL when this device does not serve */
         struct ss_graph *g;    /* the graph b holds (a reference), NULL with b */
-        unsigned lanes, batch; /* of b */
+        unsigned lanes, batch; /* of b; batch: routes a task of the batched Δ-stepping */
+        unsigned batch_cch;    /* routes a task of the CCH's row (its chains: hundreds) */
         unsigned workers;      /* stream workers started for this slot */
         /* This slot's backend is the partitioned search over every slot's
          * device; the other slots then hold nothing of their own. */
@@ -163,6 +164,9 @@ void ss__calibration_carry(struct ss_graph *to, const struct ss_graph *from);
 void ss__apsp_start(struct ss_engine *e, struct ss_graph *g);
 
 /* engine.c: the row a job runs on a device, NULL when it cannot run there. */
+/* Whether GPU streams share this auto route with the CPU (the
+ * calibration found the CPU's CCH query slow and the GPU's chains ready). */
+bool ss__auto_routes_shared(const struct ss_job *j);
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);
 
 #endif

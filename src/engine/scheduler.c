@@ -53,12 +53,14 @@ static bool ss__gpu_may(const struct ss_job *j)
 
 /* An auto route on a graph with landmarks: the CPU's A* settles a few
  * thousand nodes for it (about 1.6 ms on NY), so idle CPU workers take these
- * first, and GPU streams only while every CPU worker is busy. */
+ * first, and GPU streams only while every CPU worker is busy. The same for
+ * auto routes that the GPU's CCH chains share with the CPU's CCH query. */
 static bool ss__cpu_first(const struct ss_job *j)
 {
         const struct ss_astar *a = ss_astar_of(j->graph);
-        return j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO && j->algo == SS_ALGO_AUTO &&
-               a && a->lm;
+        return (j->kind == SS_JOB_ROUTE && j->engine == SS_ENGINE_AUTO && j->algo == SS_ALGO_AUTO &&
+                a && a->lm) ||
+               ss__auto_routes_shared(j);
 }
 
 static bool ss__slot_serves(const struct ss_engine *e, const struct ss__worker *w,
@@ -164,7 +166,11 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
 
         if (j->kind == SS_JOB_ROUTE && w->dev == SS_DEVICE_GPU) {
                 const struct ss__slot *s = &e->slots[w->slot];
-                size_t cap = (p->row->caps & SS_CAN_BATCH) && s->batch > 1 ? s->batch : 1;
+                /* The row's own cap: the Δ-stepping's batch is bounded by
+                 * its workspaces' memory (a few dozen routes on a USA-size
+                 * graph), the CCH's chains by nothing of the kind. */
+                const unsigned rb = !strcmp(p->row->name, "gpu-cch") ? s->batch_cch : s->batch;
+                size_t cap = (p->row->caps & SS_CAN_BATCH) && rb > 1 ? rb : 1;
                 if (cap > SS__MAX_BATCH)
                         cap = SS__MAX_BATCH;
                 /* While every other stream is busy, wait a little for a

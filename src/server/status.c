@@ -148,14 +148,16 @@ static json_t *ss__auto(struct ss_engine *e)
                 json_object_set_new(apsp, "why", json_string(ap.why));
         ss__set(o, "apsp", apsp);
         const bool lookup = ap.state == SS_APSP_READY;
-        ss__set(o, "route",
-                json_string(lookup               ? "apsp"
-                            : cch                ? "cch"
-                            : ss_astar_useful(g) ? "astar first, GPU delta when busy"
-                                                 : "GPU delta, CPU dijkstra"));
-        ss__set(o, "matrix", json_string(lookup ? "apsp" : cch ? "cch" : "delta"));
         struct ss_engine_auto a;
-        if (ss_engine_auto(g, &a) == SS_OK) {
+        const bool measured = ss_engine_auto(g, &a) == SS_OK;
+        ss__set(o, "route",
+                json_string(lookup                           ? "apsp"
+                            : cch && measured && a.route_gpu ? "cch first, GPU cch when busy"
+                            : cch                            ? "cch"
+                            : ss_astar_useful(g)             ? "astar first, GPU delta when busy"
+                                                             : "GPU delta, CPU dijkstra"));
+        ss__set(o, "matrix", json_string(lookup ? "apsp" : cch ? "cch" : "delta"));
+        if (measured) {
                 json_t *cand = json_array();
                 for (unsigned i = 0; i < a.ncand; i++)
                         json_array_append_new(

@@ -112,6 +112,12 @@ START_TEST(gpu_answers_equal_cpu)
                                      : i % 3    ? "bf"
                                                 : "delta");
         ck_assert_int_eq(on_gpu, 90);
+        /* A 20,000-node graph's CPU routes take microseconds: auto routes stay there. */
+        json_t *sj = get_json(&dmn, "/status", 200);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_object_get(json_object_get(sj, "engine"), "auto"), "route")),
+                         "cch");
+        json_decref(sj);
         /* engine=gpu alone: the sweep, since the graph has a CCH. */
         json_t *jr = get_json(&dmn, "/route?from=3&to=19000&engine=gpu", 200);
         ck_assert_str_eq(json_string_value(json_object_get(jr, "algorithm")), "gpu-cch");
@@ -293,6 +299,79 @@ START_TEST(injected_faults_fall_back)
 }
 END_TEST
 
+struct burst {
+        const struct daemon *d;
+        uint64_t seed;
+        int n, on_gpu;
+        json_int_t dist[40];
+        uint64_t s[40], t[40];
+};
+
+static void *burst_run(void *arg)
+{
+        struct burst *b = arg;
+        for (int i = 0; i < b->n; i++) {
+                b->s[i] = rnd(&b->seed) % 20000 + 1;
+                b->t[i] = rnd(&b->seed) % 20000 + 1;
+                char p[128];
+                snprintf(p, sizeof(p), "/route?from=%llu&to=%llu", (unsigned long long)b->s[i],
+                         (unsigned long long)b->t[i]);
+                json_t *j = get_json(b->d, p, 200);
+                b->dist[i] = json_integer_value(json_object_get(j, "distance"));
+                b->on_gpu += !strcmp(json_string_value(json_object_get(j, "engine")), "gpu");
+                json_decref(j);
+        }
+        return NULL;
+}
+
+/* Auto routes shared with the GPU's CCH chains: the calibration finds the
+ * CPU's CCH query slower than SS_ENGINE_ROUTE_SHARE_US (set to 1 µs here;
+ * the default 1,000 is for trees like a USA-size graph's), /status says so,
+ * and with one CPU worker and eight clients at once the GPU streams take
+ * some of them; every distance equals the CPU's. */
+START_TEST(auto_routes_shared)
+{
+        char why[512];
+        setenv("SS_ENGINE_ROUTE_SHARE_US", "1", 1);
+        const char *extra[] = {"--workers", "1", NULL};
+        start(extra);
+        unsetenv("SS_ENGINE_ROUTE_SHARE_US");
+        const char *kind = serving(&dmn, why, sizeof(why));
+        skip_without_gpu(why);
+        ck_assert_str_eq(kind, "gpu");
+        json_t *st = get_json(&dmn, "/status", 200);
+        json_t *au = json_object_get(json_object_get(st, "engine"), "auto");
+        ck_assert_str_eq(json_string_value(json_object_get(au, "route")),
+                         "cch first, GPU cch when busy");
+        json_decref(st);
+        enum { NT = 8 };
+        struct burst b[NT];
+        pthread_t th[NT];
+        for (int i = 0; i < NT; i++) {
+                b[i] = (struct burst){.d = &dmn, .seed = 1000 + (uint64_t)i, .n = 40};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, burst_run, &b[i]), 0);
+        }
+        int on_gpu = 0;
+        for (int i = 0; i < NT; i++) {
+                pthread_join(th[i], NULL);
+                on_gpu += b[i].on_gpu;
+        }
+        printf("%d of %d auto routes answered by the GPU's chains\n", on_gpu, NT * 40);
+        ck_assert_int_gt(on_gpu, 0);
+        for (int i = 0; i < NT; i++)
+                for (int k = 0; k < b[i].n; k++) {
+                        char p[128];
+                        snprintf(p, sizeof(p), "/route?from=%llu&to=%llu&engine=cpu",
+                                 (unsigned long long)b[i].s[k], (unsigned long long)b[i].t[k]);
+                        json_t *c = get_json(&dmn, p, 200);
+                        ck_assert_int_eq(json_integer_value(json_object_get(c, "distance")),
+                                         b[i].dist[k]);
+                        json_decref(c);
+                }
+        ck_assert_int_eq(h_stop(&dmn, SIGTERM), 0);
+}
+END_TEST
+
 static Suite *gpu_suite(void)
 {
         Suite *s = suite_create("server.gpu");
@@ -303,6 +382,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(tc, memory_limit_forces_cpu);
         tcase_add_test(tc, split_serves_routes);
         tcase_add_test(tc, injected_faults_fall_back);
+        tcase_add_test(tc, auto_routes_shared);
         suite_add_tcase(s, tc);
         return s;
 }
