@@ -156,6 +156,7 @@ static bool ss__route_gpu_ready(struct ss_backend *b, const struct ss_graph *g)
                                .sources = &src,
                                .nsources = 1,
                                .targets = &dst,
+                               .ntargets = 1,
                                .dist = &d,
                                .cancel = &c};
         struct ss_err err = {0};

@@ -37,13 +37,17 @@
  * than they leave). On a generated 1.07M-node graph a tree sweeps at about
  * its copy's pace: 128 took 88.6 ms, one sweep 90.2, 64 99.6 and 32 124.
  * So 64 below SS__PH_PIPE_N nodes, 128 from there, and fewer where their
- * distances would pass SS__PH_PIPE_BYTES (a 24M-node continent: 8).
- * SS_GPU_PHAST_PIPE overrides it; 0 sweeps every source at once and copies
- * after, as a matrix does. */
+ * distances would pass SS__PH_PIPE_BYTES or a quarter of the device's free
+ * memory. A sweep's fixed part is long on a tall tree: on the generated
+ * USA-size graph (3,673 levels) 64 trees took 2.32 ms a tree on the device
+ * at 64 a sweep (11.4 GiB of distances), 3.80 at 32 and 10.8 at 8, the
+ * width a bound of 2 GiB gave (docs/benchmarks.md). SS_GPU_PHAST_PIPE
+ * overrides it; 0 sweeps every source at once and copies after, as a
+ * matrix does. */
 #define SS__PH_PIPE_K     64u
 #define SS__PH_PIPE_K_BIG 128u
 #define SS__PH_PIPE_N     (1u << 19)
-#define SS__PH_PIPE_BYTES ((uint64_t)1 << 31)
+#define SS__PH_PIPE_BYTES ((uint64_t)12 << 30)
 /* Into pageable memory each copy holds the host until it lands, and
  * nothing overlaps: then as many sources a sweep as spread its fixed part
  * thinnest within bounds, 256 and 2^27 (source, node) pairs (a GiB), as
@@ -64,7 +68,16 @@ static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k, bo
                 kb = fit < 1 ? 1u : fit < SS__PH_FLAT_K ? (unsigned)fit : SS__PH_FLAT_K;
         } else {
                 kb = p->n < SS__PH_PIPE_N ? SS__PH_PIPE_K : SS__PH_PIPE_K_BIG;
-                const uint64_t fit = SS__PH_PIPE_BYTES / ((uint64_t)p->n * 8);
+                uint64_t bytes = SS__PH_PIPE_BYTES;
+                size_t free_b = 0, total_b = 0;
+                if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                        /* what this handle holds already counts as free */
+                        const uint64_t room = (free_b + p->cap_k * (uint64_t)p->n * 8) / 4;
+                        bytes = room < bytes ? room : bytes;
+                } else {
+                        cudaGetLastError();
+                }
+                const uint64_t fit = bytes / ((uint64_t)p->n * 8);
                 while (kb > 1 && kb > fit)
                         kb /= 2;
         }
@@ -208,6 +221,8 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         if (k == 0 || p->n == 0)
                 return SS_OK;
         int rc = ss__ph_nodes_ok(p, sources, k, "source", err);
+        if (rc == SS_OK)
+                SS__CUDA(cudaSetDevice(p->device)); /* the free memory of p's device */
         if (rc != SS_OK)
                 return rc;
         SS__CUDA(cudaSetDevice(p->device));
