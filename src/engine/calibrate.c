@@ -223,7 +223,15 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                         }
                 }
                 const char *share = getenv("SS_ENGINE_ROUTE_SHARE_US");
-                const double share_us = share && *share ? strtod(share, NULL) : SS__ROUTE_SHARE_US;
+                char *end = NULL;
+                double share_us = share && *share ? strtod(share, &end) : SS__ROUTE_SHARE_US;
+                if (end && (*end || share_us <= 0)) {
+                        ss_log_warn("engine",
+                                    "SS_ENGINE_ROUTE_SHARE_US=%s is not a positive number of "
+                                    "microseconds: %.0f it is",
+                                    share, SS__ROUTE_SHARE_US);
+                        share_us = SS__ROUTE_SHARE_US;
+                }
                 if (a->route_cpu_us > 0 && a->route_cpu_us >= share_us)
                         a->route_gpu = ss__route_gpu_ready(s->b, g);
                 pthread_rwlock_unlock(&s->lock);

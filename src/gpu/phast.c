@@ -63,6 +63,7 @@
 #define SS__PH_THREADS     16u
 #define SS__PH_UP_PER      16u
 #define SS__PH_UP_SLICE_NS 300000u
+#define SS__PH_UP_LONG_NS  100000u
 /* Nodes of a route's path walked on the device at most; a longer one (or
  * one round a cycle of zero-weight arcs) is left to the caller. */
 #define SS__PH_PATH_MAX 4096u
@@ -307,6 +308,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                              : owner               ? 0
                                                    : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
+        ss__ph_p2p_judge(p, true);
         if ((rc = ss__ph_dsched_make(p, 0, ebase, &p->full, err)) != SS_OK)
                 goto fail;
         if (cut) {
@@ -728,11 +730,14 @@ void ss__ph_upward_into(struct ss_gpu_phast *p, const uint32_t *sources, unsigne
         unsigned threads =
             k >= 4 * SS__PH_UP_PER ? p->threads : (k + SS__PH_UP_PER - 1) / SS__PH_UP_PER;
         /* On a tall tree a search takes milliseconds (4.8 ms on a generated
-         * USA-size graph, 3,673 levels): there each SS__PH_UP_SLICE_NS of
-         * the last measured thread time gets a thread, up to one a
-         * source, as the fixed count left 16 of them to one thread. */
+         * USA-size graph, 3,673 levels): where the last measured one took
+         * SS__PH_UP_LONG_NS or more, each SS__PH_UP_SLICE_NS of thread time
+         * gets a thread, up to one a source, as the fixed count left 16 of
+         * them to one thread. Short searches keep the count above. */
         const uint64_t want =
-            ((uint64_t)k * p->up_each_ns + SS__PH_UP_SLICE_NS - 1) / SS__PH_UP_SLICE_NS;
+            p->up_each_ns < SS__PH_UP_LONG_NS
+                ? 0
+                : ((uint64_t)k * p->up_each_ns + SS__PH_UP_SLICE_NS - 1) / SS__PH_UP_SLICE_NS;
         if (want > threads)
                 threads = want > k ? k : (unsigned)want;
         threads = threads > p->threads ? p->threads : threads ? threads : 1;
@@ -1144,6 +1149,7 @@ int ss_gpu_phast_set_metric(struct ss_gpu_phast *p, const struct ss_cch_metric *
         struct ss_cch_metric *old = p->m;
         p->m = ss_cch_metric_ref((struct ss_cch_metric *)m);
         ss_cch_metric_unref(old);
+        ss__ph_p2p_judge(p, false);
         return SS_OK;
 }
 

@@ -101,8 +101,8 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
  * and the metric's weights fit 32 bits; otherwise each distinct source
  * takes a sweep. The handle may still sweep: for a tree taller than its
  * device's shared memory holds (ss__p2p_limit: this height on an H100 or
- * H200), or weights whose largest times the height passes 2^40 (above
- * 1,024 levels). SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
+ * H200), or weights whose largest times the height passes 2^42 (above
+ * 1,024 levels) or 2^40 (above 2,048). SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
  * compare). */
 #define SS_GPU_PHAST_ROUTE_HEIGHT 4096u
 static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
@@ -114,6 +114,9 @@ static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
  * first route: a lack of device memory for the chains' arrays, found then,
  * makes them sweeps). */
 bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p);
+/* The tallest elimination tree whose chains p's device climbs (its shared
+ * memory a block; at most SS_GPU_PHAST_ROUTE_HEIGHT). */
+uint32_t ss_gpu_phast_route_limit(const struct ss_gpu_phast *p);
 
 /* Makes p answer with m, another metric of p's CCH: only the weights go to
  * the device; the structure, the schedule and the captured sweeps stay,

@@ -84,7 +84,9 @@ struct ss_gpu_phast {
                 bool stale;        /* the weights and corners are an older metric's */
                 bool off_metric;   /* off for this metric's weights: 64 bits, or sums
                                       that may pass the key (new weights may end it) */
-                uint32_t hmax;     /* the tallest chain the device holds (made) */
+                bool fits;         /* the tree and this metric fit the chains (judged at
+                                      open and on each new metric) */
+                uint32_t hmax;     /* the tallest chain the device holds */
                 bool by_sweep;     /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
                 bool profile;      /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t room_set; /* SS_GPU_PHAST_ROUTE_ROOM (tests); 0: by the call */
@@ -246,6 +248,11 @@ void ss__ph_p2p_free(struct ss_gpu_phast *p);
 /* New weights: the chains' weights and corners are refilled on the next
  * route (and a handle that swept for the old weights tries the chains). */
 void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p);
+/* Whether p's tree and metric fit the chains (p2p.fits), once p->m is
+ * set: at open (which also takes the device's tallest chain, the device
+ * set) and after each new metric, so that ss_gpu_phast_climbs() is right
+ * before the first route. */
+void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open);
 uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p);
 
 #endif

@@ -85,34 +85,18 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         struct ss__ph_p2p *q = &p->p2p;
         const struct ss_cch *c = p->c;
         if (!ss_gpu_phast_climbs(p)) {
-                /* Final for this handle, but for 64-bit weights, which new
-                 * weights may end (ss_gpu_phast_set_metric makes it again). */
+                /* Final for this handle, but for the metric's reasons
+                 * (ss__ph_p2p_judge), which new weights may end
+                 * (ss_gpu_phast_set_metric makes it again). */
                 q->made = true;
                 q->off = true;
-                q->off_metric = p->m->wide;
-                if (!p->owner && !ss_gpu_phast_routes_climb(p->m))
-                        ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
-                                    p->m->wide ? "its weights need 64 bits"
-                                               : "its elimination tree is too tall");
+                q->off_metric = !p->owner && !q->by_sweep && c->height <= q->hmax &&
+                                c->height <= SS_GPU_PHAST_ROUTE_HEIGHT;
                 return SS_OK;
         }
         cudaError_t e = cudaSetDevice(p->device);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
-        int rc = ss__p2p_limit(&q->hmax, err);
-        if (rc != SS_OK)
-                return rc;
-        if (c->height > q->hmax) {
-                /* Final for this handle: the tree does not change. */
-                q->made = true;
-                q->off = true;
-                ss_log_info("gpu",
-                            "GPU routes on this CCH take a sweep each: its elimination tree "
-                            "(%u levels) is taller than the %u a thread block of this device "
-                            "holds",
-                            c->height, q->hmax);
-                return SS_OK;
-        }
         const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
         /* Each rank's SS__P2P_JUMP nearest ancestors, from the top down:
          * the parent's are ready, one rank higher. */
@@ -175,42 +159,25 @@ static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
         struct ss__ph_p2p *q = &p->p2p;
         if (!q->stale)
                 return SS_OK;
-        const size_t a1 = p->arcs ? p->arcs : 1;
-        unsigned long long *w = p->m->wide ? NULL : malloc(a1 * 8);
-        if (!p->m->wide && !w)
-                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
-        /* The largest finite weight bounds a chain's distances: below
-         * it times the height they fit the keys (ss__p2p_bits). */
-        uint64_t wmax = 0;
-        for (uint32_t a = 0; w && a < p->arcs; a++) {
-                const uint64_t up = ss_cch_metric_weight(p->m, 2 * (uint64_t)a),
-                               down = ss_cch_metric_weight(p->m, 2 * (uint64_t)a + 1);
-                w[a] = up;
-                if (up != SS_DIST_INF && up > wmax)
-                        wmax = up;
-                if (down != SS_DIST_INF && down > wmax)
-                        wmax = down;
-        }
-        const uint32_t hmax = p->c->height ? p->c->height : 1;
-        const unsigned bits = ss__p2p_bits(hmax);
-        if (p->m->wide || (unsigned __int128)wmax * hmax >= (unsigned __int128)1
-                                                                << (64 - 2 * bits)) {
-                /* Sweeps, until weights that fit come (ss_gpu_phast_set_metric). */
-                if (!p->m->wide)
-                        ss_log_info("gpu",
-                                    "GPU routes take a sweep each for these weights: the "
-                                    "largest (%llu) times the elimination tree's height (%u) "
-                                    "does not fit %u bits",
-                                    (unsigned long long)wmax, hmax, 64 - 2 * bits);
-                free(w);
+        cudaError_t e = cudaSetDevice(p->device);
+        if (e != cudaSuccess)
+                return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
+        if (!q->fits) {
+                /* New weights that do not fit the chains (ss__ph_p2p_judge):
+                 * sweeps, until weights that fit come. */
                 ss__p2p_free_fixed(q);
                 ss__p2p_free_bufs(q);
                 q->off = true;
                 q->off_metric = true;
                 return SS_OK;
         }
-        cudaError_t e = cudaSetDevice(p->device);
-        if (e == cudaSuccess && p->arcs)
+        const size_t a1 = p->arcs ? p->arcs : 1;
+        unsigned long long *w = malloc(a1 * 8);
+        if (!w)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
+        for (uint32_t a = 0; a < p->arcs; a++)
+                w[a] = ss_cch_metric_weight(p->m, 2 * (uint64_t)a);
+        if (p->arcs)
                 e = cudaMemcpyAsync(q->d_wup, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice,
                                     p->stream);
         if (e == cudaSuccess && p->arcs)
@@ -357,8 +324,67 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
 
 bool ss_gpu_phast_climbs(const struct ss_gpu_phast *p)
 {
-        return p && !p->owner && !p->p2p.by_sweep && !(p->p2p.made && p->p2p.off) &&
-               ss_gpu_phast_routes_climb(p->m);
+        return p && !p->owner && !p->p2p.by_sweep && !(p->p2p.made && p->p2p.off) && p->p2p.fits;
+}
+
+uint32_t ss_gpu_phast_route_limit(const struct ss_gpu_phast *p)
+{
+        return p ? p->p2p.hmax : 0;
+}
+
+void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open)
+{
+        struct ss__ph_p2p *q = &p->p2p;
+        const struct ss_cch *c = p->c;
+        if (open) {
+                struct ss_err err = {0};
+                if (ss__p2p_limit(&q->hmax, &err) != SS_OK) {
+                        cudaGetLastError();
+                        q->hmax = 0;
+                        ss_log_warn("gpu", "GPU routes take a sweep each: %s", err.msg);
+                }
+        }
+        q->fits = false;
+        if (p->owner || q->by_sweep)
+                return;
+        if (!ss_gpu_phast_routes_climb(p->m)) {
+                if (open || p->m->wide)
+                        ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
+                                    p->m->wide ? "its weights need 64 bits"
+                                               : "its elimination tree is too tall");
+                return;
+        }
+        const uint32_t hmax = c->height ? c->height : 1;
+        if (hmax > q->hmax) {
+                if (open)
+                        ss_log_info("gpu",
+                                    "GPU routes on this CCH take a sweep each: its elimination "
+                                    "tree (%u levels) is taller than the %u a thread block of "
+                                    "this device holds",
+                                    hmax, q->hmax);
+                return;
+        }
+        /* Up to 1,024 levels any 32-bit metric fits the keys; above, the
+         * largest finite weight times the height must fit the distance's
+         * bits (a chain's distance is at most height - 1 edges). */
+        const unsigned bits = ss__p2p_bits(hmax);
+        if (bits > 10) {
+                uint64_t wmax = 0;
+                for (uint64_t s = 0; s < 2 * (uint64_t)c->arcs; s++) {
+                        const uint64_t w = ss_cch_metric_weight(p->m, s);
+                        if (w != SS_DIST_INF && w > wmax)
+                                wmax = w;
+                }
+                if ((unsigned __int128)wmax * hmax >= (unsigned __int128)1 << (64 - 2 * bits)) {
+                        ss_log_info("gpu",
+                                    "GPU routes take a sweep each for these weights: the "
+                                    "largest (%llu) times the elimination tree's height (%u) "
+                                    "does not fit %u bits",
+                                    (unsigned long long)wmax, hmax, 64 - 2 * bits);
+                        return;
+                }
+        }
+        q->fits = true;
 }
 
 void ss__ph_p2p_metric_changed(struct ss_gpu_phast *p)

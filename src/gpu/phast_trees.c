@@ -221,8 +221,6 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         if (k == 0 || p->n == 0)
                 return SS_OK;
         int rc = ss__ph_nodes_ok(p, sources, k, "source", err);
-        if (rc == SS_OK)
-                SS__CUDA(cudaSetDevice(p->device)); /* the free memory of p's device */
         if (rc != SS_OK)
                 return rc;
         SS__CUDA(cudaSetDevice(p->device));

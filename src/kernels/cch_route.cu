@@ -26,10 +26,11 @@
  * hmax ranks, a rank fewer than that many upward edges (they lead to its
  * ancestors). Up to 1,024 ranks b is 10 and a 32-bit metric's distance
  * along a chain stays below 2^32 * 1024 = 2^42: the key fits. Taller trees
- * (up to 4,096 ranks, b = 12, as a generated USA-size graph's 3,673) need
- * the metric's largest weight times the height below 2^40, which the host
- * checks; it sends a tree taller than the device's shared memory holds
- * (ss__p2p_limit), sums that may not fit, or a 64-bit metric to the sweep.
+ * (b = 11 up to 2,048 ranks, 12 up to 4,096, as a generated USA-size
+ * graph's 3,673) need the metric's largest weight times the height below
+ * 2^(64 - 2b), which the host checks (ss__ph_p2p_judge); it sends a tree
+ * taller than the device's shared memory holds (ss__p2p_limit), sums that
+ * may not fit, or a 64-bit metric to the sweep.
  *
  * The path is then a list of CCH edges (up to the meeting rank, then down),
  * unpacked by the whole block in rounds: every shortcut of the list becomes
@@ -42,6 +43,8 @@
 
 /* A rank has fewer upward edges than its chain has ranks: one fits a tile. */
 static_assert(SS__P2P_HMAX <= SS__P2P_TILE, "a rank's edges must fit one tile");
+/* Chain positions are stored in 16 bits (pbuf). */
+static_assert(SS__P2P_HMAX <= 65536, "a chain position must fit 16 bits");
 
 #define SS__P2P_INF   0xffffffffffffffffull
 #define SS__P2P_FINAL 0x80000000u /* on an entry's end rank: a graph arc */

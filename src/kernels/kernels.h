@@ -398,10 +398,11 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
 /* Dynamic shared memory of a block for chains of hmax ranks. */
 #define ss__p2p_shared(hmax) ((size_t)(hmax)*40 + 8 + (size_t)SS__P2P_TILE * 12)
 /* A rank's key is distance << 2 bits | predecessor's position << bits |
- * the edge's offset in its list: positions and offsets below hmax. Ten
- * bits at least, so that up to 1,024 ranks any 32-bit metric fits (a
- * chain's distances stay below 2^42 there); above, the host checks the
- * metric's largest weight times the height against 2^(64 - 2 bits). */
+ * the edge's offset in its list: positions and offsets below hmax, so 10
+ * bits up to 1,024 ranks, 11 up to 2,048 and 12 up to 4,096. Up to 1,024
+ * any 32-bit metric fits (a chain's distances stay below 2^42 there);
+ * above, the host checks the metric's largest weight times the height
+ * against 2^(64 - 2 bits): 2^42 or 2^40. */
 static inline unsigned ss__p2p_bits(uint32_t hmax)
 {
         unsigned b = 10;

@@ -324,11 +324,29 @@ static void *burst_run(void *arg)
         return NULL;
 }
 
+/* Holds the one CPU worker: a matrix of 400 Dijkstra rows on the CPU. */
+static void *busy_run(void *arg)
+{
+        const struct daemon *d = arg;
+        char *p = malloc(8192);
+        int at =
+            snprintf(p, 8192, "/distances?engine=cpu&algorithm=dijkstra&to=1,10000,20000&from=");
+        for (int i = 0; i < 400; i++)
+                at += snprintf(p + at, 8192 - (size_t)at, "%s%d", i ? "," : "", 1 + i * 37);
+        struct resp r;
+        h_get(d, p, &r);
+        ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+        h_resp_free(&r);
+        free(p);
+        return NULL;
+}
+
 /* Auto routes shared with the GPU's CCH chains: the calibration finds the
  * CPU's CCH query slower than SS_ENGINE_ROUTE_SHARE_US (set to 1 µs here;
- * the default 1,000 is for trees like a USA-size graph's), /status says so,
- * and with one CPU worker and eight clients at once the GPU streams take
- * some of them; every distance equals the CPU's. */
+ * the default 1,000 is for trees like a USA-size graph's), /status says so;
+ * a route while the one CPU worker idles goes to the CPU, and routes sent
+ * while a CPU matrix holds that worker go to the GPU streams. Every
+ * distance equals the CPU's. */
 START_TEST(auto_routes_shared)
 {
         char why[512];
@@ -344,7 +362,14 @@ START_TEST(auto_routes_shared)
         ck_assert_str_eq(json_string_value(json_object_get(au, "route")),
                          "cch first, GPU cch when busy");
         json_decref(st);
+        /* The CPU idles: it takes the route first. */
+        json_t *one = get_json(&dmn, "/route?from=5&to=15000", 200);
+        ck_assert_str_eq(json_string_value(json_object_get(one, "engine")), "cpu");
+        json_decref(one);
         enum { NT = 8 };
+        pthread_t busy;
+        ck_assert_int_eq(pthread_create(&busy, NULL, busy_run, &dmn), 0);
+        usleep(20000); /* the matrix reaches the worker */
         struct burst b[NT];
         pthread_t th[NT];
         for (int i = 0; i < NT; i++) {
@@ -356,6 +381,7 @@ START_TEST(auto_routes_shared)
                 pthread_join(th[i], NULL);
                 on_gpu += b[i].on_gpu;
         }
+        pthread_join(busy, NULL);
         printf("%d of %d auto routes answered by the GPU's chains\n", on_gpu, NT * 40);
         ck_assert_int_gt(on_gpu, 0);
         for (int i = 0; i < NT; i++)
