@@ -190,7 +190,6 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
         const uint64_t t0 = ss_now_ns();
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
-        a->route_cpu_us = ss__route_cpu_us(g);
 
         /* The GPU first: it is the fastest on large graphs, and its time
          * bounds the CPU's. */
@@ -232,6 +231,9 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                                     share, SS__ROUTE_SHARE_US);
                         share_us = SS__ROUTE_SHARE_US;
                 }
+                /* Only where a GPU could share them: a USA-size graph's
+                 * query needs 0.6 GB of arrays, made and freed here. */
+                a->route_cpu_us = ss__route_cpu_us(g);
                 if (a->route_cpu_us > 0 && a->route_cpu_us >= share_us)
                         a->route_gpu = ss__route_gpu_ready(s->b, g);
                 pthread_rwlock_unlock(&s->lock);

@@ -163,10 +163,10 @@ void ss__calibration_carry(struct ss_graph *to, const struct ss_graph *from);
  * settings allow one for g's size. */
 void ss__apsp_start(struct ss_engine *e, struct ss_graph *g);
 
-/* engine.c: the row a job runs on a device, NULL when it cannot run there. */
-/* Whether GPU streams share this auto route with the CPU (the
+/* engine.c: whether GPU streams share this auto route with the CPU (the
  * calibration found the CPU's CCH query slow and the GPU's chains ready). */
 bool ss__auto_routes_shared(const struct ss_job *j);
+/* engine.c: the row a job runs on a device, NULL when it cannot run there. */
 const struct ss_solver *ss__row_for(const struct ss_job *j, enum ss_device dev);
 
 #endif
