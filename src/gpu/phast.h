@@ -102,8 +102,8 @@ int ss_gpu_phast_routes(struct ss_gpu_phast *p, const struct ss_graph *g, const 
  * takes a sweep. The handle may still sweep: for a tree taller than its
  * device's shared memory holds (ss__p2p_limit: this height on an H100 or
  * H200), or weights whose largest times the height passes 2^42 (above
- * 1,024 levels) or 2^40 (above 2,048). SS_GPU_PHAST_ROUTES=sweep makes them sweeps always (to
- * compare). */
+ * 1,024 levels) or 2^40 (above 2,048). SS_GPU_PHAST_ROUTES=sweep makes
+ * them sweeps always (to compare). */
 #define SS_GPU_PHAST_ROUTE_HEIGHT 4096u
 static inline bool ss_gpu_phast_routes_climb(const struct ss_cch_metric *m)
 {
