@@ -265,22 +265,6 @@ int ss_cch_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err);
 struct ss_cch_query *ss_cch_query_new(const struct ss_cch *c);
 void ss_cch_query_free(struct ss_cch_query *q);
 
-/* Lower bounds on the graph's distances, for pruning a query (A*'s
- * landmarks, cpu/landmarks.h: d(L_i, v) at from[v * k + i], d(v, L_i) at
- * to[v * k + i], every one defined and below 2^32). They must hold for the
- * weights of the metric the query runs with. */
-struct ss_cch_bounds {
-        unsigned k; /* 0: none */
-        const uint32_t *from, *to;
-};
-
-/* Makes q's point-to-point queries prune with b (NULL or k = 0: none):
- * a rank whose distance plus its bound to the other end cannot beat the
- * landmarks' upper bound or the best meeting so far is not relaxed. On a
- * tall elimination tree the top's large separators hold most of a route's
- * edges, and most of them lie far from the route. */
-void ss_cch_query_bounds(struct ss_cch_query *q, const struct ss_cch_bounds *b);
-
 /* The distance from s to t (SS_DIST_INF when unreachable). s and t must be
  * below n. */
 ss_dist ss_cch_distance(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,

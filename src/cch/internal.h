@@ -236,22 +236,13 @@ struct ss__cch_entry {
         uint32_t target, next;
 };
 
-/* Landmark bounds a query takes at most (SS_LANDMARKS_MAX), and the
- * upward edges from which a rank is worth its bound (16 landmarks cost two
- * cache lines and 64 subtractions; a rank of few edges costs less to
- * relax than to bound). */
-#define SS__CCH_LB_MAX 64
-#define SS__CCH_LB_DEG 32
-
 struct ss_cch_query {
         const struct ss_cch *cch;
         ss_dist *df, *db;  /* by rank, SS_DIST_INF between queries */
         uint32_t *pf, *pb; /* the rank each was reached from */
         uint32_t *cf, *cb; /* the last search's two ancestor chains, bottom up */
         uint32_t nf, nb;
-        struct ss_cch_bounds lb; /* k = 0: none (ss_cch_query_bounds) */
-        uint64_t relaxed;        /* edges relaxed by point-to-point queries (tests) */
-        uint32_t *stack;         /* path unpacking: (rank, rank, edge) triples */
+        uint32_t *stack; /* path unpacking: (rank, rank, edge) triples */
         size_t stack_cap;
         uint32_t *bucket; /* matrices: the first entry at each rank, or SS_NO_NODE */
         struct ss__cch_entry *entries;

@@ -80,62 +80,6 @@ chain_step(const struct ss_cch *c, const struct ss_cch_metric *m, const ss_dist 
         return len + 1;
 }
 
-/* Landmark bounds (ss_cch_query_bounds) for one query: the rows of its
- * two ends, and the upper bound the landmarks give (a path through one). */
-struct lbq {
-        unsigned k;
-        const uint32_t *from, *to;
-        int64_t fs[SS__CCH_LB_MAX], ts[SS__CCH_LB_MAX]; /* d(L, s), d(s, L) */
-        int64_t ft[SS__CCH_LB_MAX], tt[SS__CCH_LB_MAX]; /* d(L, t), d(t, L) */
-        ss_dist ub;
-};
-
-static void lbq_init(struct lbq *b, const struct ss_cch_query *q, uint32_t s, uint32_t t)
-{
-        b->k = q->lb.k;
-        b->from = q->lb.from;
-        b->to = q->lb.to;
-        b->ub = SS_DIST_INF;
-        for (unsigned i = 0; i < b->k; i++) {
-                b->fs[i] = q->lb.from[(size_t)s * b->k + i];
-                b->ts[i] = q->lb.to[(size_t)s * b->k + i];
-                b->ft[i] = q->lb.from[(size_t)t * b->k + i];
-                b->tt[i] = q->lb.to[(size_t)t * b->k + i];
-                const ss_dist via = (ss_dist)(b->ts[i] + b->ft[i]);
-                if (via < b->ub)
-                        b->ub = via;
-        }
-}
-
-/* Lower bounds on d(v, t) (*to_t) and d(s, v) (*from_s), by the triangle
- * inequality over the landmarks. */
-static void lbq_at(const struct lbq *b, uint32_t v, ss_dist *to_t, ss_dist *from_s)
-{
-        const uint32_t *fv = b->from + (size_t)v * b->k, *tv = b->to + (size_t)v * b->k;
-        int64_t lt = 0, ls = 0;
-        for (unsigned i = 0; i < b->k; i++) {
-                const int64_t f = fv[i], t = tv[i];
-                const int64_t a = b->ft[i] - f, c = t - b->tt[i];
-                const int64_t d = f - b->fs[i], e = b->ts[i] - t;
-                lt = a > lt ? a : lt;
-                lt = c > lt ? c : lt;
-                ls = d > ls ? d : ls;
-                ls = e > ls ? e : ls;
-        }
-        *to_t = (ss_dist)lt;
-        *from_s = (ss_dist)ls;
-}
-
-/* Whether a rank at distance d with bound lb to the other end may still
- * lie on a shortest path: d + lb below the best meeting mu (a path found)
- * and at most the landmarks' upper bound ub (a path known to exist, so an
- * equal one may be ours). */
-static inline bool lb_keeps(ss_dist d, ss_dist lb, ss_dist mu, ss_dist ub)
-{
-        const ss_dist x = d + lb;
-        return x < mu && x <= ub;
-}
-
 /* Both chain searches; returns the distance and the meeting rank (or
  * SS_NO_NODE). The two chains are left in q->cf[0..*nf) and q->cb[0..*nb)
  * with their ranks' entries set, for the path; reset() clears them.
@@ -144,12 +88,7 @@ static inline bool lb_keeps(ss_dist d, ss_dist lb, ss_dist mu, ss_dist ub)
  * above it: below it each is relaxed on its own, then the common ranks
  * from the bottom, where the best meeting so far prunes (a rank whose
  * distance is no better than it is not relaxed: its edges cannot lead to
- * anything shorter). With landmark bounds, a rank of SS__CCH_LB_DEG edges
- * or more is also left unrelaxed when its distance plus its bound to the
- * other end passes the best meeting or the landmarks' upper bound: every
- * path through it is longer than one that exists. A rank on a shortest
- * path is never pruned, since its distance is exact (a shortest path's
- * prefix) and its bound at most the rest. */
+ * anything shorter). */
 static inline __attribute__((always_inline)) ss_dist search(struct ss_cch_query *q,
                                                             const struct ss_cch_metric *m,
                                                             uint32_t x, uint32_t y, uint32_t *meet,
@@ -170,80 +109,31 @@ static inline __attribute__((always_inline)) ss_dist search(struct ss_cch_query 
                 common++;
         const uint32_t lf = nf - common, lb = nb - common;
 
-        struct lbq b;
-        b.k = 0;
-        b.from = b.to = NULL;
-        b.ub = SS_DIST_INF;
-        if (q->lb.k)
-                lbq_init(&b, q, c->node[cf[0]], c->node[cb[0]]);
         ss_dist mu = SS_DIST_INF;
-        uint64_t relaxed = 0;
         *meet = SS_NO_NODE;
         q->df[cf[0]] = 0;
         q->db[cb[0]] = 0;
         q->nf = nf;
         q->nb = nb;
-        for (uint32_t i = 0; i < lf; i++) {
-                const uint32_t z = cf[i], deg = c->up_first[z + 1] - c->up_first[z];
-                const ss_dist f = q->df[z];
-                if (f == SS_DIST_INF)
-                        continue;
-                if (b.k && deg >= SS__CCH_LB_DEG) {
-                        ss_dist to_t, from_s;
-                        lbq_at(&b, c->node[z], &to_t, &from_s);
-                        if (!lb_keeps(f, to_t, mu, b.ub))
-                                continue;
-                }
-                ss__cch_relax(c, m, z, q->df, q->pf, 0, wide);
-                relaxed += deg;
-        }
-        for (uint32_t i = 0; i < lb; i++) {
-                const uint32_t z = cb[i], deg = c->up_first[z + 1] - c->up_first[z];
-                const ss_dist d = q->db[z];
-                if (d == SS_DIST_INF)
-                        continue;
-                if (b.k && deg >= SS__CCH_LB_DEG) {
-                        ss_dist to_t, from_s;
-                        lbq_at(&b, c->node[z], &to_t, &from_s);
-                        if (!lb_keeps(d, from_s, mu, b.ub))
-                                continue;
-                }
-                ss__cch_relax(c, m, z, q->db, q->pb, 1, wide);
-                relaxed += deg;
-        }
+        for (uint32_t i = 0; i < lf; i++)
+                if (q->df[cf[i]] != SS_DIST_INF)
+                        ss__cch_relax(c, m, cf[i], q->df, q->pf, 0, wide);
+        for (uint32_t i = 0; i < lb; i++)
+                if (q->db[cb[i]] != SS_DIST_INF)
+                        ss__cch_relax(c, m, cb[i], q->db, q->pb, 1, wide);
         for (uint32_t i = lf; i < nf; i++) {
-                const uint32_t z = cf[i], deg = c->up_first[z + 1] - c->up_first[z];
-                const ss_dist f = q->df[z], d = q->db[z];
-                if (f != SS_DIST_INF && d != SS_DIST_INF && f + d < mu) {
-                        mu = f + d;
+                const uint32_t z = cf[i];
+                const ss_dist f = q->df[z], b = q->db[z];
+                if (f != SS_DIST_INF && b != SS_DIST_INF && f + b < mu) {
+                        mu = f + b;
                         *meet = z;
                 }
-                bool fwd = f < mu, bwd = d < mu;
-                if (b.k && deg >= SS__CCH_LB_DEG && (fwd || bwd)) {
-                        ss_dist to_t, from_s;
-                        lbq_at(&b, c->node[z], &to_t, &from_s);
-                        fwd = fwd && lb_keeps(f, to_t, mu, b.ub);
-                        bwd = bwd && lb_keeps(d, from_s, mu, b.ub);
-                }
-                if (fwd) {
+                if (f < mu)
                         ss__cch_relax(c, m, z, q->df, q->pf, 0, wide);
-                        relaxed += deg;
-                }
-                if (bwd) {
+                if (b < mu)
                         ss__cch_relax(c, m, z, q->db, q->pb, 1, wide);
-                        relaxed += deg;
-                }
         }
-        q->relaxed += relaxed;
         return mu;
-}
-
-void ss_cch_query_bounds(struct ss_cch_query *q, const struct ss_cch_bounds *b)
-{
-        if (b && b->k > 0 && b->k <= SS__CCH_LB_MAX && b->from && b->to)
-                q->lb = *b;
-        else
-                q->lb = (struct ss_cch_bounds){0};
 }
 
 static void reset(struct ss_cch_query *q)

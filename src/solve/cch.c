@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "cch/cch.h"
-#include "cpu/astar.h"
 #include "core/cancel.h"
 #include "core/log.h"
 #include "core/team.h"
@@ -150,17 +149,6 @@ static int ss__stop(const struct ss_task *t, struct ss_err *err)
         return ss_err_set(err, SS_ETIMEDOUT, "CCH: deadline passed or cancelled");
 }
 
-/* A route prunes with g's landmarks where it has them (A*'s, which hold
- * for g's weights: an update that lowers a weight drops them). */
-static void ss__bounds(struct ss_cch_query *q, const struct ss_graph *g)
-{
-        const struct ss_astar *a = ss_astar_of(g);
-        struct ss_cch_bounds b = {0};
-        if (a && a->lm)
-                b = (struct ss_cch_bounds){.k = a->lm->k, .from = a->lm->from, .to = a->lm->to};
-        ss_cch_query_bounds(q, &b);
-}
-
 int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned lane,
                      struct ss_task *t, struct ss_err *err)
 {
@@ -191,7 +179,6 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
                 return rc;
         }
         case SS_TASK_ROUTE:
-                ss__bounds(q, g);
                 for (size_t i = 0; i < t->nsources && rc == SS_OK; i++) {
                         t->searches++;
                         rc = ss_cch_route(q, m, t->sources[i], t->targets[i], &t->dist[i],
@@ -214,7 +201,6 @@ int ss__cpu_cch_route(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned 
         if (!x->q[lane] && !(x->q[lane] = ss_cch_query_new(x->cch)))
                 return ss_err_set(err, SS_ENOMEM, "no memory for a CCH query workspace");
         ss_dist d;
-        ss__bounds(x->q[lane], g);
         int rc = ss_cch_route(x->q[lane], m, t->sources[i], t->targets[i], &d, &t->path[i],
                               &t->path_len[i], err);
         if (rc == SS_OK && d != t->dist[i]) {

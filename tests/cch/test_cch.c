@@ -17,9 +17,7 @@
 #include "../data.h"
 #include "cch/cch.h"
 #include "cch/internal.h"
-#include "cpu/astar.h"
 #include "cpu/dijkstra.h"
-#include "cpu/landmarks.h"
 #include "gen/gen.h"
 #include "io/load.h"
 #include "util.h"
@@ -426,67 +424,6 @@ START_TEST(test_road_graph)
                 ss_cch_metric_unref(m2);
                 ss_cch_free(c);
         }
-        ss_graph_unref(g);
-}
-END_TEST
-
-/* Landmark bounds prune point-to-point queries (ss_cch_query_bounds): on a
- * road graph with 8 landmarks every distance and path of a bounded query
- * equals Dijkstra's, the bounded queries relax fewer edges than plain ones
- * on the same pairs, and bounds taken away give the plain query back. */
-START_TEST(test_landmark_bounds)
-{
-        struct ss_gen_road p = {.nodes = 20000, .seed = 9};
-        struct ss_err err;
-        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
-        struct ss_cch *c = cu_build(g, 2, false);
-        struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
-        ck_assert_msg(ss_landmarks_build(g, 8, 2, &err) == SS_OK, "%s", err.msg);
-        const struct ss_landmarks *lm = ss_astar_of(g)->lm;
-        const struct ss_cch_bounds b = {.k = lm->k, .from = lm->from, .to = lm->to};
-        struct ss_cch_query *plain = ss_cch_query_new(c), *bounded = ss_cch_query_new(c),
-                            *paths = ss_cch_query_new(c);
-        ck_assert(plain && bounded && paths);
-        ss_cch_query_bounds(bounded, &b);
-        ss_cch_query_bounds(paths, &b);
-        struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
-        uint64_t rng = 4711;
-        for (int i = 0; i < 40; i++) {
-                const uint32_t s = (uint32_t)(cu_rand(&rng) % g->n);
-                ck_assert_int_eq(ss_dijkstra_run(g, ws, s, SS_NO_NODE, NULL), SS_OK);
-                for (int j = 0; j < 25; j++) {
-                        const uint32_t t = j == 0 ? s : (uint32_t)(cu_rand(&rng) % g->n);
-                        const ss_dist want = ss_dijkstra_dist(ws, t);
-                        ck_assert_uint_eq(ss_cch_distance(plain, m, s, t), want);
-                        ck_assert_uint_eq(ss_cch_distance(bounded, m, s, t), want);
-                        if (j % 5)
-                                continue;
-                        ss_dist d;
-                        uint32_t *path = NULL;
-                        size_t len = 0;
-                        ck_assert_int_eq(ss_cch_route(paths, m, s, t, &d, &path, &len, &err),
-                                         SS_OK);
-                        ck_assert_uint_eq(d, want);
-                        cu_check_path(g, path, len, s, t, want);
-                        free(path);
-                }
-        }
-        printf("landmark bounds: %" PRIu64 " edges relaxed against %" PRIu64 " without\n",
-               bounded->relaxed, plain->relaxed);
-        ck_assert_uint_lt(bounded->relaxed, plain->relaxed);
-        /* no bounds: the same work as the plain query */
-        ss_cch_query_bounds(bounded, NULL);
-        plain->relaxed = bounded->relaxed = 0;
-        ck_assert_uint_eq(ss_cch_distance(bounded, m, 17, 19000),
-                          ss_cch_distance(plain, m, 17, 19000));
-        ck_assert_uint_eq(bounded->relaxed, plain->relaxed);
-        ss_dijkstra_ws_free(ws);
-        ss_cch_query_free(plain);
-        ss_cch_query_free(bounded);
-        ss_cch_query_free(paths);
-        ss_cch_metric_unref(m);
-        ss_cch_free(c);
         ss_graph_unref(g);
 }
 END_TEST
@@ -1069,7 +1006,6 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_recustomize);
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
-        tcase_add_test(tc, test_landmark_bounds);
         tcase_add_test(tc, test_large_pieces);
         tcase_add_test(tc, test_separator_splits);
         tcase_add_test(tc, test_path_cache);
