@@ -55,6 +55,25 @@ const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g)
         return g ? g->ext[SS_GRAPH_EXT_ENGINE].data : NULL;
 }
 
+/* The median of t[0..n), n > 0 (sorts t). */
+static double ss__median(double *t, unsigned n)
+{
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                        const double x = t[j];
+                        t[j] = t[j - 1];
+                        t[j - 1] = x;
+                }
+        return t[n / 2];
+}
+
+/* A node of g, from the calibration's own sequence at *x. */
+static uint32_t ss__pick_node(uint64_t *x, const struct ss_graph *g)
+{
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        return (uint32_t)((*x >> 33) % g->n);
+}
+
 /* The median of up to SS__SOURCES timed one-to-all runs of row on lane 0 of
  * b (after one untimed run, which has warm_ms), in ms; or -1 when it failed
  * or passed the deadline (then *slow says whether it was the deadline). */
@@ -90,13 +109,7 @@ static double ss__time(struct ss_backend *b, const struct ss_solver *row, const 
                 if (i > 0) /* the first run pays for first-touch allocations */
                         t[n++] = ms;
         }
-        for (unsigned i = 1; i < n; i++)
-                for (unsigned j = i; j > 0 && t[j] < t[j - 1]; j--) {
-                        double x = t[j];
-                        t[j] = t[j - 1];
-                        t[j - 1] = x;
-                }
-        return t[n / 2];
+        return ss__median(t, n);
 }
 
 /* Records candidate row with its time (ms, or -1) into a. */
@@ -123,22 +136,13 @@ static double ss__route_cpu_us(const struct ss_graph *g)
         double t[SS__ROUTE_PAIRS];
         uint64_t x = 0x2545f4914f6cdd1dull ^ g->n;
         for (unsigned i = 0; i < SS__ROUTE_PAIRS; i++) {
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                const uint32_t s = (uint32_t)((x >> 33) % g->n);
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                const uint32_t d = (uint32_t)((x >> 33) % g->n);
+                const uint32_t s = ss__pick_node(&x, g), d = ss__pick_node(&x, g);
                 const uint64_t t0 = ss_now_ns();
                 (void)ss_cch_distance(q, m, s, d);
                 t[i] = (double)(ss_now_ns() - t0) / 1e3;
         }
         ss_cch_query_free(q);
-        for (unsigned i = 1; i < SS__ROUTE_PAIRS; i++)
-                for (unsigned j = i; j > 0 && t[j] < t[j - 1]; j--) {
-                        const double y = t[j];
-                        t[j] = t[j - 1];
-                        t[j - 1] = y;
-                }
-        return t[SS__ROUTE_PAIRS / 2];
+        return ss__median(t, SS__ROUTE_PAIRS);
 }
 
 /* Where the CPU's routes are slow and the GPU's climb their chains: one
@@ -183,10 +187,8 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
         }
         uint32_t src[SS__SOURCES];
         uint64_t x = 0x9e3779b97f4a7c15ull ^ g->n;
-        for (unsigned i = 0; i < SS__SOURCES; i++) {
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                src[i] = (uint32_t)((x >> 33) % g->n);
-        }
+        for (unsigned i = 0; i < SS__SOURCES; i++)
+                src[i] = ss__pick_node(&x, g);
         const uint64_t t0 = ss_now_ns();
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
