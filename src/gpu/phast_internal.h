@@ -84,7 +84,8 @@ struct ss_gpu_phast {
                 bool stale;        /* the weights and corners are an older metric's */
                 bool off_metric;   /* off for this metric's weights: 64 bits, or sums
                                       that may pass the key (new weights may end it) */
-                bool fits;         /* the tree and this metric fit the chains (judged at
+                bool tree_ok;      /* the handle and its tree may climb (judged at open) */
+                bool fits;         /* tree_ok, and this metric fits the keys (judged at
                                       open and on each new metric) */
                 uint32_t hmax;     /* the tallest chain the device holds */
                 bool by_sweep;     /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */

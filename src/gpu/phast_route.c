@@ -90,8 +90,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                  * (ss_gpu_phast_set_metric makes it again). */
                 q->made = true;
                 q->off = true;
-                q->off_metric = !p->owner && !q->by_sweep && c->height <= q->hmax &&
-                                c->height <= SS_GPU_PHAST_ROUTE_HEIGHT;
+                q->off_metric = q->tree_ok;
                 return SS_OK;
         }
         cudaError_t e = cudaSetDevice(p->device);
@@ -335,7 +334,7 @@ uint32_t ss_gpu_phast_route_limit(const struct ss_gpu_phast *p)
 void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open)
 {
         struct ss__ph_p2p *q = &p->p2p;
-        const struct ss_cch *c = p->c;
+        const uint32_t hmax = p->c->height ? p->c->height : 1;
         if (open) {
                 struct ss_err err = {0};
                 if (ss__p2p_limit(&q->hmax, &err) != SS_OK) {
@@ -343,25 +342,21 @@ void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open)
                         q->hmax = 0;
                         ss_log_warn("gpu", "GPU routes take a sweep each: %s", err.msg);
                 }
-        }
-        q->fits = false;
-        if (p->owner || q->by_sweep)
-                return;
-        if (!ss_gpu_phast_routes_climb(p->m)) {
-                if (open || p->m->wide)
-                        ss_log_info("gpu", "GPU routes on this CCH take a sweep each: %s",
-                                    p->m->wide ? "its weights need 64 bits"
-                                               : "its elimination tree is too tall");
-                return;
-        }
-        const uint32_t hmax = c->height ? c->height : 1;
-        if (hmax > q->hmax) {
-                if (open)
+                q->tree_ok = !p->owner && !q->by_sweep && hmax <= SS_GPU_PHAST_ROUTE_HEIGHT &&
+                             hmax <= q->hmax;
+                if (!p->owner && !q->by_sweep && !q->tree_ok)
                         ss_log_info("gpu",
                                     "GPU routes on this CCH take a sweep each: its elimination "
                                     "tree (%u levels) is taller than the %u a thread block of "
                                     "this device holds",
                                     hmax, q->hmax);
+        }
+        q->fits = false;
+        if (!q->tree_ok)
+                return;
+        if (p->m->wide) {
+                ss_log_info("gpu", "GPU routes on this CCH take a sweep each: its weights need "
+                                   "64 bits");
                 return;
         }
         /* Up to 1,024 levels any 32-bit metric fits the keys; above, the
@@ -370,7 +365,7 @@ void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open)
         const unsigned bits = ss__p2p_bits(hmax);
         if (bits > 10) {
                 uint64_t wmax = 0;
-                for (uint64_t s = 0; s < 2 * (uint64_t)c->arcs; s++) {
+                for (uint64_t s = 0; s < 2 * (uint64_t)p->c->arcs; s++) {
                         const uint64_t w = ss_cch_metric_weight(p->m, s);
                         if (w != SS_DIST_INF && w > wmax)
                                 wmax = w;
