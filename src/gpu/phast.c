@@ -287,6 +287,10 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * a slot and the copies out of it shows as wrong trees. */
         const char *cd = getenv("SS_GPU_PHAST_COPY_DELAY_US");
         p->pipe.delay_us = cd && *cd ? (unsigned)strtoul(cd, NULL, 10) : 0;
+        /* To compare, and for tests: trees a slot of d_out holds, instead
+         * of half a batch (phast_trees.c). */
+        const char *sl = getenv("SS_GPU_PHAST_SLOT_TREES");
+        p->pipe.slot = sl && *sl ? (unsigned)strtoul(sl, NULL, 10) : 0;
         const char *rs = getenv("SS_GPU_PHAST_ROUTES");
         p->p2p.by_sweep = rs && !strcmp(rs, "sweep");
         p->p2p.profile = getenv("SS_GPU_PHAST_ROUTE_PROFILE") != NULL;

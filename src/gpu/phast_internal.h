@@ -134,6 +134,7 @@ struct ss_gpu_phast {
         struct ss__ph_pipe {
                 int k;             /* sources a sweep: SS_GPU_PHAST_PIPE, or -1 (by size) */
                 unsigned delay_us; /* SS_GPU_PHAST_COPY_DELAY_US: each copy waits so long */
+                unsigned slot;     /* SS_GPU_PHAST_SLOT_TREES: trees a slot, or 0 (by room) */
                 bool made;
                 cudaStream_t copy;
                 cudaEvent_t gathered[2], copied[2], sw0[2], sw1[2];

@@ -54,11 +54,30 @@
  * the gpu-cch row took before the batches. */
 #define SS__PH_FLAT_K     256u
 #define SS__PH_FLAT_PAIRS ((uint64_t)1 << 27)
-/* A slot of d_out holds at most this many bytes of trees (and at least
- * one tree). */
+/* Into pageable memory, or where memory is short, a slot of d_out holds
+ * at most this many bytes of trees (and at least one tree). */
 #define SS__PH_SLOT_BYTES ((uint64_t)1 << 29)
 
-static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k, bool pinned)
+/* Bytes the sweep's distances may take, and apart from them the two slots
+ * the trees leave from: SS__PH_PIPE_BYTES, and at most a quarter of the
+ * device's free memory each (what this handle holds already counts as
+ * free). */
+static uint64_t ss__ph_pipe_room(const struct ss_gpu_phast *p)
+{
+        uint64_t bytes = SS__PH_PIPE_BYTES;
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                const uint64_t held = (p->cap_k * (uint64_t)p->n + p->out_cap) * 8;
+                const uint64_t room = (free_b + held) / 4;
+                bytes = room < bytes ? room : bytes;
+        } else {
+                cudaGetLastError();
+        }
+        return bytes;
+}
+
+static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k, bool pinned,
+                                    uint64_t room)
 {
         unsigned kb;
         if (p->pipe.k > 0) {
@@ -68,20 +87,30 @@ static unsigned ss__ph_pipe_sources(const struct ss_gpu_phast *p, unsigned k, bo
                 kb = fit < 1 ? 1u : fit < SS__PH_FLAT_K ? (unsigned)fit : SS__PH_FLAT_K;
         } else {
                 kb = p->n < SS__PH_PIPE_N ? SS__PH_PIPE_K : SS__PH_PIPE_K_BIG;
-                uint64_t bytes = SS__PH_PIPE_BYTES;
-                size_t free_b = 0, total_b = 0;
-                if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-                        /* what this handle holds already counts as free */
-                        const uint64_t room = (free_b + p->cap_k * (uint64_t)p->n * 8) / 4;
-                        bytes = room < bytes ? room : bytes;
-                } else {
-                        cudaGetLastError();
-                }
-                const uint64_t fit = bytes / ((uint64_t)p->n * 8);
+                const uint64_t fit = room / ((uint64_t)p->n * 8);
                 while (kb > 1 && kb > fit)
                         kb /= 2;
         }
         return kb < k ? kb : k;
+}
+
+/* Trees a slot of d_out holds. Half a batch where the room allows: a
+ * batch's gathers then wait only for the previous batch's copies, so the
+ * next batch sweeps while this one's trees leave. With slots of a few
+ * trees (a 512 MiB slot holds 2 of a USA-size graph's) the gathers, on the
+ * sweep's stream, followed the copies a slot at a time, and the next sweep
+ * began only as the last copies did: 64 trees a sweep took 6.28 ms a tree
+ * there, 2.33 of it on the device. */
+static unsigned ss__ph_pipe_chunk(const struct ss_gpu_phast *p, unsigned kb, bool pinned,
+                                  uint64_t room)
+{
+        const uint64_t tree = (uint64_t)p->n * 8;
+        uint64_t chunk = p->pipe.slot ? p->pipe.slot : (kb + 1) / 2;
+        if (!p->pipe.slot && (!pinned || 2 * chunk * tree > room)) {
+                chunk = SS__PH_SLOT_BYTES / tree;
+                chunk = chunk < 1 ? 1 : chunk > SS__PH_CHUNK ? SS__PH_CHUNK : chunk;
+        }
+        return (unsigned)(chunk > kb ? kb : chunk);
 }
 
 /* Whether the host memory at dist is page-locked (the copies' overlap
@@ -111,10 +140,11 @@ void ss__ph_pipe_free(struct ss_gpu_phast *p)
         if (q->copy)
                 cudaStreamDestroy(q->copy);
         const int k = q->k;
-        const unsigned delay = q->delay_us;
+        const unsigned delay = q->delay_us, slot = q->slot;
         memset(q, 0, sizeof(*q));
         q->k = k;
         q->delay_us = delay;
+        q->slot = slot;
 }
 
 /* The stream, the events, and two sets of pinned seeds for kb sources. */
@@ -224,10 +254,10 @@ int ss__ph_trees(struct ss_gpu_phast *p, const uint32_t *sources, unsigned k, ss
         if (rc != SS_OK)
                 return rc;
         SS__CUDA(cudaSetDevice(p->device));
-        const unsigned kb = ss__ph_pipe_sources(p, k, ss__ph_pinned(dist));
-        uint64_t chunk = SS__PH_SLOT_BYTES / ((uint64_t)p->n * 8);
-        chunk = chunk < 1 ? 1 : chunk > SS__PH_CHUNK ? SS__PH_CHUNK : chunk;
-        chunk = chunk > kb ? kb : chunk;
+        const bool pinned = ss__ph_pinned(dist);
+        const uint64_t room = ss__ph_pipe_room(p);
+        const unsigned kb = ss__ph_pipe_sources(p, k, pinned, room);
+        const uint64_t chunk = ss__ph_pipe_chunk(p, kb, pinned, room);
         if ((rc = ss__ph_reserve(p, kb, err)) ||
             (rc = ss__ph_reserve_out(p, 2 * chunk * p->n, 0, err)) ||
             (rc = ss__ph_pipe_make(p, kb, err)))

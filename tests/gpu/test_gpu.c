@@ -1456,10 +1456,11 @@ END_TEST
 
 /* Trees in batches whose copies overlap the next batch's sweep
  * (phast_trees.c): k = 100 trees of a road graph under batches of the
- * default (64: a full batch and a partial one), 3 (34 sweeps, the last of
- * one source, slots of 3 trees taken in turn across batches), 1 and 0 (one
- * sweep, copied after), into pageable and into pinned memory. Every
- * distance equal to Dijkstra's; the call's sweeps as many as its batches. */
+ * default (64: a full batch and a partial one, half a batch a slot), 3 (34
+ * sweeps, the last of one source; slots of 2 trees, and of 1 taken in turn
+ * across batches), 1 and 0 (one sweep, copied after), into pageable and
+ * into pinned memory. Every distance equal to Dijkstra's; the call's sweeps
+ * as many as its batches. */
 START_TEST(test_phast_pipe)
 {
         announce("test_phast_pipe");
@@ -1486,22 +1487,27 @@ START_TEST(test_phast_pipe)
          * batches sweep and gather: a gather that did not wait for the copy
          * out of its slot would overwrite trees not yet copied. */
         const struct {
-                const char *pipe, *delay;
+                const char *pipe, *delay, *slot;
                 unsigned sweeps[2];
-        } runs[] = {{NULL, NULL, {1, 2}}, {"3", NULL, {34, 34}},  {"1", NULL, {K, K}},
-                    {"0", NULL, {1, 1}},  {NULL, "3000", {1, 2}}, {"3", "300", {34, 34}}};
+        } runs[] = {{NULL, NULL, NULL, {1, 2}},   {"3", NULL, NULL, {34, 34}},
+                    {"1", NULL, NULL, {K, K}},    {"0", NULL, NULL, {1, 1}},
+                    {NULL, "3000", NULL, {1, 2}}, {"3", "300", NULL, {34, 34}},
+                    {"3", "300", "1", {34, 34}}};
         ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
         for (size_t t = 0; t < sizeof(runs) / sizeof(runs[0]); t++) {
                 if (runs[t].pipe)
                         ck_assert_int_eq(setenv("SS_GPU_PHAST_PIPE", runs[t].pipe, 1), 0);
                 if (runs[t].delay)
                         ck_assert_int_eq(setenv("SS_GPU_PHAST_COPY_DELAY_US", runs[t].delay, 1), 0);
+                if (runs[t].slot)
+                        ck_assert_int_eq(setenv("SS_GPU_PHAST_SLOT_TREES", runs[t].slot, 1), 0);
                 struct ss_gpu_phast *p = NULL;
                 ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
                                   SS_OK,
                               "%s", err.msg);
                 ck_assert_int_eq(unsetenv("SS_GPU_PHAST_PIPE"), 0);
                 ck_assert_int_eq(unsetenv("SS_GPU_PHAST_COPY_DELAY_US"), 0);
+                ck_assert_int_eq(unsetenv("SS_GPU_PHAST_SLOT_TREES"), 0);
                 for (int pinned = 0; pinned < 2; pinned++) {
                         const size_t bytes = (size_t)K * g->n * sizeof(ss_dist);
                         ss_dist *dist = pinned ? ss_solve_host_alloc(bytes) : malloc(bytes);
