@@ -245,6 +245,19 @@ int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
                              const uint64_t *changed, size_t k, uint32_t max_ranks,
                              struct ss_cch_partial_stats *st, struct ss_err *err);
 
+/* A metric of c from stored arrays (a snapshot's, written with the CCH for
+ * the graph's own weights): w32 and middle of 2 * (c->arcs + 1) entries as
+ * a customization lays them out, the last two of each all ones. They stay
+ * where they are: the metric calls give_back(pool, NULL) when it goes.
+ * Checks what a crafted file could use to send a path's unpacking out of
+ * bounds or around in circles: every corner ranks below its edge's lower
+ * end and has an edge to each end. The weights are the file's to vouch for
+ * (its checksum covers them). Returns SS_OK with *out, or SS_EFORMAT or
+ * SS_ENOMEM with err set (then give_back is not called). */
+int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
+                         void (*give_back)(void *pool, void *block), void *pool,
+                         struct ss_cch_metric **out, struct ss_err *err);
+
 /* Hangs m (customized for g's own weights, with the CCH attached to g) on g,
  * taking over the caller's reference, before g is shared; the engine and
  * the solver rows then answer from it. */
@@ -253,8 +266,9 @@ void ss_cch_attach_metric(struct ss_graph *g, struct ss_cch_metric *m);
 const struct ss_cch_metric *ss_cch_metric_of(const struct ss_graph *g);
 
 /* Builds g's CCH when it has none (g came from a plain file), customizes it
- * for g's weights with threads threads (0: every core) and attaches both.
- * Call before g is shared. Returns SS_OK, or what ss_cch_build() and
+ * for g's weights with threads threads (0: every core) and attaches both;
+ * a metric already attached (a snapshot's) is kept. Call before g is
+ * shared. Returns SS_OK, or what ss_cch_build() and
  * ss_cch_customize() return (SS_ETOOBIG: g is not road-like). */
 int ss_cch_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err);
 

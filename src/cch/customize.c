@@ -496,6 +496,8 @@ int ss_cch_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err)
                         return rc;
                 ss_cch_attach(g, c);
         }
+        if (ss_cch_metric_of(g))
+                return SS_OK; /* stored with the CCH in a snapshot */
         struct ss_cch_metric *m;
         int rc = ss_cch_customize_new(ss_cch_of(g), g, NULL, threads, &m, err);
         if (rc != SS_OK)

@@ -176,6 +176,75 @@ int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, 
         return SS_OK;
 }
 
+struct corners {
+        const struct ss_cch *c;
+        const uint32_t *middle;
+        atomic_uint bad; /* a rank whose edge has a bad corner, + 1; 0 when none */
+};
+
+/* Part i of k of the edges (by edge, not by rank: the top ranks hold the
+ * longest lists). */
+static void check_corners(void *arg, unsigned i, unsigned k)
+{
+        struct corners *in = arg;
+        const struct ss_cch *c = in->c;
+        const uint32_t lo = (uint32_t)((uint64_t)c->arcs * i / k),
+                       hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
+        if (lo >= hi)
+                return;
+        uint32_t x = 0, r = c->n; /* the last rank whose list starts at or before lo */
+        while (r - x > 1) {
+                const uint32_t mid = x + (r - x) / 2;
+                if (c->up_first[mid] <= lo)
+                        x = mid;
+                else
+                        r = mid;
+        }
+        for (uint32_t a = lo; a < hi; a++) {
+                while (c->up_first[x + 1] <= a)
+                        x++;
+                const uint32_t y = c->up_head[a];
+                for (int d = 0; d < 2; d++) {
+                        const uint32_t w = in->middle[2 * (uint64_t)a + (unsigned)d];
+                        if (w == SS_NO_NODE)
+                                continue;
+                        if (w >= x || ss__cch_find_arc(c, w, x) == SS_CCH_NO_ARC ||
+                            ss__cch_find_arc(c, w, y) == SS_CCH_NO_ARC) {
+                                atomic_store_explicit(&in->bad, x + 1u, memory_order_relaxed);
+                                return;
+                        }
+                }
+        }
+}
+
+int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
+                         void (*give_back)(void *pool, void *block), void *pool,
+                         struct ss_cch_metric **out, struct ss_err *err)
+{
+        const uint64_t end = 2 * (uint64_t)c->arcs;
+        if (w32[end] != UINT32_MAX || w32[end + 1] != UINT32_MAX || middle[end] != SS_NO_NODE ||
+            middle[end + 1] != SS_NO_NODE)
+                return ss_err_set(err, SS_EFORMAT, "the CCH metric's end slots are not empty");
+        struct corners in = {.c = c, .middle = middle};
+        atomic_init(&in.bad, 0);
+        ss_team_run(ss_team_threads(threads), NULL, check_corners, &in);
+        const unsigned x = atomic_load(&in.bad);
+        if (x)
+                return ss_err_set(err, SS_EFORMAT,
+                                  "the CCH metric gives an edge of rank %u a corner that is not "
+                                  "below it with edges to both ends",
+                                  x - 1);
+        struct ss_cch_metric *m = ss_cch_metric_new(c);
+        if (!m)
+                return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH metric");
+        m->w32 = w32;
+        m->middle = middle;
+        m->give_back = give_back;
+        m->pool = pool;
+        *out = m;
+        return SS_OK;
+}
+
 void ss_cch_free(struct ss_cch *c)
 {
         if (!c)

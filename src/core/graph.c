@@ -356,6 +356,13 @@ struct ss_graph *ss_graph_reweighted(struct ss_graph *g, const uint64_t *arcs, c
         return r;
 }
 
+struct ss_graph *ss_graph_topology_hold(struct ss_graph *g)
+{
+        struct ss_graph *owner = g->topology ? g->topology : g;
+        atomic_fetch_add_explicit(&owner->borrowers, 1, memory_order_relaxed);
+        return owner;
+}
+
 uint32_t ss_graph_arc_tail(const struct ss_graph *g, uint64_t e)
 {
         /* The last v with row[v] <= e: the tail, past any empty rows. */
@@ -421,6 +428,11 @@ void ss_graph_unref(struct ss_graph *g)
         } else {
                 ss__topology_drop(g);
         }
+}
+
+void ss_graph_topology_release(struct ss_graph *owner)
+{
+        ss__topology_drop(owner);
 }
 
 uint64_t ss_graph_bytes(const struct ss_graph *g)

@@ -181,6 +181,14 @@ void *ss_graph_attach_once(struct ss_graph *g, enum ss_graph_ext_slot slot, void
  * owner's, for a structural slot), or NULL while it is empty. */
 void *ss_graph_ext_once(const struct ss_graph *g, enum ss_graph_ext_slot slot);
 
+/* Holds g's topology (its arrays, the block a snapshot was read into, and
+ * the structural derived data) for data that points into it and may outlive
+ * g itself, such as a CCH metric read with the snapshot and held by a GPU
+ * handle: the topology stays until ss_graph_topology_release(owner), even
+ * after g's last reference. Returns the owner to release. */
+struct ss_graph *ss_graph_topology_hold(struct ss_graph *g);
+void ss_graph_topology_release(struct ss_graph *owner);
+
 /* The reverse graph: every arc turned around (no coordinates, no derived
  * data), with one reference; NULL when out of memory. Used for distances
  * towards a node (landmarks) and for walking paths back (GPU). */

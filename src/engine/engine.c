@@ -329,14 +329,17 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
         if (e->cfg.cch != SS_ENGINE_CCH_OFF &&
             (ss_cch_of(g) || e->cfg.cch == SS_ENGINE_CCH_ON || g->n <= SS_ENGINE_CCH_AUTO_NODES)) {
                 struct ss_err cerr = {0};
-                const bool built = !ss_cch_of(g);
+                const bool built = !ss_cch_of(g), stored = ss_cch_metric_of(g) != NULL;
                 uint64_t t0 = ss_now_ns();
                 if (built)
                         ss_log_info("graph", "building the CCH (order and contraction)");
                 if (ss_cch_prepare(g, e->ncpu, &cerr) == SS_OK)
-                        ss_log_info("graph", "CCH ready in %.0f ms (%s and customized): %u edges",
+                        ss_log_info("graph", "CCH ready in %.0f ms (%s): %u edges",
                                     (double)(ss_now_ns() - t0) / 1e6,
-                                    built ? "built" : "from the snapshot", ss_cch_of(g)->arcs);
+                                    built    ? "built and customized"
+                                    : stored ? "from the snapshot, with its metric"
+                                             : "from the snapshot and customized",
+                                    ss_cch_of(g)->arcs);
                 else
                         ss_log_warn("graph", "no CCH, routes use the other solvers: %s", cerr.msg);
         }

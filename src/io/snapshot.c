@@ -20,10 +20,17 @@
  *    32  three arrays {u64 offset, u64 length}: rank[N], up_first[N+1], up_head[E] (u32)
  *    80  u32 CRC-32 of the arrays    84..123 zero
  *   124  u32 CRC-32 of bytes 0..123
+ * Section version 2 carries the metric of the graph's own weights too, so
+ * that a load need not customize (seconds on a continent):
+ *    32  five arrays {u64 offset, u64 length}: the three above, then
+ *        w[2E+2] and middle[2E+2] (u32, as cch/cch.h's metric lays them out,
+ *        the last two entries of each all ones)
+ *   112  u32 CRC-32 of the arrays    116..123 zero
+ *   124  u32 CRC-32 of bytes 0..123
  * The arrays start on 64-byte boundaries; the padding between them is zero
- * and the last ends the file. A section version other than 1 is skipped
- * (the graph loads without its CCH), so that the layout can change without
- * making the graph unreadable. The payload CRC is
+ * and the last ends the file. A section version other than 1 and 2 is
+ * skipped (the graph loads without its CCH), so that the layout can change
+ * without making the graph unreadable. The payload CRC is
  * zlib's crc32 chained over the sections' bytes (padding excluded, and
  * required to be zero), which is the graph's checksum whether it was parsed
  * from text or read from here.
@@ -214,11 +221,17 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
         }
         h.payload_crc = crc;
 
-        /* The CCH section, when g carries one. */
+        /* The CCH section, when g carries one; with the metric of g's
+         * weights when g has it in 32 bits. The metric's two end slots are
+         * written as all ones, whatever the memory holds. */
         const struct ss_cch *c = ss_cch_of(g);
+        const struct ss_cch_metric *m = c ? ss_cch_metric_of(g) : NULL;
+        const bool with_metric = m && m->cch == c && !m->wide && m->w32 && m->middle;
+        const int narr = with_metric ? 5 : 3;
+        static const uint32_t ends[2] = {UINT32_MAX, UINT32_MAX};
         unsigned char cch_hdr[SS__CCH_HEADER];
-        const void *cch_data[3] = {NULL, NULL, NULL};
-        uint64_t cch_aoff[3] = {0, 0, 0}, cch_alen[3] = {0, 0, 0};
+        const void *cch_data[5] = {NULL, NULL, NULL, NULL, NULL};
+        uint64_t cch_aoff[5] = {0}, cch_alen[5] = {0};
         if (c) {
                 h.version = SS_SNAPSHOT_VERSION_CCH;
                 h.flags |= SS__SNAP_FLAG_CCH;
@@ -228,25 +241,34 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
                 cch_alen[0] = (uint64_t)c->n * sizeof(uint32_t);
                 cch_alen[1] = ((uint64_t)c->n + 1) * sizeof(uint32_t);
                 cch_alen[2] = (uint64_t)c->arcs * sizeof(uint32_t);
+                if (with_metric) {
+                        cch_data[3] = m->w32;
+                        cch_data[4] = m->middle;
+                        cch_alen[3] = cch_alen[4] = (2 * (uint64_t)c->arcs + 2) * sizeof(uint32_t);
+                }
                 uint64_t at = SS__CCH_HEADER;
                 uint32_t acrc = (uint32_t)crc32(0, Z_NULL, 0);
-                for (int i = 0; i < 3; i++) {
+                for (int i = 0; i < narr; i++) {
                         at = align_up(at);
                         cch_aoff[i] = at;
                         at += cch_alen[i];
-                        acrc = crc_bytes(acrc, cch_data[i], cch_alen[i]);
+                        const uint64_t body = i < 3 ? cch_alen[i] : cch_alen[i] - sizeof(ends);
+                        acrc = crc_bytes(acrc, cch_data[i], body);
+                        if (i >= 3)
+                                acrc = crc_bytes(acrc, ends, sizeof(ends));
                 }
                 memset(cch_hdr, 0, sizeof(cch_hdr));
                 memcpy(cch_hdr, SS_SNAPSHOT_CCH_MAGIC, 8);
-                put32(cch_hdr + 8, SS_SNAPSHOT_CCH_VERSION);
+                put32(cch_hdr + 8,
+                      with_metric ? SS_SNAPSHOT_CCH_VERSION_METRIC : SS_SNAPSHOT_CCH_VERSION);
                 put32(cch_hdr + 12, SS__CCH_HEADER);
                 put64(cch_hdr + 16, c->n);
                 put64(cch_hdr + 24, c->arcs);
-                for (int i = 0; i < 3; i++) {
+                for (int i = 0; i < narr; i++) {
                         put64(cch_hdr + 32 + 16 * i, cch_aoff[i]);
                         put64(cch_hdr + 40 + 16 * i, cch_alen[i]);
                 }
-                put32(cch_hdr + 80, acrc);
+                put32(cch_hdr + 32 + 16 * narr, acrc);
                 put32(cch_hdr + 124, (uint32_t)crc32(0, cch_hdr, 124));
                 pos = align_up(pos);
                 h.cch_off = pos;
@@ -289,10 +311,13 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
                 if (rc == 0)
                         rc = write_all(fd, cch_hdr, sizeof(cch_hdr));
                 pos = SS__CCH_HEADER;
-                for (int i = 0; i < 3 && rc == 0; i++) {
+                for (int i = 0; i < narr && rc == 0; i++) {
+                        const uint64_t body = i < 3 ? cch_alen[i] : cch_alen[i] - sizeof(ends);
                         rc = write_all(fd, zeros, cch_aoff[i] - pos);
                         if (rc == 0)
-                                rc = write_all(fd, cch_data[i], cch_alen[i]);
+                                rc = write_all(fd, cch_data[i], body);
+                        if (rc == 0 && i >= 3)
+                                rc = write_all(fd, ends, sizeof(ends));
                         pos = cch_aoff[i] + cch_alen[i];
                 }
         }
@@ -482,21 +507,32 @@ static bool zero_bytes(const char *path, const unsigned char *block, uint64_t fr
         return true;
 }
 
+/* ss_cch_metric's give_back for a metric read with the snapshot: lets go
+ * of the topology (and so the block) it held. */
+static void ss__snap_release(void *owner, void *block)
+{
+        (void)block;
+        ss_graph_topology_release(owner);
+}
+
 /* Checks the CCH section at sec (len bytes, inside g's block) and attaches
- * its CCH to g; a section of another layout version is skipped. */
+ * its CCH, and its metric when the section has one, to g; a section of
+ * another layout version is skipped. */
 static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, uint64_t len,
                     struct ss_err *err)
 {
         if (memcmp(sec, SS_SNAPSHOT_CCH_MAGIC, 8) != 0)
                 return ss_err_set(err, SS_EFORMAT, "%s: the CCH section has a bad magic", path);
         uint32_t version = get32(sec + 8);
-        if (version != SS_SNAPSHOT_CCH_VERSION) {
+        if (version != SS_SNAPSHOT_CCH_VERSION && version != SS_SNAPSHOT_CCH_VERSION_METRIC) {
                 ss_log_warn("snapshot",
-                            "%s: CCH section version %" PRIu32 " (this build reads %u): skipped; "
-                            "the CCH is built again when needed",
-                            path, version, SS_SNAPSHOT_CCH_VERSION);
+                            "%s: CCH section version %" PRIu32 " (this build reads %u and %u): "
+                            "skipped; the CCH is built again when needed",
+                            path, version, SS_SNAPSHOT_CCH_VERSION, SS_SNAPSHOT_CCH_VERSION_METRIC);
                 return SS_OK;
         }
+        const int narr = version == SS_SNAPSHOT_CCH_VERSION_METRIC ? 5 : 3;
+        const int at_crc = 32 + 16 * narr;
         if (get32(sec + 12) != SS__CCH_HEADER || get32(sec + 124) != (uint32_t)crc32(0, sec, 124))
                 return ss_err_set(err, SS_EFORMAT, "%s: the CCH section header is corrupt", path);
         uint64_t n = get64(sec + 16), arcs = get64(sec + 24);
@@ -505,11 +541,12 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                                   "%s: the CCH section is for %" PRIu64 " nodes and %" PRIu64
                                   " edges; the graph has %" PRIu32 " nodes",
                                   path, n, arcs, g->n);
-        static const char *const name[3] = {"rank", "up_first", "up_head"};
-        uint64_t want[3] = {n * 4, (n + 1) * 4, arcs * 4}, pos = SS__CCH_HEADER;
+        static const char *const name[5] = {"rank", "up_first", "up_head", "w", "middle"};
+        uint64_t want[5] = {n * 4, (n + 1) * 4, arcs * 4, (2 * arcs + 2) * 4, (2 * arcs + 2) * 4};
+        uint64_t pos = SS__CCH_HEADER;
         uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
-        void *arr[3];
-        for (int i = 0; i < 3; i++) {
+        void *arr[5];
+        for (int i = 0; i < narr; i++) {
                 uint64_t off = get64(sec + 32 + 16 * i), alen = get64(sec + 40 + 16 * i);
                 if (alen != want[i] || off < pos || off % SS__SNAP_ALIGN != 0 || off > len ||
                     alen > len - off)
@@ -529,11 +566,11 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                 return ss_err_set(err, SS_EFORMAT,
                                   "%s: %" PRIu64 " unchecked bytes after the CCH arrays", path,
                                   len - pos);
-        for (int i = 84; i < 124; i++)
+        for (int i = at_crc + 4; i < 124; i++)
                 if (sec[i] != 0)
                         return ss_err_set(err, SS_EFORMAT,
                                           "%s: nonzero reserved bytes in the CCH header", path);
-        if (crc != get32(sec + 80))
+        if (crc != get32(sec + at_crc))
                 return ss_err_set(err, SS_EFORMAT, "%s: CCH checksum mismatch: the file is corrupt",
                                   path);
         struct ss_cch *c = NULL;
@@ -543,6 +580,19 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                 return ss_err_set(err, rc == SS_ENOMEM ? SS_ENOMEM : SS_EFORMAT, "%s: %s", path,
                                   cerr.msg);
         ss_cch_attach(g, c);
+        if (narr == 3)
+                return SS_OK;
+        /* The metric's arrays stay in the block, which the metric holds
+         * (a GPU handle may keep the metric past the graph). */
+        struct ss_cch_metric *m = NULL;
+        struct ss_graph *owner = ss_graph_topology_hold(g);
+        rc = ss_cch_metric_stored(c, arr[3], arr[4], 0, ss__snap_release, owner, &m, &cerr);
+        if (rc != SS_OK) {
+                ss_graph_topology_release(owner);
+                return ss_err_set(err, rc == SS_ENOMEM ? SS_ENOMEM : SS_EFORMAT, "%s: %s", path,
+                                  cerr.msg);
+        }
+        ss_cch_attach_metric(g, m);
         return SS_OK;
 }
 

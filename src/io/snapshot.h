@@ -17,8 +17,10 @@
  * order and the chordal supergraph), with its own small header, version and
  * CRC. A graph that carries a CCH (ss_cch_attach) is written as version 2,
  * which older builds reject by its version; one without is still written as
- * version 1. A reader that meets a CCH section of a layout it does not know
- * skips it (the graph loads; the CCH is built again when needed). The payload CRC (zlib crc32
+ * version 1. The section's own version 2 adds the metric of the graph's
+ * weights (customized), so that a load need not customize. A reader that
+ * meets a CCH section of a layout it does not know skips it (the graph
+ * loads; the CCH is built again when needed). The payload CRC (zlib crc32
  * chained over row, col, w, then x and y, padding excluded) equals the
  * checksum ss_graph_finish() computes, so a graph's checksum is the same
  * whether it was parsed from text or read from a snapshot. The byte-level
@@ -42,9 +44,13 @@ extern "C" {
 #define SS_SNAPSHOT_VERSION_CCH 2u /* a graph and a CCH section */
 #define SS_SNAPSHOT_CCH_MAGIC   "SSCCHTOP"
 #define SS_SNAPSHOT_CCH_VERSION 1u
+/* The CCH section with the metric of the graph's own weights (snapshot.c). */
+#define SS_SNAPSHOT_CCH_VERSION_METRIC 2u
 
 /* Writes g to path (through a temporary file renamed into place), with the
- * CCH attached to g if there is one. Returns SS_OK or SS_EIO with err set. */
+ * CCH attached to g if there is one, and the metric attached to g when it is
+ * that CCH's in 32 bits (a load then need not customize). Returns SS_OK or
+ * SS_EIO with err set. */
 int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err *err);
 
 /* Reads a snapshot written by ss_snapshot_write() with one pass over the
@@ -54,8 +60,10 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
  * (row offsets, heads < N, the header's weight and degree bounds), so even a
  * crafted file cannot make a query read out of bounds. A CCH section is
  * checked the same way (ss_cch_from_arrays) and attached to the graph, its
- * arrays left in the block. Reports progress when progress is not NULL. Returns a graph with one
- * reference, or NULL with err set (SS_EIO, SS_EFORMAT or SS_ENOMEM). */
+ * arrays left in the block; so is a metric stored with it
+ * (ss_cch_metric_stored), which holds the block while it lives. Reports progress when progress is
+ * not NULL. Returns a graph with one reference, or NULL with err set (SS_EIO, SS_EFORMAT or
+ * SS_ENOMEM). */
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err);
 

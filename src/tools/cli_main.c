@@ -20,6 +20,7 @@
 
 #include "cch/cch.h"
 #include "cli.h"
+#include "core/cancel.h"
 #include "cpu/astar.h"
 #include "io/load.h"
 #include "io/snapshot.h"
@@ -312,12 +313,21 @@ static int cmd_snapshot(struct cli *c, int argc, char **argv)
         }
         if (!(g = load(c, argv[0])))
                 return 1;
-        int rc = ss_snapshot_write(g, argv[argc - 1], &err);
+        /* A prepared snapshot whose CCH came without its metric (an older
+         * file) gets the metric, so that the copy loads without
+         * customizing. */
+        const bool customize = ss_cch_of(g) && !ss_cch_metric_of(g);
+        int rc = customize ? ss_cch_prepare(g, c->threads, &err) : SS_OK;
+        if (rc == SS_OK)
+                rc = ss_snapshot_write(g, argv[argc - 1], &err);
         if (rc != SS_OK)
                 fprintf(stderr, "ssspd-cli: %s\n", err.msg);
         else if (!c->quiet)
-                fprintf(stderr, "wrote %s: %" PRIu32 " nodes, %" PRIu64 " arcs%s\n", argv[argc - 1],
-                        g->n, g->m, g->x ? ", coordinates" : "");
+                fprintf(stderr, "wrote %s: %" PRIu32 " nodes, %" PRIu64 " arcs%s%s\n",
+                        argv[argc - 1], g->n, g->m, g->x ? ", coordinates" : "",
+                        ss_cch_of(g)
+                            ? customize ? "; the CCH, customized now" : "; the CCH and its metric"
+                            : "");
         ss_graph_unref(g);
         return rc == SS_OK ? 0 : 1;
 }
@@ -353,20 +363,28 @@ static int cmd_prepare(struct cli *c, int argc, char **argv)
                         g->x ? "inertial flow on the coordinates"
                              : "inertial flow on BFS distances");
         int rc = ss_cch_build(g, &o, &cch, &st, &err);
+        double custom_s = 0;
         if (rc == SS_OK) {
-                /* replaces the CCH of a prepared snapshot given as GRAPH */
+                /* Replaces the CCH (and its metric) of a prepared snapshot
+                 * given as GRAPH; the metric of g's weights goes into the
+                 * file too, so that a load need not customize. */
+                ss_graph_attach(g, SS_GRAPH_EXT_CCH_METRIC, NULL, NULL);
                 ss_cch_attach(g, cch);
-                rc = ss_snapshot_write(g, argv[argc - 1], &err);
+                const uint64_t t0 = ss_now_ns();
+                rc = ss_cch_prepare(g, c->threads, &err);
+                custom_s = (double)(ss_now_ns() - t0) / 1e9;
         }
+        if (rc == SS_OK)
+                rc = ss_snapshot_write(g, argv[argc - 1], &err);
         if (rc != SS_OK)
                 fprintf(stderr, "ssspd-cli: %s\n", err.msg);
         else if (!c->quiet)
                 fprintf(stderr,
                         "wrote %s: %" PRIu32 " nodes, %" PRIu64 " arcs%s; CCH of %" PRIu32
                         " edges (order %.1f s, contraction %.1f s, elimination tree height %" PRIu32
-                        ")\n",
+                        "), customized for its weights in %.1f s\n",
                         argv[argc - 1], g->n, g->m, g->x ? ", coordinates" : "", cch->arcs,
-                        st.order_s, st.contract_s + st.derive_s, cch->height);
+                        st.order_s, st.contract_s + st.derive_s, cch->height, custom_s);
         ss_graph_unref(g);
         return rc == SS_OK ? 0 : 1;
 }
@@ -389,13 +407,16 @@ static const struct {
      "Prints one 'd DIST' line per query; 'd -' marks a query with no path.\n"},
     {"snapshot", cmd_snapshot,
      "usage: ssspd-cli snapshot [OPTIONS] GRAPH [COORDS] OUT\n"
-     "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read.\n"},
+     "Writes GRAPH (and COORDS) as a binary snapshot that loads with one read. A\n"
+     "prepared snapshot keeps its CCH, and gets the metric of its weights when it\n"
+     "came without (written by an older build), so that the daemon need not\n"
+     "customize at load.\n"},
     {"prepare", cmd_prepare,
      "usage: ssspd-cli prepare [OPTIONS] GRAPH [COORDS] OUT\n"
      "Builds the metric-independent part of a customizable contraction hierarchy\n"
      "(a nested-dissection order and the contraction in it) on every CPU and writes\n"
-     "GRAPH as a snapshot that carries it: '--algorithm cch' and the daemon then\n"
-     "only customize it for the weights, which takes well under a second.\n"},
+     "GRAPH as a snapshot that carries it, customized for GRAPH's weights: '--algorithm\n"
+     "cch' and the daemon then use it as it is, and customize only for other weights.\n"},
     {"apsp", cmd_apsp, cli_apsp_usage},
 };
 

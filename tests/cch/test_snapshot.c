@@ -1,6 +1,7 @@
 /* Snapshots with a CCH section: the round trip keeps the order and the
- * supergraph (and the queries right), graphs without one stay version 1,
- * damage is rejected, and a section of an unknown layout is skipped. */
+ * supergraph (and the queries right), and the metric when the graph has
+ * one; graphs without one stay version 1, damage is rejected, and a section
+ * of an unknown layout is skipped. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #define C_VERSION 8
 #define C_ARRAYS  32
 #define C_CRC     124
+#define C_W       (C_ARRAYS + 16 * 3)
+#define C_MIDDLE  (C_ARRAYS + 16 * 4)
 
 static char dir[256];
 
@@ -162,14 +165,16 @@ static struct ss_graph *try_read(const unsigned char *b, size_t len, const char 
         return NULL;
 }
 
-/* Recomputes the CCH section's array CRC and header CRC after an edit. */
+/* Recomputes the CCH section's array CRC and header CRC after an edit
+ * (three arrays in section version 1, five in version 2). */
 static void fix_cch(unsigned char *sec)
 {
+        const int narr = get32(sec + C_VERSION) == SS_SNAPSHOT_CCH_VERSION_METRIC ? 5 : 3;
         uint32_t crc = (uint32_t)crc32(0, Z_NULL, 0);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < narr; i++)
                 crc = (uint32_t)crc32(crc, sec + get64(sec + C_ARRAYS + 16 * i),
                                       (uInt)get64(sec + C_ARRAYS + 8 + 16 * i));
-        put32(sec + 80, crc);
+        put32(sec + C_ARRAYS + 16 * narr, crc);
         put32(sec + C_CRC, (uint32_t)crc32(0, sec, C_CRC));
 }
 
@@ -216,11 +221,123 @@ START_TEST(test_damage)
         free(longer);
 
         /* a section of another layout loads the graph without it */
-        put32(sec + C_VERSION, SS_SNAPSHOT_CCH_VERSION + 1);
+        put32(sec + C_VERSION, SS_SNAPSHOT_CCH_VERSION_METRIC + 1);
         struct ss_graph *h = try_read(b, len, NULL);
         ck_assert_ptr_null(ss_cch_of(h));
         ck_assert_uint_eq(h->checksum, g->checksum);
         ss_graph_unref(h);
+        free(b);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A prepared graph with its metric attached, written to name. */
+static struct ss_graph *prepared_metric(const char *name, uint64_t nodes)
+{
+        struct ss_gen_road p = {.nodes = nodes, .seed = 23};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        ck_assert_msg(ss_cch_prepare(g, 2, &err) == SS_OK, "%s", err.msg);
+        ck_assert_int_eq(ss_snapshot_write(g, tmp_path(name), &err), SS_OK);
+        return g;
+}
+
+/* The metric goes into the file (section version 2) and comes back equal,
+ * borrowed from the block; a load then keeps it (ss_cch_prepare does not
+ * customize again); it answers as Dijkstra does, and outlives the graph it
+ * came with. */
+START_TEST(test_metric_round_trip)
+{
+        struct ss_err err;
+        struct ss_graph *g = prepared_metric("metric.snap", 5000);
+        const struct ss_cch_metric *gm = ss_cch_metric_of(g);
+        ck_assert_ptr_nonnull(gm);
+        ck_assert(!gm->wide);
+        const uint64_t slots = 2 * (uint64_t)ss_cch_of(g)->arcs;
+        size_t len;
+        unsigned char *b = slurp(tmp_path("metric.snap"), &len);
+        unsigned char *sec = b + get64(b + H_CCH_OFF);
+        ck_assert_uint_eq(get32(sec + C_VERSION), SS_SNAPSHOT_CCH_VERSION_METRIC);
+        ck_assert_uint_eq(get64(sec + C_W + 8), (slots + 2) * 4);
+        ck_assert_uint_eq(get64(sec + C_MIDDLE + 8), (slots + 2) * 4);
+        free(b);
+
+        struct ss_graph *h = ss_snapshot_read(tmp_path("metric.snap"), NULL, &err);
+        ck_assert_msg(h != NULL, "%s", err.msg);
+        const struct ss_cch_metric *hm = ss_cch_metric_of(h);
+        ck_assert_ptr_nonnull(hm);
+        ck_assert(hm->cch == ss_cch_of(h));
+        ck_assert_ptr_nonnull(hm->give_back);
+        ck_assert_int_eq(memcmp(hm->w32, gm->w32, slots * 4), 0);
+        ck_assert_int_eq(memcmp(hm->middle, gm->middle, slots * 4), 0);
+        ck_assert_uint_eq(hm->w32[slots], UINT32_MAX);
+        ck_assert_uint_eq(hm->middle[slots + 1], SS_NO_NODE);
+        ck_assert_int_eq(ss_cch_prepare(h, 2, &err), SS_OK);
+        ck_assert_ptr_eq(ss_cch_metric_of(h), hm);
+        ck_assert_uint_gt(cu_check_against_dijkstra(h, hm, 5, 3, 7, 103), 0);
+        cu_check_matrix(h, hm, 6, 7, 5);
+
+        /* the snapshot of a snapshot is the same file, metric and all */
+        ck_assert_int_eq(ss_snapshot_write(h, tmp_path("metric2.snap"), &err), SS_OK);
+        unsigned char *b1 = slurp(tmp_path("metric.snap"), &len);
+        size_t len2;
+        unsigned char *b2 = slurp(tmp_path("metric2.snap"), &len2);
+        ck_assert_uint_eq(len, len2);
+        ck_assert_int_eq(memcmp(b1, b2, len), 0);
+        free(b1);
+        free(b2);
+
+        /* held past the graph (as a GPU handle may): its arrays stay */
+        struct ss_cch_metric *held = ss_cch_metric_ref((struct ss_cch_metric *)hm);
+        ss_graph_unref(h);
+        ck_assert_int_eq(memcmp(held->w32, gm->w32, slots * 4), 0);
+        ck_assert_int_eq(memcmp(held->middle, gm->middle, slots * 4), 0);
+        ss_cch_metric_unref(held);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Crafted metrics with valid checksums: a corner out of range, one that
+ * ranks above its edge, the end slots filled; each is rejected by name. */
+START_TEST(test_metric_damage)
+{
+        struct ss_graph *g = prepared_metric("mbase.snap", 3000);
+        const struct ss_cch *c = ss_cch_of(g);
+        const struct ss_cch_metric *gm = ss_cch_metric_of(g);
+        size_t len;
+        unsigned char *b = slurp(tmp_path("mbase.snap"), &len);
+        unsigned char *sec = b + get64(b + H_CCH_OFF);
+        unsigned char *mid = sec + get64(sec + C_MIDDLE), *w = sec + get64(sec + C_W);
+        /* an edge with a corner, and its lower end */
+        uint64_t s = 0;
+        while (gm->middle[s] == SS_NO_NODE)
+                s++;
+        uint32_t x = 0;
+        while (c->up_first[x + 1] <= s / 2)
+                x++;
+        const uint32_t w0 = get32(mid + 4 * s);
+
+        put32(mid + 4 * s, c->n + 5);
+        fix_cch(sec);
+        try_read(b, len, "not below it");
+        put32(mid + 4 * s, x);
+        fix_cch(sec);
+        try_read(b, len, "not below it");
+        put32(mid + 4 * s, w0);
+        const uint64_t slots = 2 * (uint64_t)c->arcs;
+        put32(w + 4 * (slots + 1), 7);
+        fix_cch(sec);
+        try_read(b, len, "end slots");
+        put32(w + 4 * (slots + 1), UINT32_MAX);
+        fix_cch(sec);
+        struct ss_graph *h = try_read(b, len, NULL);
+        ck_assert_ptr_nonnull(ss_cch_metric_of(h));
+        ss_graph_unref(h);
+
+        /* a flipped weight breaks the checksum */
+        w[4 * 3] ^= 1;
+        try_read(b, len, "CCH checksum mismatch");
         free(b);
         ss_graph_unref(g);
 }
@@ -240,6 +357,8 @@ int main(void)
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_plain_stays_version_1);
         tcase_add_test(tc, test_damage);
+        tcase_add_test(tc, test_metric_round_trip);
+        tcase_add_test(tc, test_metric_damage);
         suite_add_tcase(s, tc);
         int status = ss_check_run(s, false);
         char cmd[300];
