@@ -36,6 +36,58 @@ static void map_inputs(void *arg, unsigned i, unsigned k)
         }
 }
 
+/* The last rank whose edge list starts at or before edge a (up_first
+ * checked). */
+static uint32_t rank_of_edge(const struct ss_cch *c, uint32_t a)
+{
+        uint32_t x = 0, r = c->n;
+        while (r - x > 1) {
+                const uint32_t mid = x + (r - x) / 2;
+                if (c->up_first[mid] <= a)
+                        x = mid;
+                else
+                        r = mid;
+        }
+        return x;
+}
+
+struct lists {
+        const struct ss_cch *c;
+        bool chordal;                     /* the second pass: the lists are in order */
+        atomic_uint unordered, unchordal; /* a rank that fails, + 1; 0 when none */
+};
+
+/* Part i of k of the edges (by edge: the top ranks hold the longest
+ * lists). First pass: every list ascends, above its rank and below n.
+ * Second: chordality, which customization relies on: if every node's
+ * upward neighbours but its parent are upward neighbours of the parent,
+ * then every node's upward neighbours form a clique (by induction from
+ * the top). */
+static void check_lists(void *arg, unsigned i, unsigned k)
+{
+        struct lists *in = arg;
+        const struct ss_cch *c = in->c;
+        const uint32_t lo = (uint32_t)((uint64_t)c->arcs * i / k),
+                       hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
+        if (lo >= hi)
+                return;
+        uint32_t x = rank_of_edge(c, lo);
+        for (uint32_t a = lo; a < hi; a++) {
+                while (c->up_first[x + 1] <= a)
+                        x++;
+                const uint32_t f = c->up_first[x], y = c->up_head[a];
+                if (!in->chordal) {
+                        if (y >= c->n || y <= (a == f ? x : c->up_head[a - 1])) {
+                                atomic_store_explicit(&in->unordered, x + 1u, memory_order_relaxed);
+                                return;
+                        }
+                } else if (a > f && ss__cch_find_arc(c, c->up_head[f], y) == SS_CCH_NO_ARC) {
+                        atomic_store_explicit(&in->unchordal, x + 1u, memory_order_relaxed);
+                        return;
+                }
+        }
+}
+
 int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
                    struct ss_err *err)
 {
@@ -63,37 +115,27 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                 if (c->up_first[0] != 0 || c->up_first[n] != c->arcs)
                         return ss_err_set(err, bad, "the CCH edge offsets do not span its %u edges",
                                           c->arcs);
-                for (uint32_t x = 0; x < n; x++) {
+                for (uint32_t x = 0; x < n; x++)
                         if (c->up_first[x + 1] < c->up_first[x] || c->up_first[x + 1] > c->arcs)
                                 return ss_err_set(err, bad,
                                                   "the CCH edge offsets decrease at rank %u", x);
-                        uint32_t prev = x;
-                        for (uint32_t i = c->up_first[x]; i < c->up_first[x + 1]; i++) {
-                                uint32_t y = c->up_head[i];
-                                if (y <= prev || y >= n)
-                                        return ss_err_set(err, bad,
-                                                          "the CCH edges of rank %u are not "
-                                                          "ascending, upward ranks",
-                                                          x);
-                                prev = y;
-                        }
-                }
-                /* Chordality, which customization relies on: if every node's
-                 * upward neighbours but its parent are upward neighbours of
-                 * the parent, then every node's upward neighbours form a
-                 * clique (by induction from the top). */
-                for (uint32_t x = 0; x < n; x++) {
-                        uint32_t f = c->up_first[x], e = c->up_first[x + 1];
-                        if (f == e)
-                                continue;
-                        uint32_t p = c->up_head[f];
-                        for (uint32_t i = f + 1; i < e; i++)
-                                if (ss__cch_find_arc(c, p, c->up_head[i]) == SS_CCH_NO_ARC)
-                                        return ss_err_set(err, bad,
-                                                          "the CCH supergraph is not chordal at "
-                                                          "rank %u",
-                                                          x);
-                }
+                /* The lists, then chordality, by ranks on every core: on a
+                 * continent's 146M edges the searches took seconds on one. */
+                struct lists in = {.c = c};
+                atomic_init(&in.unordered, 0);
+                atomic_init(&in.unchordal, 0);
+                ss_team_run(ss_team_threads(threads), NULL, check_lists, &in);
+                unsigned x = atomic_load(&in.unordered);
+                if (x)
+                        return ss_err_set(err, bad,
+                                          "the CCH edges of rank %u are not ascending, upward "
+                                          "ranks",
+                                          x - 1);
+                in.chordal = true;
+                ss_team_run(ss_team_threads(threads), NULL, check_lists, &in);
+                if ((x = atomic_load(&in.unchordal)))
+                        return ss_err_set(err, bad, "the CCH supergraph is not chordal at rank %u",
+                                          x - 1);
         }
 
         /* Downward lists, filled in ascending w so each comes out sorted. */
@@ -192,14 +234,7 @@ static void check_corners(void *arg, unsigned i, unsigned k)
                        hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
         if (lo >= hi)
                 return;
-        uint32_t x = 0, r = c->n; /* the last rank whose list starts at or before lo */
-        while (r - x > 1) {
-                const uint32_t mid = x + (r - x) / 2;
-                if (c->up_first[mid] <= lo)
-                        x = mid;
-                else
-                        r = mid;
-        }
+        uint32_t x = rank_of_edge(c, lo);
         for (uint32_t a = lo; a < hi; a++) {
                 while (c->up_first[x + 1] <= a)
                         x++;

@@ -147,6 +147,15 @@ START_TEST(test_plain_stays_version_1)
 }
 END_TEST
 
+/* Whether y is among x's upward neighbours. */
+static bool is_up_edge(const struct ss_cch *c, uint32_t x, uint32_t y)
+{
+        for (uint32_t a = c->up_first[x]; a < c->up_first[x + 1]; a++)
+                if (c->up_head[a] == y)
+                        return true;
+        return false;
+}
+
 /* Reads bytes b as a snapshot: NULL with a message holding cause, or the
  * graph when cause is NULL. */
 static struct ss_graph *try_read(const unsigned char *b, size_t len, const char *cause)
@@ -209,6 +218,25 @@ START_TEST(test_damage)
         fix_cch(sec);
         try_read(b, len, "ascending");
         put32(sec + head_off, h0);
+        /* a list still ascending whose second head is no neighbour of the
+         * first (the parent): not chordal */
+        const struct ss_cch *c = ss_cch_of(g);
+        uint32_t x = 0, v = SS_NO_NODE;
+        for (; x < c->n && v == SS_NO_NODE; x++) {
+                const uint32_t f = c->up_first[x];
+                if (c->up_first[x + 1] - f < 2)
+                        continue;
+                for (uint32_t y = c->up_head[f] + 1; y < c->up_head[f + 1] && v == SS_NO_NODE; y++)
+                        if (!is_up_edge(c, c->up_head[f], y))
+                                v = y;
+        }
+        ck_assert_uint_ne(v, SS_NO_NODE);
+        const uint64_t at = head_off + 4 * ((uint64_t)c->up_first[x - 1] + 1);
+        const uint32_t h1 = get32(sec + at);
+        put32(sec + at, v);
+        fix_cch(sec);
+        try_read(b, len, "not chordal");
+        put32(sec + at, h1);
         fix_cch(sec);
         ss_graph_unref(try_read(b, len, NULL));
 
