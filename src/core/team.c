@@ -120,3 +120,23 @@ void ss_team_memcpy(void *dst, const void *src, size_t bytes, unsigned threads)
         struct ss__team_copy c = {dst, src, bytes};
         ss_team_run(ss_team_threads(threads), NULL, ss__team_copy_part, &c);
 }
+
+struct ss__team_set {
+        unsigned char *dst;
+        int byte;
+        size_t bytes;
+};
+
+static void ss__team_set_part(void *arg, unsigned i, unsigned k)
+{
+        const struct ss__team_set *c = arg;
+        uint64_t lo, hi;
+        ss_team_share(c->bytes, i, k, &lo, &hi);
+        memset(c->dst + lo, c->byte, hi - lo);
+}
+
+void ss_team_memset(void *dst, int byte, size_t bytes, unsigned threads)
+{
+        struct ss__team_set c = {dst, byte, bytes};
+        ss_team_run(ss_team_threads(threads), NULL, ss__team_set_part, &c);
+}

@@ -28,6 +28,8 @@ void ss_team_run(unsigned threads, struct ss_barrier *b,
  * copies into fresh pages are bound by the page faults, which threads take
  * in parallel. */
 void ss_team_memcpy(void *dst, const void *src, size_t bytes, unsigned threads);
+/* memset on `threads` threads (0: the online CPUs), for the same reason. */
+void ss_team_memset(void *dst, int byte, size_t bytes, unsigned threads);
 
 /* The part [*lo, *hi) of 0..n that member i of k takes. */
 static inline void ss_team_share(uint64_t n, unsigned i, unsigned k, uint64_t *lo, uint64_t *hi)

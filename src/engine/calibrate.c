@@ -108,6 +108,9 @@ static double ss__time(struct ss_backend *b, const struct ss_solver *row, const 
                 }
                 if (i > 0) /* the first run pays for first-touch allocations */
                         t[n++] = ms;
+                else
+                        ss_log_debug("engine", "calibration: %s on the %s, first run %.0f ms",
+                                     row->name, ss_device_name(row->device), ms);
         }
         return ss__median(t, n);
 }
@@ -235,9 +238,15 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 }
                 /* Only where a GPU could share them: a USA-size graph's
                  * query needs 0.6 GB of arrays, made and freed here. */
+                uint64_t r0 = ss_now_ns();
                 a->route_cpu_us = ss__route_cpu_us(g);
+                const uint64_t r1 = ss_now_ns();
                 if (a->route_cpu_us > 0 && a->route_cpu_us >= share_us)
                         a->route_gpu = ss__route_gpu_ready(s->b, g);
+                ss_log_debug("engine",
+                             "calibration: the CPU's routes timed in %.0f ms, the GPU's route "
+                             "in %.0f ms",
+                             (r1 - r0) / 1e6, (ss_now_ns() - r1) / 1e6);
                 pthread_rwlock_unlock(&s->lock);
                 best = a->gpu_ms;
                 break;

@@ -312,7 +312,10 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                              : owner               ? 0
                                                    : SS__PH_CUT_LARGE;
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
+        uint64_t t[6];
+        t[0] = ss_now_ns();
         ss__ph_p2p_judge(p, true);
+        t[1] = ss_now_ns();
         if ((rc = ss__ph_dsched_make(p, 0, ebase, &p->full, err)) != SS_OK)
                 goto fail;
         if (cut) {
@@ -331,6 +334,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         /* The table of the top: the depths above the cut (all of them
          * chains: 678 on a generated 1.07M-node graph, 241 on NY-d), or
          * without a cut the leading depths that are chains at one source. */
+        t[2] = ss_now_ns();
         uint32_t top = p->cut.d_levels ? p->cut.h.nlevels : 0;
         while (!p->cut.d_levels && top < p->full.h.nlevels && ss__ph_narrow(p, &p->full.h, top, 1))
                 top++;
@@ -343,6 +347,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                                     terr.msg);
                 }
         }
+        t[3] = ss_now_ns();
         free(p->full.h.levels);
         free(p->cut.h.levels);
         p->full.h.levels = p->cut.h.levels = NULL;
@@ -361,13 +366,16 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 rc = ss_err_set(err, SS_ENOMEM, "no memory for the GPU sweep");
                 goto fail;
         }
-        for (uint64_t z = 0; up && z < (uint64_t)p->threads * p->n; z++)
-                p->hd[z] = SS_DIST_INF;
+        /* All ones, SS_DIST_INF: gigabytes of fresh pages on a continent
+         * (a node's distance a thread), touched on every core. */
+        if (up)
+                ss_team_memset(p->hd, 0xff, (size_t)p->threads * p->n * sizeof(ss_dist), 0);
         /* A part's edges, packed; the whole sweep's are the CCH's own. */
         for (uint32_t z = 0; owner && z < p->n; z++)
                 if (SS__PH_KEEPS(p, z))
                         memcpy(head + ebase[z], c->up_head + c->up_first[z],
                                (size_t)(c->up_first[z + 1] - c->up_first[z]) * 4);
+        t[4] = ss_now_ns();
         const size_t n4 = n1 * 4, a4 = (size_t)(p->arcs ? p->arcs : 1) * 4;
         SS__CUDA_GOTO(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking), fail);
         SS__CUDA_GOTO(cudaEventCreate(&p->ev0), fail);
@@ -387,6 +395,12 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         free(w);
         free(head);
         free(ebase);
+        t[5] = ss_now_ns();
+        ss_log_debug("gpu",
+                     "sweep of %u nodes made in %.0f ms: weights judged %.0f, schedules %.0f, "
+                     "table of the top %.0f, host arrays and weights %.0f, upload %.0f",
+                     p->n, (t[5] - t[0]) / 1e6, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+                     (t[3] - t[2]) / 1e6, (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6);
         /* The rank (4) of each node, the edges (12) and the schedules. */
         p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full) +
                          ss__ph_dsched_bytes(&p->cut) + ss__ph_top_bytes(p);

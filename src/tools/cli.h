@@ -17,12 +17,16 @@ struct cli {
         uint64_t delta;
         const char *coords;
         int quiet;
+        int no_metric; /* snapshot, prepare: write the CCH without its metric */
         /* apsp only */
         const char *apsp_opt; /* the first apsp option seen, for the other commands' check */
         struct ss_apsp_options apsp;
         const char *out, *pairs;
         const char *route[2];
 };
+
+/* getopt's value of --no-metric, a long option alone */
+#define CLI_NO_METRIC 1000
 
 /* The apsp command's short options, and its long ones (terminated by a
  * zeroed entry); main() parses them with the rest. */
