@@ -199,6 +199,59 @@ int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_me
         return ss__ph_open(device, c, m, NULL, 0, out, err);
 }
 
+struct ss__ph_slots {
+        const struct ss_cch_metric *m;
+        uint32_t arcs;
+        unsigned dir;
+        unsigned long long *out;
+        uint64_t max[SS__PH_THREADS * 4];
+};
+
+static void ss__ph_slots_part(void *arg, unsigned i, unsigned k)
+{
+        struct ss__ph_slots *j = arg;
+        uint64_t lo, hi;
+        ss_team_share(j->arcs, i, k, &lo, &hi);
+        if (j->out) {
+                for (uint64_t a = lo; a < hi; a++)
+                        j->out[a] = ss_cch_metric_weight(j->m, 2 * a + j->dir);
+                return;
+        }
+        uint64_t wmax = 0;
+        for (uint64_t s = 2 * lo; s < 2 * hi; s++) {
+                const uint64_t w = ss_cch_metric_weight(j->m, s);
+                if (w != SS_DIST_INF && w > wmax)
+                        wmax = w;
+        }
+        j->max[i] = wmax;
+}
+
+/* The team for a pass over a metric's slots: hundreds of millions on a
+ * continent, a second on one thread. */
+static unsigned ss__ph_slots_team(uint32_t arcs)
+{
+        const unsigned t = arcs < (1u << 20) ? 1 : ss_team_threads(0);
+        return t > SS__PH_THREADS * 4 ? SS__PH_THREADS * 4 : t;
+}
+
+void ss__ph_slots_gather(const struct ss_cch_metric *m, uint32_t arcs, unsigned dir,
+                         unsigned long long *out)
+{
+        struct ss__ph_slots j = {.m = m, .arcs = arcs, .dir = dir, .out = out};
+        ss_team_run(ss__ph_slots_team(arcs), NULL, ss__ph_slots_part, &j);
+}
+
+uint64_t ss__ph_slots_max(const struct ss_cch_metric *m, uint32_t arcs)
+{
+        struct ss__ph_slots j = {.m = m, .arcs = arcs};
+        const unsigned k = ss__ph_slots_team(arcs);
+        ss_team_run(k, NULL, ss__ph_slots_part, &j);
+        uint64_t wmax = 0;
+        for (unsigned i = 0; i < k; i++)
+                wmax = j.max[i] > wmax ? j.max[i] : wmax;
+        return wmax;
+}
+
 /* The downward weights of the edges p holds, in its order. */
 static unsigned long long *ss__ph_weights(const struct ss_gpu_phast *p,
                                           const struct ss_cch_metric *m)
@@ -206,6 +259,10 @@ static unsigned long long *ss__ph_weights(const struct ss_gpu_phast *p,
         unsigned long long *w = malloc((size_t)(p->arcs ? p->arcs : 1) * 8);
         if (!w)
                 return NULL;
+        if (!p->owner) { /* every rank's edges, in the CCH's order */
+                ss__ph_slots_gather(m, p->arcs, 1, w);
+                return w;
+        }
         uint64_t j = 0;
         for (uint32_t z = 0; z < p->n; z++)
                 if (SS__PH_KEEPS(p, z))

@@ -170,6 +170,12 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
 int ss__ph_nodes_ok(const struct ss_gpu_phast *p, const uint32_t *ids, unsigned k, const char *what,
                     struct ss_err *err);
 
+/* A metric's weights in slots 2a + dir for every edge a < arcs, into out,
+ * on every core; and the largest finite weight of all 2 arcs slots. */
+void ss__ph_slots_gather(const struct ss_cch_metric *m, uint32_t arcs, unsigned dir,
+                         unsigned long long *out);
+uint64_t ss__ph_slots_max(const struct ss_cch_metric *m, uint32_t arcs);
+
 /* Room for k sources' distances and seeds; for `entries` distances on
  * their way out and nt targets. */
 int ss__ph_reserve(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);

@@ -174,8 +174,7 @@ static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
         unsigned long long *w = malloc(a1 * 8);
         if (!w)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the routes' weights");
-        for (uint32_t a = 0; a < p->arcs; a++)
-                w[a] = ss_cch_metric_weight(p->m, 2 * (uint64_t)a);
+        ss__ph_slots_gather(p->m, p->arcs, 0, w);
         if (p->arcs)
                 e = cudaMemcpyAsync(q->d_wup, w, (size_t)p->arcs * 8, cudaMemcpyHostToDevice,
                                     p->stream);
@@ -364,12 +363,7 @@ void ss__ph_p2p_judge(struct ss_gpu_phast *p, bool open)
          * bits (a chain's distance is at most height - 1 edges). */
         const unsigned bits = ss__p2p_bits(hmax);
         if (bits > 10) {
-                uint64_t wmax = 0;
-                for (uint64_t s = 0; s < 2 * (uint64_t)p->c->arcs; s++) {
-                        const uint64_t w = ss_cch_metric_weight(p->m, s);
-                        if (w != SS_DIST_INF && w > wmax)
-                                wmax = w;
-                }
+                const uint64_t wmax = ss__ph_slots_max(p->m, p->c->arcs);
                 if ((unsigned __int128)wmax * hmax >= (unsigned __int128)1 << (64 - 2 * bits)) {
                         ss_log_info("gpu",
                                     "GPU routes take a sweep each for these weights: the "

@@ -45,6 +45,7 @@
 #include "io/snapshot.h"
 
 #include "cch/cch.h"
+#include "core/cancel.h"
 #include "core/log.h"
 #include "core/team.h"
 
@@ -761,7 +762,9 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
                 threads = SS__SNAP_READERS;
         if (size < 4 * (uint64_t)SS__SNAP_CHUNK)
                 threads = 1;
+        const uint64_t t0 = ss_now_ns();
         ss_team_run(threads, NULL, read_part, &rj);
+        const uint64_t t1 = ss_now_ns();
         const int fail = atomic_load(&rj.fail);
         if (fail) {
                 if (fail < 0)
@@ -821,11 +824,17 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         g->block = block;
         atomic_init(&g->refs, 1u);
         close(fd);
+        const uint64_t t2 = ss_now_ns();
         if (h.flags & SS__SNAP_FLAG_CCH &&
             read_cch(path, g, block + h.cch_off, h.cch_len, err) < 0) {
                 ss_graph_unref(g);
                 return NULL;
         }
+        ss_log_debug("snapshot",
+                     "%s: %.0f MB read in %.0f ms on %u threads, the graph checked in %.0f ms, "
+                     "the CCH in %.0f ms",
+                     path, size / 1e6, (t1 - t0) / 1e6, threads, (t2 - t1) / 1e6,
+                     (ss_now_ns() - t2) / 1e6);
         snap_progress(progress, path, size, size, &last);
         return g;
 
