@@ -17,6 +17,7 @@
 #include "cpu/astar.h"
 #include "cpu/dijkstra.h"
 #include "engine/engine.h"
+#include "io/snapshot.h"
 #include "solve/solver.h"
 #include "job_wait.h"
 #include "weights_util.h"
@@ -172,6 +173,54 @@ START_TEST(updates_raise_and_lower)
         ck_assert_uint_eq(st.weight_updates_failed, 0);
         free(w);
         ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A snapshot that carries its metric: the engine serves from it without
+ * customizing (the very metric the file brought), answers as Dijkstra,
+ * takes updates of a few arcs (partly from the stored metric) and of many,
+ * and the stored metric outlives the graph it came with. */
+START_TEST(stored_metric)
+{
+        uint64_t seed = 17;
+        struct ss_graph *g = wu_grid(28, 22, seed);
+        struct ss_err err;
+        ck_assert_int_eq(ss_cch_prepare(g, 2, &err), SS_OK);
+        char path[] = "/tmp/ss-stored-metric-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(ss_snapshot_write(g, path, &err), SS_OK);
+        struct ss_graph *s = ss_snapshot_read(path, NULL, &err);
+        unlink(path);
+        ck_assert_msg(s != NULL, "%s", err.msg);
+        const struct ss_cch_metric *stored = ss_cch_metric_of(s);
+        ck_assert_ptr_nonnull(stored);
+        ck_assert_ptr_nonnull(stored->give_back);
+        struct ss_engine *e = engine_for(s, 0);
+        struct ss_graph *cur = ss_engine_graph(e);
+        ck_assert_ptr_eq(ss_cch_metric_of(cur), stored);
+        ss_graph_unref(cur);
+        check_all(e, g, 0, &seed);
+        uint32_t *w = weights_of(e);
+        const size_t ks[] = {2, 60};
+        for (size_t round = 0; round < 2; round++) {
+                cur = ss_engine_graph(e);
+                struct ss_weight_change *c = wu_changes(cur, ks[round], 1, &seed);
+                ss_graph_unref(cur);
+                struct ss_weights_result res;
+                ck_assert_int_eq(ss_engine_set_weights(e, c, ks[round], &res, &err), SS_OK);
+                ck_assert(res.cch);
+                wu_apply(g, w, c, ks[round]);
+                struct ss_graph *ref = wu_copy(g, w);
+                check_all(e, ref, res.version, &seed);
+                ss_graph_unref(ref);
+                free(c);
+        }
+        ss_graph_unref(s); /* the engine holds the topology */
+        ss_engine_free(e);
+        free(w);
         ss_graph_unref(g);
 }
 END_TEST
@@ -669,6 +718,7 @@ static Suite *suite(void)
         tcase_set_timeout(tc, 240);
         tcase_add_test(tc, updates_raise_and_lower);
         tcase_add_test(tc, small_updates_are_partial);
+        tcase_add_test(tc, stored_metric);
         tcase_add_test(tc, bad_updates_change_nothing);
         tcase_add_test(tc, parallel_arcs);
         tcase_add_test(tc, queries_race_updates);
