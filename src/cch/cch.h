@@ -306,6 +306,12 @@ void ss_cch_sweeper_free(struct ss_cch_sweeper *sw);
 int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
                               const struct ss_cch_metric *m, uint32_t s, ss_dist *dist,
                               struct ss_err *err);
+/* The same backwards: dist[v] = the distance from v to t, for every node v
+ * (the upward search from t with the down weights, the sweep with the up
+ * ones): a landmark's table of distances towards it. */
+int ss_cch_all_to_one_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
+                              const struct ss_cch_metric *m, uint32_t t, ss_dist *dist,
+                              struct ss_err *err);
 
 /* One step of an upward search from a source: lowers d[y] (by rank) for
  * every upward neighbour y of rank x, from d[x] and m's up weights. The

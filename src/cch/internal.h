@@ -273,28 +273,30 @@ ss__cch_relax(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x,
 }
 
 /* The start of a one-to-all: d[x] = 0 and the upward search along x's
- * ancestors (up weights). */
+ * ancestors (up weights; down weights with `to`, for distances to x). */
 static inline __attribute__((always_inline)) void ss__cch_up_chain(const struct ss_cch *c,
                                                                    const struct ss_cch_metric *m,
                                                                    uint32_t x, ss_dist *d,
-                                                                   bool wide)
+                                                                   unsigned to, bool wide)
 {
         d[x] = 0;
         for (uint32_t r = x; r != SS_NO_NODE; r = ss_cch_parent(c, r))
                 if (d[r] != SS_DIST_INF)
-                        ss__cch_relax(c, m, r, d, NULL, 0, wide);
+                        ss__cch_relax(c, m, r, d, NULL, to, wide);
 }
 
 /* A one-to-all's downward step: d[z] from z's upward neighbours (final by
- * then), with the down weights. */
+ * then), with the down weights; with `to` (distances to the source of the
+ * upward search, which went up with the down weights) with the up ones. */
 static inline __attribute__((always_inline)) void ss__cch_down(const struct ss_cch *c,
                                                                const struct ss_cch_metric *m,
-                                                               ss_dist *d, uint32_t z, bool wide)
+                                                               ss_dist *d, uint32_t z, unsigned to,
+                                                               bool wide)
 {
         ss_dist best = d[z];
         for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++) {
                 const ss_dist dy = d[c->up_head[a]];
-                const uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1, wide);
+                const uint64_t w = ss__cch_w(m, 2 * (uint64_t)a + 1 - to, wide);
                 if (dy != SS_DIST_INF && w != SS_DIST_INF && dy + w < best)
                         best = dy + w;
         }

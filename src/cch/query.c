@@ -394,11 +394,11 @@ static inline __attribute__((always_inline)) void
 sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wide)
 {
         const struct ss_cch *c = q->cch;
-        ss__cch_up_chain(c, m, x, q->df, wide);
+        ss__cch_up_chain(c, m, x, q->df, 0, wide);
         /* Downwards over every edge, from the top: each rank's upward
          * neighbours are final when it comes. */
         for (uint32_t z = c->n; z-- > 0;)
-                ss__cch_down(c, m, q->df, z, wide);
+                ss__cch_down(c, m, q->df, z, 0, wide);
 }
 
 void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d)

@@ -51,10 +51,11 @@ struct run {
         const struct ss_cch_sweeper *sw;
         const struct ss_cch_metric *m;
         ss_dist *d, *dist;
+        unsigned to; /* distances to the node, not from it */
         ss_atomic_uint next;
 };
 
-static inline __attribute__((always_inline)) void subtrees(struct run *r, bool wide)
+static inline __attribute__((always_inline)) void subtrees(struct run *r, unsigned to, bool wide)
 {
         const struct ss_cch *c = r->sw->cch;
         const struct ss__cch_split *sp = &r->sw->sp;
@@ -65,7 +66,7 @@ static inline __attribute__((always_inline)) void subtrees(struct run *r, bool w
                         return;
                 const uint32_t lo = sp->task_first[t], hi = sp->task_first[t + 1];
                 for (uint32_t j = hi; j-- > lo;)
-                        ss__cch_down(c, r->m, d, sp->task_node[j], wide);
+                        ss__cch_down(c, r->m, d, sp->task_node[j], to, wide);
                 for (uint32_t j = lo; j < hi; j++) {
                         const uint32_t z = sp->task_node[j];
                         r->dist[c->node[z]] = d[z];
@@ -80,23 +81,25 @@ static void member(void *arg, unsigned i, unsigned k)
         (void)i;
         (void)k;
         if (r->m->wide)
-                subtrees(r, true);
+                subtrees(r, r->to, true);
+        else if (r->to)
+                subtrees(r, 1, false);
         else
-                subtrees(r, false);
+                subtrees(r, 0, false);
 }
 
 static inline __attribute__((always_inline)) void top(const struct ss_cch_sweeper *sw,
                                                       const struct ss_cch_metric *m, ss_dist *d,
-                                                      uint32_t x, bool wide)
+                                                      uint32_t x, unsigned to, bool wide)
 {
-        ss__cch_up_chain(sw->cch, m, x, d, wide);
+        ss__cch_up_chain(sw->cch, m, x, d, to, wide);
         for (uint32_t i = sw->sp.ntop; i-- > 0;)
-                ss__cch_down(sw->cch, m, d, sw->sp.top_node[i], wide);
+                ss__cch_down(sw->cch, m, d, sw->sp.top_node[i], to, wide);
 }
 
-int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
-                              const struct ss_cch_metric *m, uint32_t s, ss_dist *dist,
-                              struct ss_err *err)
+static int sweep_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
+                         const struct ss_cch_metric *m, uint32_t s, unsigned to, ss_dist *dist,
+                         struct ss_err *err)
 {
         const struct ss_cch *c = sw->cch;
         if (q->cch != c || m->cch != c)
@@ -105,10 +108,12 @@ int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
                 return ss_err_set(err, SS_ERANGE, "node %u is outside 1..%u", s + 1, c->n);
         ss_dist *d = q->df;
         if (m->wide)
-                top(sw, m, d, c->rank[s], true);
+                top(sw, m, d, c->rank[s], to, true);
+        else if (to)
+                top(sw, m, d, c->rank[s], 1, false);
         else
-                top(sw, m, d, c->rank[s], false);
-        struct run r = {.sw = sw, .m = m, .d = d, .dist = dist};
+                top(sw, m, d, c->rank[s], 0, false);
+        struct run r = {.sw = sw, .m = m, .d = d, .dist = dist, .to = to};
         atomic_init(&r.next, 0);
         ss_team_run(sw->threads, NULL, member, &r);
         for (uint32_t i = 0; i < sw->sp.ntop; i++) {
@@ -117,4 +122,18 @@ int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
                 d[z] = SS_DIST_INF;
         }
         return SS_OK;
+}
+
+int ss_cch_one_to_all_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
+                              const struct ss_cch_metric *m, uint32_t s, ss_dist *dist,
+                              struct ss_err *err)
+{
+        return sweep_threads(sw, q, m, s, 0, dist, err);
+}
+
+int ss_cch_all_to_one_threads(struct ss_cch_sweeper *sw, struct ss_cch_query *q,
+                              const struct ss_cch_metric *m, uint32_t t, ss_dist *dist,
+                              struct ss_err *err)
+{
+        return sweep_threads(sw, q, m, t, 1, dist, err);
 }

@@ -142,9 +142,15 @@ void ss__pool_warm(struct ss_engine *e, struct ss_graph *g);
  * have been idle a while, or with all every idle one (after the load, whose
  * landmarks and calibration used every stream). */
 void ss__pool_trim(struct ss_engine *e, int slot, bool all);
-/* Landmark tables from a GPU that holds g, if any (an ss_landmark_tables_fn). */
+/* Landmark tables from a GPU that holds g, else from g's CCH on the CPU, if
+ * either is there (an ss_landmark_tables_fn). */
 int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *nodes, unsigned k,
                        uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
+
+/* landmarks.c: the tables of k landmarks from g's customized CCH, by sweeps
+ * on `threads` threads (layout and errors of ss_landmark_tables_fn). */
+int ss__cch_landmarks(const struct ss_graph *g, unsigned threads, const uint32_t *nodes, unsigned k,
+                      uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err);
 
 /* engine.c: swaps g in (update_lock held). */
 void ss__swap(struct ss_engine *e, struct ss_graph *g);

@@ -453,8 +453,18 @@ int ss__pool_landmarks(void *arg, const struct ss_graph *g, const uint32_t *node
                                             s->id, err->msg);
                 }
                 pthread_rwlock_unlock(&s->lock);
-                if (rc != SS_ENOGPU)
+                if (rc == SS_OK || rc == SS_EINVAL)
                         return rc;
+        }
+        /* No GPU made them: the CCH's sweeps on every core, when there is
+         * one, before the builder's Dijkstras. */
+        if (ss_cch_metric_of(g)) {
+                uint64_t t0 = ss_now_ns();
+                const int rc = ss__cch_landmarks(g, e->ncpu, nodes, k, from, to, bad_node, err);
+                if (rc == SS_OK)
+                        ss_log_info("graph", "landmark tables from the CCH in %.0f ms",
+                                    (double)(ss_now_ns() - t0) / 1e6);
+                return rc;
         }
         return ss_err_set(err, SS_ENOGPU, "no GPU holds the graph");
 }

@@ -703,8 +703,9 @@ static void check_sweeper(const struct ss_graph *g, const struct ss_cch_metric *
         struct ss_cch_query *q = ss_cch_query_new(m->cch);
         struct ss_dijkstra_ws *ws = ss_dijkstra_ws_new(g->n);
         ss_dist *got = malloc(((size_t)g->n + 1) * sizeof(ss_dist));
+        struct ss_graph *rev = ss_graph_reverse(g);
         struct ss_err err;
-        ck_assert(sw && q && ws && got);
+        ck_assert(sw && q && ws && got && rev);
         uint64_t rng = seed;
         for (unsigned i = 0; i < sources; i++) {
                 const uint32_t s = (uint32_t)(cu_rand(&rng) % g->n);
@@ -719,15 +720,29 @@ static void check_sweeper(const struct ss_graph *g, const struct ss_cch_metric *
                 /* the workspace is clean again: a point-to-point query on it */
                 const uint32_t t = (uint32_t)(cu_rand(&rng) % g->n);
                 ck_assert_uint_eq(ss_cch_distance(q, m, s, t), ss_dijkstra_dist(ws, t));
+                /* backwards: the distances to s, Dijkstra's on the reverse
+                 * graph */
+                for (uint32_t v = 0; v < g->n; v++)
+                        got[v] = SS_DIST_INF - 1;
+                ck_assert_int_eq(ss_cch_all_to_one_threads(sw, q, m, s, got, &err), SS_OK);
+                ck_assert_int_eq(ss_dijkstra_run(rev, ws, s, SS_NO_NODE, NULL), SS_OK);
+                for (uint32_t v = 0; v < g->n; v++)
+                        CU_CHECK(got[v] == ss_dijkstra_dist(ws, v),
+                                 "%u threads: %u -> %u backwards: %" PRIu64 ", Dijkstra %" PRIu64,
+                                 threads, v + 1, s + 1, got[v], ss_dijkstra_dist(ws, v));
+                ck_assert_uint_eq(ss_cch_distance(q, m, t, s), ss_dijkstra_dist(ws, t));
         }
         ck_assert_int_eq(ss_cch_one_to_all_threads(sw, q, m, g->n, got, &err), SS_ERANGE);
+        ck_assert_int_eq(ss_cch_all_to_one_threads(sw, q, m, g->n, got, &err), SS_ERANGE);
+        ss_graph_unref(rev);
         free(got);
         ss_dijkstra_ws_free(ws);
         ss_cch_query_free(q);
         ss_cch_sweeper_free(sw);
 }
 
-/* The threaded sweep equals Dijkstra from random sources on a road graph
+/* The threaded sweep, forwards and backwards, equals Dijkstra from random
+ * sources (and on the reverse graph to them) on a road graph
  * (1 to 5 threads, many subtrees), on random graphs with unreachable
  * nodes, zero weights and parallel arcs, and with 64-bit weights. */
 START_TEST(test_sweep_threads)

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "cch/cch.h"
+#include "core/log.h"
 #include "cpu/astar.h"
+#include "cpu/landmarks.h"
 #include "cpu/dijkstra.h"
 #include "engine/engine.h"
 #include "io/snapshot.h"
@@ -173,6 +175,45 @@ START_TEST(updates_raise_and_lower)
         ck_assert_uint_eq(st.weight_updates_failed, 0);
         free(w);
         ss_engine_free(e);
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* Where no GPU holds the graph, the engine's landmark tables come from the
+ * CCH's sweeps (the log says so), equal to the CPU builder's Dijkstras on
+ * a twin graph. */
+static atomic_int cch_tables;
+
+static void log_writer(int level, const char *group, const char *msg)
+{
+        (void)level;
+        (void)group;
+        if (strstr(msg, "landmark tables from the CCH"))
+                atomic_fetch_add(&cch_tables, 1);
+}
+
+START_TEST(landmarks_from_the_cch)
+{
+        uint64_t seed = 29;
+        struct ss_graph *g = wu_grid(26, 31, seed);
+        struct ss_graph *twin = wu_copy(g, g->w);
+        struct ss_err err;
+        ck_assert_int_eq(ss_landmarks_build(twin, 6, 2, &err), SS_OK);
+        atomic_store(&cch_tables, 0);
+        ss_log_set_writer(log_writer);
+        struct ss_engine *e = engine_for(g, 6);
+        ss_log_set_writer(NULL);
+        struct ss_graph *cur = ss_engine_graph(e);
+        const struct ss_landmarks *lm = ss_astar_of(cur)->lm, *want = ss_astar_of(twin)->lm;
+        ck_assert_ptr_nonnull(lm);
+        ck_assert_uint_eq(lm->k, want->k);
+        ck_assert_int_eq(memcmp(lm->node, want->node, lm->k * sizeof(uint32_t)), 0);
+        ck_assert_int_eq(memcmp(lm->from, want->from, (size_t)g->n * lm->k * 4), 0);
+        ck_assert_int_eq(memcmp(lm->to, want->to, (size_t)g->n * lm->k * 4), 0);
+        ck_assert_int_eq(atomic_load(&cch_tables), 1); /* engine_for asks for no GPU */
+        ss_graph_unref(cur);
+        ss_engine_free(e);
+        ss_graph_unref(twin);
         ss_graph_unref(g);
 }
 END_TEST
@@ -719,6 +760,7 @@ static Suite *suite(void)
         tcase_add_test(tc, updates_raise_and_lower);
         tcase_add_test(tc, small_updates_are_partial);
         tcase_add_test(tc, stored_metric);
+        tcase_add_test(tc, landmarks_from_the_cch);
         tcase_add_test(tc, bad_updates_change_nothing);
         tcase_add_test(tc, parallel_arcs);
         tcase_add_test(tc, queries_race_updates);
