@@ -12,9 +12,8 @@
 #include "core/log.h"
 #include "engine/internal.h"
 
-int ss__cch_landmarks(const struct ss_graph *g, unsigned threads, const uint32_t *nodes,
-                      unsigned k, uint32_t *from, uint32_t *to, uint32_t *bad_node,
-                      struct ss_err *err)
+int ss__cch_landmarks(const struct ss_graph *g, unsigned threads, const uint32_t *nodes, unsigned k,
+                      uint32_t *from, uint32_t *to, uint32_t *bad_node, struct ss_err *err)
 {
         const struct ss_cch *c = ss_cch_of(g);
         const struct ss_cch_metric *m = ss_cch_metric_of(g);
