@@ -121,27 +121,38 @@ static uint32_t rank_of_edge(const struct ss_cch *c, uint32_t a)
         return x;
 }
 
+/* Part i of k of the edges, [*lo, *hi), split by edge (the top ranks
+ * hold the longest lists), and in *x the rank whose list holds *lo; false
+ * when the part is empty. */
+static bool edge_part(const struct ss_cch *c, unsigned i, unsigned k, uint32_t *lo, uint32_t *hi,
+                      uint32_t *x)
+{
+        *lo = (uint32_t)((uint64_t)c->arcs * i / k);
+        *hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
+        if (*lo >= *hi)
+                return false;
+        *x = rank_of_edge(c, *lo);
+        return true;
+}
+
 struct lists {
         const struct ss_cch *c;
         bool chordal;                     /* the second pass: the lists are in order */
         atomic_uint unordered, unchordal; /* a rank that fails, + 1; 0 when none */
 };
 
-/* Part i of k of the edges (by edge: the top ranks hold the longest
- * lists). First pass: every list ascends, above its rank and below n.
- * Second: chordality, which customization relies on: if every node's
- * upward neighbours but its parent are upward neighbours of the parent,
- * then every node's upward neighbours form a clique (by induction from
- * the top). */
+/* Part i of k of the edges. First pass: every list ascends, above its
+ * rank and below n. Second: chordality, which customization relies on: if
+ * every node's upward neighbours but its parent are upward neighbours of
+ * the parent, then every node's upward neighbours form a clique (by
+ * induction from the top). */
 static void check_lists(void *arg, unsigned i, unsigned k)
 {
         struct lists *in = arg;
         const struct ss_cch *c = in->c;
-        const uint32_t lo = (uint32_t)((uint64_t)c->arcs * i / k),
-                       hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
-        if (lo >= hi)
+        uint32_t lo, hi, x;
+        if (!edge_part(c, i, k, &lo, &hi, &x))
                 return;
-        uint32_t x = rank_of_edge(c, lo);
         for (uint32_t a = lo; a < hi; a++) {
                 while (c->up_first[x + 1] <= a)
                         x++;
@@ -296,17 +307,14 @@ struct corners {
         atomic_uint bad; /* a rank whose edge has a bad corner, + 1; 0 when none */
 };
 
-/* Part i of k of the edges (by edge, not by rank: the top ranks hold the
- * longest lists). */
+/* Part i of k of the edges: both corners of each. */
 static void check_corners(void *arg, unsigned i, unsigned k)
 {
         struct corners *in = arg;
         const struct ss_cch *c = in->c;
-        const uint32_t lo = (uint32_t)((uint64_t)c->arcs * i / k),
-                       hi = (uint32_t)((uint64_t)c->arcs * (i + 1) / k);
-        if (lo >= hi)
+        uint32_t lo, hi, x;
+        if (!edge_part(c, i, k, &lo, &hi, &x))
                 return;
-        uint32_t x = rank_of_edge(c, lo);
         for (uint32_t a = lo; a < hi; a++) {
                 while (c->up_first[x + 1] <= a)
                         x++;
