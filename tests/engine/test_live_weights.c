@@ -182,7 +182,7 @@ END_TEST
 /* Where no GPU holds the graph, the engine's landmark tables come from the
  * CCH's sweeps (the log says so), equal to the CPU builder's Dijkstras on
  * a twin graph. */
-static atomic_int cch_tables;
+static atomic_int cch_tables, not_connected;
 
 static void log_writer(int level, const char *group, const char *msg)
 {
@@ -190,6 +190,8 @@ static void log_writer(int level, const char *group, const char *msg)
         (void)group;
         if (strstr(msg, "landmark tables from the CCH"))
                 atomic_fetch_add(&cch_tables, 1);
+        if (strstr(msg, "not connected both ways with every landmark"))
+                atomic_fetch_add(&not_connected, 1);
 }
 
 START_TEST(landmarks_from_the_cch)
@@ -214,6 +216,29 @@ START_TEST(landmarks_from_the_cch)
         ss_graph_unref(cur);
         ss_engine_free(e);
         ss_graph_unref(twin);
+
+        /* Node 1 2^32 away from its neighbours: the sweeps find it (the
+         * builder's message for tables made elsewhere), no tables, and
+         * routes stay exact. */
+        struct ss_graph *far = wu_copy(g, g->w);
+        for (uint32_t u = 0; u < far->n; u++)
+                for (uint64_t j = far->row[u]; j < far->row[u + 1]; j++)
+                        if (far->col[j] == 1)
+                                far->w[j] = UINT32_MAX;
+        ss_graph_finish(far);
+        atomic_store(&cch_tables, 0);
+        atomic_store(&not_connected, 0);
+        ss_log_set_writer(log_writer);
+        e = engine_for(far, 6);
+        ss_log_set_writer(NULL);
+        ck_assert_int_eq(atomic_load(&cch_tables), 0);
+        ck_assert_int_ge(atomic_load(&not_connected), 1);
+        cur = ss_engine_graph(e);
+        ck_assert_ptr_null(ss_astar_of(cur)->lm);
+        ss_graph_unref(cur);
+        check_all(e, far, 0, &seed);
+        ss_engine_free(e);
+        ss_graph_unref(far);
         ss_graph_unref(g);
 }
 END_TEST
