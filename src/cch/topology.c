@@ -307,6 +307,20 @@ struct corners {
         atomic_uint bad; /* a rank whose edge has a bad corner, + 1; 0 when none */
 };
 
+/* Whether up_head[lo, hi), ascending, holds y. */
+static bool holds(const struct ss_cch *c, uint32_t lo, uint32_t hi, uint32_t y)
+{
+        const uint32_t end = hi;
+        while (lo < hi) {
+                const uint32_t mid = lo + (hi - lo) / 2;
+                if (c->up_head[mid] < y)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < end && c->up_head[lo] == y;
+}
+
 /* Part i of k of the edges: both corners of each. */
 static void check_corners(void *arg, unsigned i, unsigned k)
 {
@@ -320,11 +334,16 @@ static void check_corners(void *arg, unsigned i, unsigned k)
                         x++;
                 const uint32_t y = c->up_head[a];
                 for (int d = 0; d < 2; d++) {
-                        const uint32_t w = in->middle[2 * (uint64_t)a + (unsigned)d];
-                        if (w == SS_NO_NODE)
+                        const uint32_t *mid = in->middle + 2 * (uint64_t)a;
+                        const uint32_t w = mid[d];
+                        /* none, or the corner just checked (on a road graph
+                         * both directions mostly share theirs) */
+                        if (w == SS_NO_NODE || (d == 1 && w == mid[0]))
                                 continue;
-                        if (w >= x || ss__cch_find_arc(c, w, x) == SS_CCH_NO_ARC ||
-                            ss__cch_find_arc(c, w, y) == SS_CCH_NO_ARC) {
+                        /* y ranks above x: its edge comes after x's in w's
+                         * ascending list */
+                        const uint32_t ex = w < x ? ss__cch_find_arc(c, w, x) : SS_CCH_NO_ARC;
+                        if (ex == SS_CCH_NO_ARC || !holds(c, ex + 1, c->up_first[w + 1], y)) {
                                 atomic_store_explicit(&in->bad, x + 1u, memory_order_relaxed);
                                 return;
                         }

@@ -352,6 +352,29 @@ START_TEST(test_metric_damage)
         put32(mid + 4 * s, x);
         fix_cch(sec);
         try_read(b, len, "not below it");
+        /* below x with an edge to it, but none to y: a slot whose lower end
+         * x has a downward neighbour that y lacks */
+        uint64_t s2 = 0;
+        uint32_t w2 = SS_NO_NODE;
+        for (uint32_t x2 = 0; x2 < c->n && w2 == SS_NO_NODE; x2++)
+                for (uint32_t e = c->up_first[x2]; e < c->up_first[x2 + 1] && w2 == SS_NO_NODE; e++)
+                        for (uint32_t i = c->down_first[x2];
+                             i < c->down_first[x2 + 1] && w2 == SS_NO_NODE; i++)
+                                if (!is_up_edge(c, c->down_tail[i], c->up_head[e])) {
+                                        w2 = c->down_tail[i];
+                                        s2 = 2 * (uint64_t)e;
+                                }
+        ck_assert_uint_ne(w2, SS_NO_NODE);
+        const uint32_t m2 = get32(mid + 4 * s2), m3 = get32(mid + 4 * s2 + 4);
+        put32(mid + 4 * s2, w2);
+        fix_cch(sec);
+        try_read(b, len, "not below it");
+        put32(mid + 4 * s2, m2);
+        /* the second direction's corner, when it differs from the first's */
+        put32(mid + 4 * s2 + 4, w2);
+        fix_cch(sec);
+        try_read(b, len, "not below it");
+        put32(mid + 4 * s2 + 4, m3);
         put32(mid + 4 * s, w0);
         const uint64_t slots = 2 * (uint64_t)c->arcs;
         put32(w + 4 * (slots + 1), 7);
