@@ -17,7 +17,6 @@ struct ss__slot {
         struct ss_backend *b;  /* NULL when this device does not serve */
         struct ss_graph *g;    /* the graph b holds (a reference), NULL with b */
         unsigned lanes, batch; /* of b; batch: routes a task of the batched Δ-stepping */
-        unsigned batch_cch;    /* routes a task of the CCH's row (its chains: hundreds) */
         unsigned workers;      /* stream workers started for this slot */
         /* This slot's backend is the partitioned search over every slot's
          * device; the other slots then hold nothing of their own. */

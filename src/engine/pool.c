@@ -128,7 +128,7 @@ static void ss__slot_close(struct ss_engine *e, struct ss__slot *s)
         pthread_mutex_lock(&e->lock);
         s->b = NULL;
         s->g = NULL;
-        s->lanes = s->batch = s->batch_cch = 0;
+        s->lanes = s->batch = 0;
         ss__recount_ready(e);
         pthread_mutex_unlock(&e->lock);
         pthread_rwlock_unlock(&s->lock);
@@ -194,8 +194,6 @@ static int ss__slot_load(struct ss_engine *e, unsigned i, struct ss_graph *g)
                 s->lanes = ss_backend_lanes(b);
                 const struct ss_solver *row = ss_solver_find("delta", SS_DEVICE_GPU);
                 s->batch = row ? ss_backend_batch(b, row, SS_TASK_ROUTE) : 1;
-                const struct ss_solver *cch = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
-                s->batch_cch = cch ? ss_backend_batch(b, cch, SS_TASK_ROUTE) : 1;
                 ss_backend_describe(b, s->why, sizeof(s->why));
         } else {
                 snprintf(s->why, sizeof(s->why), "%s", err.msg);

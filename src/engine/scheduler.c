@@ -166,11 +166,11 @@ static bool ss__pick(struct ss_engine *e, struct ss__worker *w, struct ss__work 
 
         if (j->kind == SS_JOB_ROUTE && w->dev == SS_DEVICE_GPU) {
                 const struct ss__slot *s = &e->slots[w->slot];
-                /* The row's own cap: the Δ-stepping's batch is bounded by
-                 * its workspaces' memory (a few dozen routes on a USA-size
-                 * graph), the CCH's chains by nothing of the kind. */
-                const unsigned rb = !strcmp(p->row->name, "gpu-cch") ? s->batch_cch : s->batch;
-                size_t cap = (p->row->caps & SS_CAN_BATCH) && rb > 1 ? rb : 1;
+                /* The row's own cap, as the backend gives it: the
+                 * Δ-stepping's batch is bounded by its workspaces' memory
+                 * (a few dozen routes on a USA-size graph), the CCH's
+                 * chains by nothing of the kind. */
+                size_t cap = s->b ? ss_backend_batch(s->b, p->row, SS_TASK_ROUTE) : 1;
                 if (cap > SS__MAX_BATCH)
                         cap = SS__MAX_BATCH;
                 /* While every other stream is busy, wait a little for a
