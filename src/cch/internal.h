@@ -87,10 +87,11 @@ int ss__cch_fill(const struct ss__cch_ugraph *ug, const uint32_t *rank, const ui
 int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
                    struct ss_err *err);
 
-/* The id of edge {x, y}, x < y, or SS_CCH_NO_ARC. */
-static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint32_t y)
+/* The edge among lo .. hi - 1 (part of one rank's ascending list) whose
+ * upper end is y, or SS_CCH_NO_ARC. */
+static inline uint32_t ss__cch_find_in(const struct ss_cch *c, uint32_t lo, uint32_t hi, uint32_t y)
 {
-        uint32_t lo = c->up_first[x], hi = c->up_first[x + 1];
+        const uint32_t end = hi;
         while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
                 if (c->up_head[mid] < y)
@@ -98,7 +99,13 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
                 else
                         hi = mid;
         }
-        return lo < c->up_first[x + 1] && c->up_head[lo] == y ? lo : SS_CCH_NO_ARC;
+        return lo < end && c->up_head[lo] == y ? lo : SS_CCH_NO_ARC;
+}
+
+/* The id of edge {x, y}, x < y, or SS_CCH_NO_ARC. */
+static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint32_t y)
+{
+        return ss__cch_find_in(c, c->up_first[x], c->up_first[x + 1], y);
 }
 
 /* ---- the tree cut for threads (split.c) ----------------------------------- */

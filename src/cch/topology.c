@@ -307,20 +307,6 @@ struct corners {
         atomic_uint bad; /* a rank whose edge has a bad corner, + 1; 0 when none */
 };
 
-/* Whether up_head[lo, hi), ascending, holds y. */
-static bool holds(const struct ss_cch *c, uint32_t lo, uint32_t hi, uint32_t y)
-{
-        const uint32_t end = hi;
-        while (lo < hi) {
-                const uint32_t mid = lo + (hi - lo) / 2;
-                if (c->up_head[mid] < y)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo < end && c->up_head[lo] == y;
-}
-
 /* Part i of k of the edges: both corners of each. */
 static void check_corners(void *arg, unsigned i, unsigned k)
 {
@@ -343,7 +329,8 @@ static void check_corners(void *arg, unsigned i, unsigned k)
                         /* y ranks above x: its edge comes after x's in w's
                          * ascending list */
                         const uint32_t ex = w < x ? ss__cch_find_arc(c, w, x) : SS_CCH_NO_ARC;
-                        if (ex == SS_CCH_NO_ARC || !holds(c, ex + 1, c->up_first[w + 1], y)) {
+                        if (ex == SS_CCH_NO_ARC ||
+                            ss__cch_find_in(c, ex + 1, c->up_first[w + 1], y) == SS_CCH_NO_ARC) {
                                 atomic_store_explicit(&in->bad, x + 1u, memory_order_relaxed);
                                 return;
                         }
