@@ -3,8 +3,10 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu/dijkstra.h"
+#include "io/snapshot.h"
 #include "../path_sums.h"
 
 struct ss_graph *wu_grid(uint32_t w, uint32_t h, uint64_t seed)
@@ -113,4 +115,18 @@ bool wu_path_ok(const struct ss_graph *g, const uint32_t *path, size_t len, uint
                 ss_dist d)
 {
         return ss_path_sums(g, path, len, s, t, d);
+}
+
+struct ss_graph *wu_snapshot(const struct ss_graph *g)
+{
+        char path[] = "/tmp/ss-weights-snap-XXXXXX";
+        const int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        struct ss_err err;
+        ck_assert_int_eq(ss_snapshot_write(g, path, &err), SS_OK);
+        struct ss_graph *s = ss_snapshot_read(path, NULL, &err);
+        unlink(path);
+        ck_assert_msg(s != NULL, "%s", err.msg);
+        return s;
 }

@@ -35,6 +35,10 @@ struct ss_weight_change *wu_changes(const struct ss_graph *g, size_t k, int mode
  * ends, the last change winning. */
 void wu_apply(const struct ss_graph *g, uint32_t *w, const struct ss_weight_change *c, size_t n);
 
+/* g written as a snapshot (with what it carries: a CCH, its metric) to a
+ * temporary file and read back. */
+struct ss_graph *wu_snapshot(const struct ss_graph *g);
+
 /* The distance from s to t in g by Dijkstra. */
 ss_dist wu_dist(const struct ss_graph *g, uint32_t s, uint32_t t);
 
