@@ -91,7 +91,9 @@ struct ss_gpu_phast {
                 bool by_sweep;     /* SS_GPU_PHAST_ROUTES=sweep at open, to compare */
                 bool profile;      /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t room_set; /* SS_GPU_PHAST_ROUTE_ROOM (tests); 0: by the call */
+                bool hops_off;     /* SS_GPU_PHAST_ROUTE_HOPS=0: heads by search, to compare */
                 uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
+                uint16_t *d_hop; /* or NULL (hops_off) */
                 unsigned long long *d_wup;
                 uint2 *d_tri;
                 uint64_t fixed_bytes;

@@ -7,16 +7,18 @@
  * source and the target; so does this one, a thread block a route, and the
  * path's shortcuts are unpacked on the device. It needs, beside the sweep's
  * copy (upward heads, downward weights, ranks), each rank's nearest
- * ancestors, the upward lists' offsets, the node of each rank, the upward
- * weights, and each slot's lower corner with its two edges: 40 bytes a
- * node and 32 an edge, made on the first route. New weights refill the
- * last three on the next route.
+ * ancestors, the upward lists' offsets, the node of each rank, how far up
+ * the chain each upward edge leads, the upward weights, and each slot's
+ * lower corner with its two edges: 40 bytes a node and 34 an edge, made
+ * on the first route. New weights refill the last three on the next
+ * route.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/cancel.h"
 #include "core/log.h"
+#include "core/team.h"
 #include "gpu/gpu_internal.h"
 #include "gpu/phast_internal.h"
 
@@ -62,6 +64,8 @@ static void ss__p2p_free_fixed(struct ss__ph_p2p *q)
         cudaFree(q->d_mid);
         cudaFree(q->d_wup);
         cudaFree(q->d_tri);
+        cudaFree(q->d_hop);
+        q->d_hop = NULL;
         q->d_anc = q->d_up_first = q->d_node = q->d_mid = NULL;
         q->d_wup = NULL;
         q->d_tri = NULL;
@@ -77,6 +81,33 @@ void ss__ph_p2p_free(struct ss_gpu_phast *p)
 uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p)
 {
         return p->p2p.fixed_bytes + p->p2p.buf_bytes;
+}
+
+/* anc[z * SS__P2P_JUMP + j], the (j + 1)-th ancestor of each rank z, for
+ * one j a pass over the ranks on every core: row j - 1 of the parent is
+ * complete by then. Rank by rank from the top down, on one thread, the
+ * parents' rows were a cache miss a rank (1 s for 24M ranks). */
+struct ss__p2p_anc {
+        const struct ss_cch *c;
+        uint32_t *anc;
+        unsigned j;
+};
+
+static void ss__p2p_anc_pass(void *arg, unsigned i, unsigned k)
+{
+        const struct ss__p2p_anc *a = arg;
+        const size_t J = SS__P2P_JUMP;
+        uint64_t lo, hi;
+        ss_team_share(a->c->n, i, k, &lo, &hi);
+        for (uint64_t z = lo; z < hi; z++) {
+                if (a->j == 0) {
+                        a->anc[z * J] = ss_cch_parent(a->c, (uint32_t)z);
+                        continue;
+                }
+                const uint32_t up = a->anc[z * J];
+                a->anc[z * J + a->j] =
+                    up == SS_NO_NODE ? SS_NO_NODE : a->anc[(size_t)up * J + a->j - 1];
+        }
 }
 
 /* The chains' arrays on the device, or q->off with the reason logged. */
@@ -97,19 +128,24 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
         const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
-        /* Each rank's SS__P2P_JUMP nearest ancestors, from the top down:
-         * the parent's are ready, one rank higher. */
+        const uint64_t t0 = ss_now_ns();
+        /* Each rank's SS__P2P_JUMP nearest ancestors, and its depth from
+         * the top down (the parent's is ready, one rank higher). */
         const size_t J = SS__P2P_JUMP;
-        uint32_t *anc = malloc(n1 * J * 4);
-        if (!anc)
+        uint32_t *anc = malloc(n1 * J * 4), *depth = malloc(n1 * 4);
+        if (!anc || !depth) {
+                free(anc);
+                free(depth);
                 return ss_err_set(err, SS_ENOMEM, "no memory for the routes' ancestors");
+        }
         for (uint32_t z = p->n; z-- > 0;) {
                 const uint32_t up = ss_cch_parent(c, z);
-                anc[(size_t)z * J] = up;
-                for (size_t j = 1; j < J; j++)
-                        anc[(size_t)z * J + j] =
-                            up == SS_NO_NODE ? SS_NO_NODE : anc[(size_t)up * J + j - 1];
+                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
         }
+        struct ss__p2p_anc pass = {.c = c, .anc = anc};
+        for (pass.j = 0; pass.j < J; pass.j++)
+                ss_team_run(0, NULL, ss__p2p_anc_pass, &pass);
+        const uint64_t t1 = ss_now_ns();
         e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
                 e = cudaMalloc((void **)&q->d_up_first, (n1 + 1) * 4);
@@ -121,6 +157,14 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 e = cudaMalloc((void **)&q->d_mid, a1 * 8);
         if (e == cudaSuccess)
                 e = cudaMalloc((void **)&q->d_tri, a1 * 16);
+        /* Each edge's hop up the chain, from the depths (a scratch copy). */
+        uint32_t *d_depth = NULL;
+        if (e == cudaSuccess && !q->hops_off)
+                e = cudaMalloc((void **)&q->d_hop, a1 * 2);
+        if (e == cudaSuccess && !q->hops_off)
+                e = cudaMalloc((void **)&d_depth, n1 * 4);
+        if (e == cudaSuccess && d_depth && p->n)
+                e = cudaMemcpy(d_depth, depth, (size_t)p->n * 4, cudaMemcpyHostToDevice);
         if (e == cudaSuccess && p->n)
                 e = cudaMemcpy(q->d_anc, anc, (size_t)p->n * J * 4, cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
@@ -129,6 +173,19 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         if (e == cudaSuccess && p->n)
                 e = cudaMemcpy(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice);
         free(anc);
+        free(depth);
+        int rc = SS_OK;
+        if (e == cudaSuccess && d_depth) {
+                rc = ss__p2p_hops(p->n, q->d_up_first, p->d_up_head, d_depth, q->d_hop, p->stream,
+                                  err);
+                if (rc == SS_OK)
+                        e = cudaStreamSynchronize(p->stream);
+        }
+        cudaFree(d_depth);
+        if (rc != SS_OK) {
+                ss__p2p_free_fixed(q);
+                return rc;
+        }
         if (e == cudaErrorMemoryAllocation) {
                 /* No room: the sweep answers, as before the chains. */
                 cudaGetLastError();
@@ -138,7 +195,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 ss_log_warn("gpu",
                             "no device memory for the routes' chains (%.1f MiB): GPU "
                             "routes take a sweep each",
-                            (double)(n1 * (8 + J * 4) + a1 * 32) / SS__MIB);
+                            (double)(n1 * (8 + J * 4) + a1 * (q->hops_off ? 32 : 34)) /
+                                SS__MIB);
                 return SS_OK;
         }
         if (e != cudaSuccess) {
@@ -146,8 +204,10 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 return ss__cuda_fail(err, "cudaMalloc/cudaMemcpy (the routes' chains)", e, __FILE__,
                                      __LINE__);
         }
-        q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * 32;
+        q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * (q->hops_off ? 32 : 34);
         q->stale = true;
+        ss_log_debug("gpu", "route chains of %u ranks made in %.0f ms: ancestors %.0f, on the device %.0f",
+                     p->n, (ss_now_ns() - t0) / 1e6, (t1 - t0) / 1e6, (ss_now_ns() - t1) / 1e6);
         q->made = true; /* a failure above leaves it unmade: the next route tries again */
         return SS_OK;
 }
@@ -228,8 +288,8 @@ static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err
                 cudaSuccess ||
             cudaHostAlloc((void **)&q->h_dist, (size_t)cap * 8, cudaHostAllocDefault) !=
                 cudaSuccess ||
-            (q->profile && (cudaMalloc((void **)&q->d_prof, (size_t)cap * 5 * 8) != cudaSuccess ||
-                            cudaHostAlloc((void **)&q->h_prof, (size_t)cap * 5 * 8,
+            (q->profile && (cudaMalloc((void **)&q->d_prof, (size_t)cap * SS__P2P_PROF * 8) != cudaSuccess ||
+                            cudaHostAlloc((void **)&q->h_prof, (size_t)cap * SS__P2P_PROF * 8,
                                           cudaHostAllocDefault) != cudaSuccess))) {
                 cudaGetLastError();
                 ss__p2p_free_bufs(q);
@@ -264,6 +324,7 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
                                       .up_head = p->d_up_head,
                                       .mid = q->d_mid,
                                       .node = q->d_node,
+                                      .hop = q->d_hop,
                                       .w_up = q->d_wup,
                                       .w_down = p->d_w,
                                       .tri = q->d_tri};
@@ -273,7 +334,7 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         /* SS_GPU_PHAST_ROUTE_PROFILE: the kernel's phases, logged a call. */
         unsigned long long *prof = q->profile && path ? q->d_prof : NULL;
         if (prof)
-                SS__CUDA(cudaMemsetAsync(prof, 0, (size_t)nr * 5 * 8, p->stream));
+                SS__CUDA(cudaMemsetAsync(prof, 0, (size_t)nr * SS__P2P_PROF * 8, p->stream));
         if ((rc = ss__p2p(&d, q->d_q, nr, q->d_lists, q->d_paths, q->d_len, q->d_dist, prof,
                           p->stream, err)) != SS_OK)
                 return rc;
@@ -284,24 +345,26 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
             cudaMemcpyAsync(q->h_len, q->d_len, (size_t)nr * 4, cudaMemcpyDeviceToHost, p->stream));
         const unsigned long long *hp = prof ? q->h_prof : NULL;
         if (prof)
-                SS__CUDA(cudaMemcpyAsync(q->h_prof, prof, (size_t)nr * 5 * 8,
+                SS__CUDA(cudaMemcpyAsync(q->h_prof, prof, (size_t)nr * SS__P2P_PROF * 8,
                                          cudaMemcpyDeviceToHost, p->stream));
         SS__CUDA(cudaStreamSynchronize(p->stream));
         if (hp) {
-                double sum[5] = {0};
+                double sum[SS__P2P_PROF] = {0};
                 unsigned routed = 0;
                 for (unsigned i = 0; i < nr; i++) {
-                        if (hp[5 * i + 3] == 0)
+                        if (hp[SS__P2P_PROF * i + 3] == 0)
                                 continue;
                         routed++;
-                        for (int j = 0; j < 5; j++)
-                                sum[j] += (double)hp[5 * i + j];
+                        for (int j = 0; j < SS__P2P_PROF; j++)
+                                sum[j] += (double)hp[SS__P2P_PROF * i + j];
                 }
                 if (routed)
                         ss_log_info("gpu",
-                                    "route profile: %u paths; on average chains %.1f us, meeting "
+                                    "route profile: %u paths; on average chains %.1f us (the "
+                                    "source's tiles %.1f us, its relaxations %.1f us), meeting "
                                     "%.1f us, unpacking %.1f us in %.1f rounds from %.1f edges",
-                                    routed, sum[0] / routed / 1e3, sum[1] / routed / 1e3,
+                                    routed, sum[0] / routed / 1e3, sum[5] / routed / 1e3,
+                                    sum[6] / routed / 1e3, sum[1] / routed / 1e3,
                                     sum[2] / routed / 1e3, sum[3] / routed, sum[4] / routed);
         }
         float ms = 0;

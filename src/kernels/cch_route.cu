@@ -43,6 +43,8 @@
 
 /* A rank has fewer upward edges than its chain has ranks: one fits a tile. */
 static_assert(SS__P2P_HMAX <= SS__P2P_TILE, "a rank's edges must fit one tile");
+/* A tile's first round is what the threads of a side hold in registers. */
+static_assert(SS__P2P_SIDE * SS__P2P_AHEAD <= SS__P2P_TILE, "a round must fit one tile");
 /* Chain positions are stored in 16 bits (pbuf). */
 static_assert(SS__P2P_HMAX <= 65536, "a chain position must fit 16 bits");
 
@@ -91,17 +93,92 @@ __device__ __forceinline__ uint32_t ss__p2p_last_le(const uint32_t *off, uint32_
         return lo;
 }
 
+/* The first SS__P2P_SIDE * SS__P2P_AHEAD edges of a tile, a thread's
+ * share in registers: loaded before the previous tile relaxes, so that
+ * the loads' round trips overlap its barriers, and stored to shared memory
+ * after it. at: the edge's chain position (the rank whose list holds it);
+ * h: its head's distance up the chain (D.hop), or the head's rank; w: the
+ * low word of its weight (all ones for infinity, as a 32-bit metric's). */
+struct ss__p2p_ahead {
+        uint32_t at[SS__P2P_AHEAD], h[SS__P2P_AHEAD], w[SS__P2P_AHEAD];
+};
+
+/* The tile after rank i0: ranks i0 .. the returned one, whose edges fit
+ * SS__P2P_SIDE * SS__P2P_AHEAD (one rank always goes: a rank may have up to
+ * SS__P2P_TILE edges, the rounds after the first then load in place). */
+__device__ __forceinline__ uint32_t ss__p2p_tile_end(const uint32_t *aoff, uint32_t i0, uint32_t L)
+{
+        const uint32_t i1 =
+            ss__p2p_last_le(aoff, i0, L + 1, aoff[i0] + SS__P2P_SIDE * SS__P2P_AHEAD);
+        return i1 == i0 ? i0 + 1 : i1;
+}
+
+/* Loads this thread's edges k0 + ts + u * SS__P2P_SIDE of the tile i0 .. i1. */
+__device__ __forceinline__ void ss__p2p_load(const struct ss__p2p_dev &D, const uint32_t *W,
+                                             const uint32_t *lo, const uint32_t *aoff, uint32_t i0,
+                                             uint32_t i1, uint32_t k0, unsigned ts,
+                                             struct ss__p2p_ahead &R)
+{
+        const uint32_t base = aoff[i0], cnt = aoff[i1] - base;
+#pragma unroll
+        for (int u = 0; u < SS__P2P_AHEAD; u++) {
+                const uint32_t e = k0 + ts + u * SS__P2P_SIDE;
+                R.at[u] = i0;
+                R.h[u] = 0;
+                R.w[u] = 0xffffffffu;
+                if (e < cnt) {
+                        const uint32_t i = ss__p2p_last_le(aoff, i0, i1, base + e);
+                        const uint32_t a = lo[i] + (base + e - aoff[i]);
+                        R.at[u] = i;
+                        R.h[u] = D.hop ? (uint32_t)__ldg(&D.hop[a]) : __ldg(&D.up_head[a]);
+                        R.w[u] = __ldg(&W[2 * (size_t)a]);
+                }
+        }
+}
+
+/* Stores the loaded edges into the tile's buffers: the head's chain
+ * position and the weight (all ones: no relaxation). */
+__device__ __forceinline__ void ss__p2p_store(const struct ss__p2p_dev &D, const uint32_t *ch,
+                                              uint32_t L, uint32_t k0, uint32_t cnt, unsigned ts,
+                                              const struct ss__p2p_ahead &R, uint32_t *wb,
+                                              uint16_t *pb)
+{
+#pragma unroll
+        for (int u = 0; u < SS__P2P_AHEAD; u++) {
+                const uint32_t e = k0 + ts + u * SS__P2P_SIDE;
+                if (e >= cnt)
+                        continue;
+                uint32_t p = 0, w32 = 0xffffffffu;
+                if (R.w[u] != 0xffffffffu) {
+                        if (D.hop) {
+                                /* A rank's upward neighbours are its
+                                 * ancestors: h ranks up its chain. */
+                                p = R.at[u] + R.h[u];
+                                if (R.h[u] != 0 && p < L)
+                                        w32 = R.w[u];
+                        } else {
+                                p = ss__p2p_find(ch, R.at[u] + 1, L, R.h[u]);
+                                if (p < L && ch[p] == R.h[u])
+                                        w32 = R.w[u];
+                        }
+                }
+                wb[e] = w32;
+                pb[e] = (uint16_t)p;
+        }
+}
+
 /* One side's chain and search, by its SS__P2P_SIDE threads (ts: this
  * thread's index among them). The chain: ch[0..L) from node up, by
  * SS__P2P_JUMP ancestors a load; then the edges' ranges and their prefix
- * sums (aoff); then tiles of at most SS__P2P_TILE edges: loaded at once
- * (heads turned into chain positions), then relaxed rank by rank from
- * shared memory alone. Returns L (0: taller than H). */
+ * sums (aoff); then tiles of consecutive ranks, each relaxed rank by rank
+ * from shared memory alone while the next tile's edges are loading.
+ * Returns L (0: taller than H). prof (thread 0 of side 0, or NULL): ns in
+ * the tiles' stores and in-place loads, and in the relaxations. */
 __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, unsigned side,
                                                  unsigned ts, uint32_t node, uint32_t H,
                                                  uint32_t *ch, unsigned long long *kk, uint32_t *lo,
                                                  uint32_t *aoff, uint32_t *wb, uint16_t *pb,
-                                                 uint32_t *len)
+                                                 uint32_t *len, unsigned long long *prof)
 {
         if (ts == 0) {
                 uint32_t z = D.rank[node], k = 0;
@@ -154,47 +231,34 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
                 }
         }
         ss__p2p_side_sync(side);
-        const unsigned long long *W = side ? D.w_down : D.w_up;
-        for (uint32_t i0 = 0; i0 < L;) {
-                /* The tile: ranks i0 .. i1, whose edges fit (one always does:
-                 * a rank has fewer upward edges than the chain has ranks). */
-                const uint32_t base = aoff[i0];
-                uint32_t i1 = ss__p2p_last_le(aoff, i0, L + 1, base + SS__P2P_TILE);
-                if (i1 == i0)
-                        i1 = i0 + 1;
-                const uint32_t cnt = aoff[i1] - base;
-                for (uint32_t k = ts; k < cnt; k += SS__P2P_SIDE * 4) {
-                        uint32_t y[4], at[4];
-                        unsigned long long w[4];
-#pragma unroll
-                        for (int u = 0; u < 4; u++) {
-                                const uint32_t e = k + u * SS__P2P_SIDE;
-                                w[u] = SS__P2P_INF;
-                                at[u] = i0;
-                                if (e < cnt) {
-                                        const uint32_t i = ss__p2p_last_le(aoff, i0, i1, base + e);
-                                        const uint32_t a = lo[i] + (base + e - aoff[i]);
-                                        at[u] = i;
-                                        y[u] = __ldg(&D.up_head[a]);
-                                        w[u] = __ldg(&W[a]);
-                                }
-                        }
-#pragma unroll
-                        for (int u = 0; u < 4; u++) {
-                                const uint32_t e = k + u * SS__P2P_SIDE;
-                                if (e >= cnt)
-                                        continue;
-                                uint32_t p = 0, w32 = 0xffffffffu;
-                                if (w[u] != SS__P2P_INF) {
-                                        p = ss__p2p_find(ch, at[u] + 1, L, y[u]);
-                                        if (p < L && ch[p] == y[u])
-                                                w32 = (uint32_t)w[u];
-                                }
-                                wb[e] = w32;
-                                pb[e] = (uint16_t)p;
-                        }
+        /* The weights' low words: a 32-bit metric's values, all ones for
+         * infinity. */
+        const uint32_t *W = (const uint32_t *)(side ? D.w_down : D.w_up);
+        const uint32_t round = SS__P2P_SIDE * SS__P2P_AHEAD;
+        unsigned long long t_tile = 0, t_relax = 0, t = 0;
+        struct ss__p2p_ahead R;
+        uint32_t i0 = 0, i1 = L ? ss__p2p_tile_end(aoff, 0, L) : 0;
+        if (L)
+                ss__p2p_load(D, W, lo, aoff, 0, i1, 0, ts, R);
+        while (i0 < L) {
+                if (prof)
+                        t = ss__p2p_clock();
+                const uint32_t base = aoff[i0], cnt = aoff[i1] - base;
+                ss__p2p_store(D, ch, L, 0, cnt, ts, R, wb, pb);
+                /* A rank of more edges than a round: the rest in place. */
+                for (uint32_t k0 = round; k0 < cnt; k0 += round) {
+                        ss__p2p_load(D, W, lo, aoff, i0, i1, k0, ts, R);
+                        ss__p2p_store(D, ch, L, k0, cnt, ts, R, wb, pb);
                 }
                 ss__p2p_side_sync(side);
+                const uint32_t i2 = i1 < L ? ss__p2p_tile_end(aoff, i1, L) : L;
+                if (i1 < L)
+                        ss__p2p_load(D, W, lo, aoff, i1, i2, 0, ts, R);
+                if (prof) {
+                        const unsigned long long u = ss__p2p_clock();
+                        t_tile += u - t;
+                        t = u;
+                }
                 for (uint32_t i = i0; i < i1; i++) {
                         const unsigned long long ki = kk[i];
                         if (ki != SS__P2P_INF) {
@@ -210,7 +274,14 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
                         }
                         ss__p2p_side_sync(side);
                 }
+                if (prof)
+                        t_relax += ss__p2p_clock() - t;
                 i0 = i1;
+                i1 = i2;
+        }
+        if (prof) {
+                prof[0] = t_tile;
+                prof[1] = t_relax;
         }
         return L;
 }
@@ -240,7 +311,8 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
                 const unsigned side = tid / SS__P2P_SIDE, ts = tid % SS__P2P_SIDE;
                 ss__p2p_side(D, side, ts, side ? st.y : st.x, H, chain + side * H, key + side * H,
                              lo + side * H, aoff + side * (H + 1), wbuf + side * SS__P2P_TILE,
-                             pbuf + side * SS__P2P_TILE, &len[side]);
+                             pbuf + side * SS__P2P_TILE, &len[side],
+                             prof && tid == 0 ? prof + SS__P2P_PROF * (size_t)r + 5 : NULL);
         }
         if (prof && tid == 0)
                 t1 = ss__p2p_clock();
@@ -377,7 +449,7 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
                 out[m] = st.x;
                 plen[r] = m + 1;
                 if (prof) {
-                        unsigned long long *pr = prof + 5 * (size_t)r;
+                        unsigned long long *pr = prof + SS__P2P_PROF * (size_t)r;
                         pr[0] = t1 - t0; /* the chains */
                         pr[1] = t2 - t1; /* meeting and CCH path */
                         pr[2] = ss__p2p_clock() - t2;
@@ -428,6 +500,34 @@ extern "C" int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first,
         const unsigned blocks = need < 65535 ? (unsigned)need : 65535u;
         ss__p2p_tri_kernel<<<blocks, 256, 0, st>>>(n, arcs, up_first, up_head, mid, tri);
         SS__LAUNCHED("ss__p2p_tri_kernel");
+        return SS_OK;
+}
+
+/* hop[a] = depth[x] - depth[y] of each upward edge a = x -> y: a warp a
+ * rank, its lanes over the rank's list (the top ranks have thousands). */
+__global__ void ss__p2p_hops_kernel(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
+                                    const uint32_t *depth, uint16_t *hop)
+{
+        const unsigned lane = threadIdx.x & 31;
+        const uint64_t warps = (uint64_t)gridDim.x * blockDim.x / 32;
+        for (uint64_t x = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; x < n;
+             x += warps) {
+                const uint32_t dx = depth[x], a1 = up_first[x + 1];
+                for (uint32_t a = up_first[x] + lane; a < a1; a += 32)
+                        hop[a] = (uint16_t)(dx - depth[up_head[a]]);
+        }
+}
+
+extern "C" int ss__p2p_hops(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
+                            const uint32_t *depth, uint16_t *hop, cudaStream_t st,
+                            struct ss_err *err)
+{
+        if (n == 0)
+                return SS_OK;
+        const uint64_t need = ((uint64_t)n * 32 + 255) / 256;
+        const unsigned blocks = need < 65535 ? (unsigned)need : 65535u;
+        ss__p2p_hops_kernel<<<blocks, 256, 0, st>>>(n, up_first, up_head, depth, hop);
+        SS__LAUNCHED("ss__p2p_hops_kernel");
         return SS_OK;
 }
 

@@ -389,12 +389,15 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
  * the root); w_up, w_down: the weight of each upward edge x -> y and of
  * y -> x (infinity as all ones, a 32-bit metric's values); mid: the lower
  * corner of each slot 2a + direction, tri: its two edges' slots
- * (ss__p2p_tri). */
+ * (ss__p2p_tri); hop: of each upward edge x -> y, how many ranks y is
+ * above x on x's chain (the depths' difference in the tree; ss__p2p_hops). */
 #define SS__P2P_SIDE  256u
 #define SS__P2P_BLOCK (2 * SS__P2P_SIDE)
 #define SS__P2P_HMAX  4096u
 #define SS__P2P_JUMP  8
 #define SS__P2P_TILE  4096u
+#define SS__P2P_AHEAD 8 /* edges a thread loads ahead: a round of a tile */
+#define SS__P2P_PROF  7 /* values a route of the profile */
 /* Dynamic shared memory of a block for chains of hmax ranks. */
 #define ss__p2p_shared(hmax) ((size_t)(hmax)*40 + 8 + (size_t)SS__P2P_TILE * 12)
 /* A rank's key is distance << 2 bits | predecessor's position << bits |
@@ -413,6 +416,7 @@ static inline unsigned ss__p2p_bits(uint32_t hmax)
 struct ss__p2p_dev {
         uint32_t hmax, bits, room;
         const uint32_t *rank, *anc, *up_first, *up_head, *mid, *node;
+        const uint16_t *hop; /* or NULL: the heads' chain positions by search */
         const unsigned long long *w_up, *w_down;
         const uint2 *tri;
 };
@@ -421,12 +425,16 @@ struct ss__p2p_dev {
 int ss__p2p_limit(uint32_t *hmax, struct ss_err *err);
 int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first, const uint32_t *up_head,
                 const uint32_t *mid, uint2 *tri, cudaStream_t st, struct ss_err *err);
+/* hop[a] of every upward edge a (depth: each rank's depth in the tree). */
+int ss__p2p_hops(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
+                 const uint32_t *depth, uint16_t *hop, cudaStream_t st, struct ss_err *err);
 /* Route i from q[i].x to q[i].y (node ids): tdist[i], and with room its
  * path target first in paths + i * (room + 1), plen[i] its length (0:
  * unreachable or no room asked, SS__WALK_LONG: more than room + 1 nodes);
- * lists: 2 * room entries a route of scratch. prof (or NULL): 5 values a
- * routed path: ns of the chains, of the meeting and CCH path, of the
- * unpacking; its rounds; the CCH path's edges. */
+ * lists: 2 * room entries a route of scratch. prof (or NULL): SS__P2P_PROF
+ * values a routed path: ns of the chains, of the meeting and CCH path, of
+ * the unpacking; its rounds; the CCH path's edges; ns of the source side's
+ * tile stores (with in-place loads) and of its relaxations. */
 int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr, uint2 *lists, uint32_t *paths,
             uint32_t *plen, unsigned long long *tdist, unsigned long long *prof, cudaStream_t st,
             struct ss_err *err);

@@ -1644,6 +1644,16 @@ static void check_p2p_graph(struct ss_graph *g, unsigned nr, bool road)
         /* one route, then the same again (buffers kept) */
         ck_assert_uint_eq(check_p2p(p, g, src, tgt, 1, chains), 0);
         ss_gpu_phast_close(p);
+        if (chains) {
+                /* the heads' chain positions by search, as before the hops */
+                setenv("SS_GPU_PHAST_ROUTE_HOPS", "0", 1);
+                ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
+                                  SS_OK,
+                              "%s", err.msg);
+                ck_assert_uint_eq(check_p2p(p, g, src, tgt, nr < 200 ? nr : 200, true), 0);
+                ss_gpu_phast_close(p);
+                unsetenv("SS_GPU_PHAST_ROUTE_HOPS");
+        }
         setenv("SS_GPU_PHAST_ROUTES", "sweep", 1);
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
                       "%s", err.msg);
@@ -1780,6 +1790,39 @@ static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
         return g;
 }
 
+/* Node 0 with two-way arcs to each of 1..k, a path 1 - 2 - ... - k, and
+ * the CCH contracted in that order: eliminating node 0 joins 1..k into a
+ * clique, so rank i has k - i upward edges, more than a tile's first round
+ * (SS__P2P_SIDE * SS__P2P_AHEAD) for the lowest ranks, and the tree is a
+ * chain of k + 1 levels. */
+static struct ss_graph *fan_graph(uint32_t k)
+{
+        struct ss_arcs a;
+        struct ss_err err;
+        const uint32_t n = k + 1;
+        ck_assert_int_eq(ss_arcs_init(&a, n, 4 * (size_t)n), SS_OK);
+        for (uint32_t v = 1; v <= k; v++) {
+                const uint32_t x = 1 + (uint32_t)(rnd() % 100), y = 1 + (uint32_t)(rnd() % 100);
+                ck_assert_int_eq(ss_arcs_push(&a, 0, v, x), SS_OK);
+                ck_assert_int_eq(ss_arcs_push(&a, v, 0, y), SS_OK);
+                if (v < k) {
+                        ck_assert_int_eq(ss_arcs_push(&a, v, v + 1, y), SS_OK);
+                        ck_assert_int_eq(ss_arcs_push(&a, v + 1, v, x), SS_OK);
+                }
+        }
+        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        uint32_t *rank = malloc(n * sizeof(uint32_t));
+        ck_assert(rank);
+        for (uint32_t v = 0; v < n; v++)
+                rank[v] = v;
+        struct ss_cch *c = NULL;
+        ck_assert_msg(ss_cch_contract(g, rank, 2, &c, NULL, &err) == SS_OK, "%s", err.msg);
+        free(rank);
+        ss_cch_attach(g, c);
+        return g;
+}
+
 /* Trees taller than 1,024 levels: their chains' keys take 12 bits a
  * position (cch_route.cu), so a route climbs if the metric's largest
  * weight times the height fits 2^40, and sweeps otherwise; a tree over
@@ -1809,6 +1852,12 @@ START_TEST(test_phast_p2p_tall)
                 ss_graph_unref(g);
                 return;
         }
+        check_p2p_graph(g, 300, true);
+        ss_graph_unref(g);
+        /* Ranks of more upward edges than a tile's first round: the rest of
+         * their tile loads in place. */
+        g = fan_graph(2200);
+        ck_assert_uint_eq(ss_cch_of(g)->up_first[1] - ss_cch_of(g)->up_first[0], 2200);
         check_p2p_graph(g, 300, true);
         ss_graph_unref(g);
 
