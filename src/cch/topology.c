@@ -2,6 +2,9 @@
  * make stored ones safe to use, and the CCH's life cycle. */
 #include "cch/internal.h"
 
+#include "core/cancel.h"
+#include "core/log.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,37 +78,6 @@ static void check_order(void *arg, unsigned i, unsigned k)
                 }
 }
 
-struct down {
-        struct ss_cch *c;
-        uint32_t *cursor;
-};
-
-/* Part i of k of the upper ends (by rank): every member scans all edges in
- * ascending w and keeps those whose upper end is its own, so no two write
- * one list, and each list fills in ascending w as one thread would fill
- * it. First the counts (into down_first[y + 1]), then, with cursor, the
- * lists. */
-static void down_part(void *arg, unsigned i, unsigned k)
-{
-        struct down *in = arg;
-        struct ss_cch *c = in->c;
-        uint64_t ylo, yhi;
-        ss_team_share(c->n, i, k, &ylo, &yhi);
-        for (uint32_t w = 0; w < c->n; w++)
-                for (uint32_t a = c->up_first[w]; a < c->up_first[w + 1]; a++) {
-                        const uint32_t y = c->up_head[a];
-                        if (y < ylo || y >= yhi)
-                                continue;
-                        if (!in->cursor) {
-                                c->down_first[y + 1]++;
-                                continue;
-                        }
-                        const uint32_t at = in->cursor[y]++;
-                        c->down_tail[at] = w;
-                        c->down_arc[at] = a;
-                }
-}
-
 /* The last rank whose edge list starts at or before edge a (up_first
  * checked). */
 static uint32_t rank_of_edge(const struct ss_cch *c, uint32_t a)
@@ -133,6 +105,107 @@ static bool edge_part(const struct ss_cch *c, unsigned i, unsigned k, uint32_t *
                 return false;
         *x = rank_of_edge(c, *lo);
         return true;
+}
+
+/* The downward lists by a transpose on every core: each member takes a
+ * part of the edges (edge_part) and counts them into down_first[y + 1],
+ * then places them with atomic cursors, and last sorts the lists of a
+ * range of upper ends by their lower ends, so that each ascends in w as
+ * one thread would have filled it. (Every member scanning all the edges
+ * for its own upper ends does not scale: each reads the 146M edges of a
+ * continent.) */
+struct down {
+        struct ss_cch *c;
+        uint32_t *cursor; /* NULL: count */
+        bool sort;
+};
+
+struct down_pair {
+        uint32_t tail, arc;
+};
+
+static int down_pair_cmp(const void *x, const void *y)
+{
+        const struct down_pair *a = x, *b = y;
+        return (a->tail > b->tail) - (a->tail < b->tail);
+}
+
+/* Sorts list [f, l) by tail, down_arc alongside: the parts' runs come
+ * interleaved, each ascending. A long list goes through buf (*cap pairs,
+ * grown here; on no memory, by insertion as the short ones). */
+static void down_sort(struct ss_cch *c, uint32_t f, uint32_t l, struct down_pair **buf, size_t *cap)
+{
+        uint32_t *tail = c->down_tail, *arc = c->down_arc;
+        if (l - f > 64 && l - f > *cap) {
+                free(*buf);
+                *cap = 0;
+                if ((*buf = malloc((size_t)(l - f) * sizeof(**buf))))
+                        *cap = l - f;
+        }
+        if (l - f > 64 && *cap >= l - f) {
+                struct down_pair *p = *buf;
+                for (uint32_t j = f; j < l; j++)
+                        p[j - f] = (struct down_pair){tail[j], arc[j]};
+                qsort(p, l - f, sizeof(*p), down_pair_cmp);
+                for (uint32_t j = f; j < l; j++) {
+                        tail[j] = p[j - f].tail;
+                        arc[j] = p[j - f].arc;
+                }
+                return;
+        }
+        for (uint32_t i = f + 1; i < l; i++) {
+                const uint32_t t = tail[i], a = arc[i];
+                uint32_t j = i;
+                for (; j > f && tail[j - 1] > t; j--) {
+                        tail[j] = tail[j - 1];
+                        arc[j] = arc[j - 1];
+                }
+                tail[j] = t;
+                arc[j] = a;
+        }
+}
+
+static void down_part(void *arg, unsigned i, unsigned k)
+{
+        struct down *in = arg;
+        struct ss_cch *c = in->c;
+        if (in->sort) {
+                /* upper ends split where their lists' edges split: a list
+                 * goes to the member whose part it starts in */
+                const uint64_t elo = (uint64_t)c->arcs * i / k,
+                               ehi = (uint64_t)c->arcs * (i + 1) / k;
+                uint32_t y = 0, r = c->n;
+                while (r - y > 1) { /* the last y with down_first[y] <= elo */
+                        const uint32_t mid = y + (r - y) / 2;
+                        if (c->down_first[mid] <= elo)
+                                y = mid;
+                        else
+                                r = mid;
+                }
+                if (c->down_first[y] < elo)
+                        y++;
+                struct down_pair *buf = NULL;
+                size_t cap = 0;
+                for (; y < c->n && c->down_first[y] < ehi; y++)
+                        down_sort(c, c->down_first[y], c->down_first[y + 1], &buf, &cap);
+                free(buf);
+                return;
+        }
+        uint32_t lo, hi, w;
+        if (!edge_part(c, i, k, &lo, &hi, &w))
+                return;
+        for (uint32_t a = lo; a < hi; a++) {
+                while (c->up_first[w + 1] <= a)
+                        w++;
+                const uint32_t y = c->up_head[a];
+                if (!in->cursor) {
+                        __atomic_fetch_add(&c->down_first[y + 1], 1u, __ATOMIC_RELAXED);
+                        continue;
+                }
+                const uint32_t at = __atomic_fetch_add(&in->cursor[y], 1u, __ATOMIC_RELAXED);
+                c->down_tail[at] = w;
+                c->down_arc[at] = a;
+        }
 }
 
 struct lists {
@@ -181,6 +254,8 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                     err, bad, "the CCH is for %u nodes and %llu arcs, the graph has %u and %llu", n,
                     (unsigned long long)c->m, g->n, (unsigned long long)g->m);
         const unsigned team = ss_team_threads(threads);
+        uint64_t t[7];
+        t[0] = ss_now_ns();
         if (!c->node) {
                 if (!(c->node = malloc(((size_t)n + 1) * sizeof(uint32_t))))
                         goto nomem;
@@ -192,6 +267,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                 if (atomic_load(&in.bad))
                         return ss_err_set(err, bad, "the CCH order is not a permutation");
         }
+        t[1] = t[2] = ss_now_ns();
         if (check) {
                 if (c->up_first[0] != 0 || c->up_first[n] != c->arcs)
                         return ss_err_set(err, bad, "the CCH edge offsets do not span its %u edges",
@@ -212,6 +288,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                                           "the CCH edges of rank %u are not ascending, upward "
                                           "ranks",
                                           x - 1);
+                t[2] = ss_now_ns();
                 in.chordal = true;
                 ss_team_run(ss_team_threads(threads), NULL, check_lists, &in);
                 if ((x = atomic_load(&in.unchordal)))
@@ -219,9 +296,9 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                                           x - 1);
         }
 
-        /* Downward lists, each ascending in w, counted and filled on every
-         * core, by upper ends (a continent's 146M edges took seconds on
-         * one). */
+        t[3] = ss_now_ns();
+        /* Downward lists, each ascending in w: counted, filled and sorted
+         * on every core (down_part). */
         c->down_first = calloc((size_t)n + 2, sizeof(uint32_t));
         c->down_tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
         c->down_arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
@@ -241,6 +318,9 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
         in_down.cursor = cursor;
         ss_team_run(team, NULL, down_part, &in_down);
         free(cursor);
+        in_down.sort = true;
+        ss_team_run(team, NULL, down_part, &in_down);
+        t[4] = ss_now_ns();
 
         struct inputs in = {.c = c, .g = g};
         atomic_init(&in.bad, 0);
@@ -251,6 +331,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                 return ss_err_set(err, bad, "the CCH supergraph lacks an arc of node %u", u);
         }
 
+        t[5] = ss_now_ns();
         /* Levels of the elimination tree, and the customization's work. */
         c->height = 0;
         c->triangles = 0;
@@ -264,6 +345,13 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                         c->height = height[x] + 1;
         }
         free(height);
+        t[6] = ss_now_ns();
+        ss_log_debug("cch",
+                     "%u ranks derived in %.0f ms on %u threads: order %.0f, lists %.0f, "
+                     "chordality %.0f, downward lists %.0f, input arcs %.0f, heights %.0f",
+                     n, (t[6] - t[0]) / 1e6, team, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+                     (t[3] - t[2]) / 1e6, (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6,
+                     (t[6] - t[5]) / 1e6);
         return SS_OK;
 
 nomem:
@@ -348,7 +436,10 @@ int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle
                 return ss_err_set(err, SS_EFORMAT, "the CCH metric's end slots are not empty");
         struct corners in = {.c = c, .middle = middle};
         atomic_init(&in.bad, 0);
+        const uint64_t t0 = ss_now_ns();
         ss_team_run(ss_team_threads(threads), NULL, check_corners, &in);
+        ss_log_debug("cch", "the stored metric's corners checked in %.0f ms",
+                     (ss_now_ns() - t0) / 1e6);
         const unsigned x = atomic_load(&in.bad);
         if (x)
                 return ss_err_set(err, SS_EFORMAT,

@@ -83,30 +83,29 @@ uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p)
         return p->p2p.fixed_bytes + p->p2p.buf_bytes;
 }
 
-/* anc[z * SS__P2P_JUMP + j], the (j + 1)-th ancestor of each rank z, for
- * one j a pass over the ranks on every core: row j - 1 of the parent is
- * complete by then. Rank by rank from the top down, on one thread, the
- * parents' rows were a cache miss a rank (1 s for 24M ranks). */
+/* anc[z * SS__P2P_JUMP + j], the (j + 1)-th ancestor of each rank z, by
+ * ranges of ranks on every core, each rank walking up its parents: they
+ * are mostly near it in rank, so the walk stays in cache, and each row is
+ * written once. (Rank by rank from the top down on one thread took 1 s
+ * for 24M ranks on an H200's host; a pass over all the rows for each j on
+ * every core, 1.7 s.) */
 struct ss__p2p_anc {
         const struct ss_cch *c;
         uint32_t *anc;
-        unsigned j;
 };
 
-static void ss__p2p_anc_pass(void *arg, unsigned i, unsigned k)
+static void ss__p2p_anc_part(void *arg, unsigned i, unsigned k)
 {
         const struct ss__p2p_anc *a = arg;
         const size_t J = SS__P2P_JUMP;
         uint64_t lo, hi;
         ss_team_share(a->c->n, i, k, &lo, &hi);
         for (uint64_t z = lo; z < hi; z++) {
-                if (a->j == 0) {
-                        a->anc[z * J] = ss_cch_parent(a->c, (uint32_t)z);
-                        continue;
+                uint32_t x = (uint32_t)z;
+                for (size_t j = 0; j < J; j++) {
+                        x = x == SS_NO_NODE ? SS_NO_NODE : ss_cch_parent(a->c, x);
+                        a->anc[z * J + j] = x;
                 }
-                const uint32_t up = a->anc[z * J];
-                a->anc[z * J + a->j] =
-                    up == SS_NO_NODE ? SS_NO_NODE : a->anc[(size_t)up * J + a->j - 1];
         }
 }
 
@@ -142,9 +141,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 const uint32_t up = ss_cch_parent(c, z);
                 depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
         }
-        struct ss__p2p_anc pass = {.c = c, .anc = anc};
-        for (pass.j = 0; pass.j < J; pass.j++)
-                ss_team_run(0, NULL, ss__p2p_anc_pass, &pass);
+        struct ss__p2p_anc part = {.c = c, .anc = anc};
+        ss_team_run(0, NULL, ss__p2p_anc_part, &part);
         const uint64_t t1 = ss_now_ns();
         e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
@@ -195,8 +193,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 ss_log_warn("gpu",
                             "no device memory for the routes' chains (%.1f MiB): GPU "
                             "routes take a sweep each",
-                            (double)(n1 * (8 + J * 4) + a1 * (q->hops_off ? 32 : 34)) /
-                                SS__MIB);
+                            (double)(n1 * (8 + J * 4) + a1 * (q->hops_off ? 32 : 34)) / SS__MIB);
                 return SS_OK;
         }
         if (e != cudaSuccess) {
@@ -206,7 +203,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         }
         q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * (q->hops_off ? 32 : 34);
         q->stale = true;
-        ss_log_debug("gpu", "route chains of %u ranks made in %.0f ms: ancestors %.0f, on the device %.0f",
+        ss_log_debug("gpu",
+                     "route chains of %u ranks made in %.0f ms: ancestors %.0f, on the device %.0f",
                      p->n, (ss_now_ns() - t0) / 1e6, (t1 - t0) / 1e6, (ss_now_ns() - t1) / 1e6);
         q->made = true; /* a failure above leaves it unmade: the next route tries again */
         return SS_OK;
@@ -288,9 +286,10 @@ static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err
                 cudaSuccess ||
             cudaHostAlloc((void **)&q->h_dist, (size_t)cap * 8, cudaHostAllocDefault) !=
                 cudaSuccess ||
-            (q->profile && (cudaMalloc((void **)&q->d_prof, (size_t)cap * SS__P2P_PROF * 8) != cudaSuccess ||
-                            cudaHostAlloc((void **)&q->h_prof, (size_t)cap * SS__P2P_PROF * 8,
-                                          cudaHostAllocDefault) != cudaSuccess))) {
+            (q->profile &&
+             (cudaMalloc((void **)&q->d_prof, (size_t)cap * SS__P2P_PROF * 8) != cudaSuccess ||
+              cudaHostAlloc((void **)&q->h_prof, (size_t)cap * SS__P2P_PROF * 8,
+                            cudaHostAllocDefault) != cudaSuccess))) {
                 cudaGetLastError();
                 ss__p2p_free_bufs(q);
                 return ss_err_set(err, SS_ENOGPU, "no device memory for %u routes' paths", cap);

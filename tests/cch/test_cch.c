@@ -390,6 +390,38 @@ END_TEST
 
 /* ---- road graphs --------------------------------------------------------- */
 
+/* c's downward lists against a transpose on one thread, in ascending w:
+ * the same arrays. Returns the longest list. */
+static uint32_t check_down_lists(const struct ss_cch *c)
+{
+        uint32_t *first = calloc((size_t)c->n + 2, sizeof(uint32_t));
+        uint32_t *tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        uint32_t *arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        ck_assert(first && tail && arc);
+        for (uint32_t a = 0; a < c->arcs; a++)
+                first[c->up_head[a] + 1]++;
+        for (uint32_t y = 0; y < c->n; y++)
+                first[y + 1] += first[y];
+        uint32_t longest = 0;
+        for (uint32_t y = 0; y < c->n; y++)
+                longest = first[y + 1] - first[y] > longest ? first[y + 1] - first[y] : longest;
+        for (uint32_t w = 0; w < c->n; w++)
+                for (uint32_t a = c->up_first[w]; a < c->up_first[w + 1]; a++) {
+                        const uint32_t at = first[c->up_head[a]]++;
+                        tail[at] = w;
+                        arc[at] = a;
+                }
+        ck_assert_uint_eq(c->down_first[0], 0);
+        for (uint32_t y = 0; y < c->n; y++)
+                ck_assert_uint_eq(c->down_first[y + 1], first[y]);
+        ck_assert_int_eq(memcmp(c->down_tail, tail, (size_t)c->arcs * sizeof(uint32_t)), 0);
+        ck_assert_int_eq(memcmp(c->down_arc, arc, (size_t)c->arcs * sizeof(uint32_t)), 0);
+        free(first);
+        free(tail);
+        free(arc);
+        return longest;
+}
+
 START_TEST(test_road_graph)
 {
         struct ss_gen_road p = {.nodes = 20000, .seed = 5};
@@ -401,6 +433,12 @@ START_TEST(test_road_graph)
                 /* a road graph's supergraph stays sparse and its tree shallow */
                 ck_assert_uint_lt(c->arcs, 4 * g->m);
                 ck_assert_uint_lt(c->height, 600);
+                /* the lists transposed on 2 threads: the top's are longer
+                 * than the insertion sort takes */
+                ck_assert_uint_gt(check_down_lists(c), 64);
+                ss_cch_free(c);
+                c = cu_build(g, 7, keys == 1);
+                ck_assert_uint_gt(check_down_lists(c), 64);
                 struct ss_cch_metric *m1 = cu_customize(c, g, NULL, 1);
                 struct ss_cch_metric *m2 = cu_customize(c, g, NULL, 3);
                 ck_assert_int_eq(memcmp(m1->w32, m2->w32, 2 * (size_t)c->arcs * sizeof(uint32_t)),
