@@ -429,6 +429,10 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * search of the chain instead of its stored hop, to compare. */
         const char *rh = getenv("SS_GPU_PHAST_ROUTE_HOPS");
         p->p2p.hops_off = rh && !strcmp(rh, "0");
+        /* SS_GPU_PHAST_ROUTE_AHEAD=8 or 16: edges a thread of the chains
+         * loads ahead, to compare; 0 or unset: by the tree (phast_route.c). */
+        const char *ra = getenv("SS_GPU_PHAST_ROUTE_AHEAD");
+        p->p2p.ahead = ra && *ra ? (unsigned)strtoul(ra, NULL, 10) : 0;
         /* SS_GPU_PHAST_ROUTE_ROOM: the CCH edges a route's path may unpack
          * to on the device, for tests of the paths left to the CPU. */
         const char *rr = getenv("SS_GPU_PHAST_ROUTE_ROOM");

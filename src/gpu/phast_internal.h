@@ -92,6 +92,8 @@ struct ss_gpu_phast {
                 bool profile;      /* SS_GPU_PHAST_ROUTE_PROFILE: phases logged */
                 uint32_t room_set; /* SS_GPU_PHAST_ROUTE_ROOM (tests); 0: by the call */
                 bool hops_off;     /* SS_GPU_PHAST_ROUTE_HOPS=0: heads by search, to compare */
+                unsigned ahead;    /* SS_GPU_PHAST_ROUTE_AHEAD: 8 or 16 edges a thread's
+                                      round (0: by the tree's height) */
                 uint32_t *d_anc, *d_up_first, *d_node, *d_mid;
                 uint16_t *d_hop; /* or NULL (hops_off) */
                 unsigned long long *d_wup;

@@ -255,6 +255,19 @@ static int ss__p2p_metric(struct ss_gpu_phast *p, struct ss_err *err)
         return SS_OK;
 }
 
+/* Edges a thread of the chains loads ahead: a whole tile (16) on trees
+ * taller than 1,024 levels, whose top ranks have thousands of upward
+ * edges, so that a tile's loads wait behind the previous tile's
+ * relaxations; 8 below, where tiles are of many small ranks and 8 keep
+ * the kernel at 64 registers, two blocks an SM for batches of routes
+ * (16 take 94, one block). */
+static unsigned ss__p2p_ahead_for(const struct ss__ph_p2p *q, uint32_t hmax)
+{
+        if (q->ahead == 8 || q->ahead == SS__P2P_AHEAD)
+                return q->ahead;
+        return hmax > 1024 ? SS__P2P_AHEAD : 8;
+}
+
 /* Room for nr routes a launch (at most SS__P2P_CHUNK). */
 static int ss__p2p_reserve(struct ss__ph_p2p *q, unsigned nr, struct ss_err *err)
 {
@@ -317,6 +330,7 @@ static int ss__p2p_chunk(struct ss_gpu_phast *p, const uint32_t *sources, const 
         const struct ss__p2p_dev d = {.hmax = hmax,
                                       .bits = ss__p2p_bits(hmax),
                                       .room = path ? q->room : 0,
+                                      .ahead = ss__p2p_ahead_for(q, hmax),
                                       .rank = p->d_rank,
                                       .anc = q->d_anc,
                                       .up_first = q->d_up_first,

@@ -93,35 +93,36 @@ __device__ __forceinline__ uint32_t ss__p2p_last_le(const uint32_t *off, uint32_
         return lo;
 }
 
-/* The first SS__P2P_SIDE * SS__P2P_AHEAD edges of a tile, a thread's
+/* The first SS__P2P_SIDE * A edges of a tile (A: SS__P2P_AHEAD), a thread's
  * share in registers: loaded before the previous tile relaxes, so that
  * the loads' round trips overlap its barriers, and stored to shared memory
  * after it. at: the edge's chain position (the rank whose list holds it);
  * h: its head's distance up the chain (D.hop), or the head's rank; w: the
  * low word of its weight (all ones for infinity, as a 32-bit metric's). */
-struct ss__p2p_ahead {
-        uint32_t at[SS__P2P_AHEAD], h[SS__P2P_AHEAD], w[SS__P2P_AHEAD];
+template <int A> struct ss__p2p_ahead {
+        uint32_t at[A], h[A], w[A];
 };
 
 /* The tile after rank i0: ranks i0 .. the returned one, whose edges fit
- * SS__P2P_SIDE * SS__P2P_AHEAD (one rank always goes: a rank may have up to
+ * SS__P2P_SIDE * A (one rank always goes: a rank may have up to
  * SS__P2P_TILE edges, the rounds after the first then load in place). */
+template <int A>
 __device__ __forceinline__ uint32_t ss__p2p_tile_end(const uint32_t *aoff, uint32_t i0, uint32_t L)
 {
-        const uint32_t i1 =
-            ss__p2p_last_le(aoff, i0, L + 1, aoff[i0] + SS__P2P_SIDE * SS__P2P_AHEAD);
+        const uint32_t i1 = ss__p2p_last_le(aoff, i0, L + 1, aoff[i0] + SS__P2P_SIDE * A);
         return i1 == i0 ? i0 + 1 : i1;
 }
 
 /* Loads this thread's edges k0 + ts + u * SS__P2P_SIDE of the tile i0 .. i1. */
+template <int A>
 __device__ __forceinline__ void ss__p2p_load(const struct ss__p2p_dev &D, const uint32_t *W,
                                              const uint32_t *lo, const uint32_t *aoff, uint32_t i0,
                                              uint32_t i1, uint32_t k0, unsigned ts,
-                                             struct ss__p2p_ahead &R)
+                                             struct ss__p2p_ahead<A> &R)
 {
         const uint32_t base = aoff[i0], cnt = aoff[i1] - base;
 #pragma unroll
-        for (int u = 0; u < SS__P2P_AHEAD; u++) {
+        for (int u = 0; u < A; u++) {
                 const uint32_t e = k0 + ts + u * SS__P2P_SIDE;
                 R.at[u] = i0;
                 R.h[u] = 0;
@@ -138,13 +139,14 @@ __device__ __forceinline__ void ss__p2p_load(const struct ss__p2p_dev &D, const 
 
 /* Stores the loaded edges into the tile's buffers: the head's chain
  * position and the weight (all ones: no relaxation). */
+template <int A>
 __device__ __forceinline__ void ss__p2p_store(const struct ss__p2p_dev &D, const uint32_t *ch,
                                               uint32_t L, uint32_t k0, uint32_t cnt, unsigned ts,
-                                              const struct ss__p2p_ahead &R, uint32_t *wb,
+                                              const struct ss__p2p_ahead<A> &R, uint32_t *wb,
                                               uint16_t *pb)
 {
 #pragma unroll
-        for (int u = 0; u < SS__P2P_AHEAD; u++) {
+        for (int u = 0; u < A; u++) {
                 const uint32_t e = k0 + ts + u * SS__P2P_SIDE;
                 if (e >= cnt)
                         continue;
@@ -174,6 +176,7 @@ __device__ __forceinline__ void ss__p2p_store(const struct ss__p2p_dev &D, const
  * from shared memory alone while the next tile's edges are loading.
  * Returns L (0: taller than H). prof (thread 0 of side 0, or NULL): ns in
  * the tiles' stores and in-place loads, and in the relaxations. */
+template <int A>
 __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, unsigned side,
                                                  unsigned ts, uint32_t node, uint32_t H,
                                                  uint32_t *ch, unsigned long long *kk, uint32_t *lo,
@@ -234,10 +237,10 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
         /* The weights' low words: a 32-bit metric's values, all ones for
          * infinity. */
         const uint32_t *W = (const uint32_t *)(side ? D.w_down : D.w_up);
-        const uint32_t round = SS__P2P_SIDE * SS__P2P_AHEAD;
+        const uint32_t round = SS__P2P_SIDE * A;
         unsigned long long t_tile = 0, t_relax = 0, t = 0;
-        struct ss__p2p_ahead R;
-        uint32_t i0 = 0, i1 = L ? ss__p2p_tile_end(aoff, 0, L) : 0;
+        struct ss__p2p_ahead<A> R;
+        uint32_t i0 = 0, i1 = L ? ss__p2p_tile_end<A>(aoff, 0, L) : 0;
         if (L)
                 ss__p2p_load(D, W, lo, aoff, 0, i1, 0, ts, R);
         while (i0 < L) {
@@ -251,7 +254,7 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
                         ss__p2p_store(D, ch, L, k0, cnt, ts, R, wb, pb);
                 }
                 ss__p2p_side_sync(side);
-                const uint32_t i2 = i1 < L ? ss__p2p_tile_end(aoff, i1, L) : L;
+                const uint32_t i2 = i1 < L ? ss__p2p_tile_end<A>(aoff, i1, L) : L;
                 if (i1 < L)
                         ss__p2p_load(D, W, lo, aoff, i1, i2, 0, ts, R);
                 if (prof) {
@@ -286,6 +289,7 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
         return L;
 }
 
+template <int A>
 __global__ void __launch_bounds__(SS__P2P_BLOCK)
     ss__p2p_kernel(const struct ss__p2p_dev D, const uint2 *q, uint2 *lists, uint32_t *paths,
                    uint32_t *plen, unsigned long long *tdist, unsigned long long *prof)
@@ -309,10 +313,10 @@ __global__ void __launch_bounds__(SS__P2P_BLOCK)
         const uint2 st = q[r];
         {
                 const unsigned side = tid / SS__P2P_SIDE, ts = tid % SS__P2P_SIDE;
-                ss__p2p_side(D, side, ts, side ? st.y : st.x, H, chain + side * H, key + side * H,
-                             lo + side * H, aoff + side * (H + 1), wbuf + side * SS__P2P_TILE,
-                             pbuf + side * SS__P2P_TILE, &len[side],
-                             prof && tid == 0 ? prof + SS__P2P_PROF * (size_t)r + 5 : NULL);
+                ss__p2p_side<A>(D, side, ts, side ? st.y : st.x, H, chain + side * H,
+                                key + side * H, lo + side * H, aoff + side * (H + 1),
+                                wbuf + side * SS__P2P_TILE, pbuf + side * SS__P2P_TILE, &len[side],
+                                prof && tid == 0 ? prof + SS__P2P_PROF * (size_t)r + 5 : NULL);
         }
         if (prof && tid == 0)
                 t1 = ss__p2p_clock();
@@ -538,7 +542,8 @@ static int ss__p2p_room(size_t *room, struct ss_err *err)
         cudaFuncAttributes fa;
         SS__CUDA(cudaGetDevice(&dev));
         SS__CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        SS__CUDA(cudaFuncGetAttributes(&fa, ss__p2p_kernel));
+        /* the same static shared memory in every instantiation */
+        SS__CUDA(cudaFuncGetAttributes(&fa, ss__p2p_kernel<SS__P2P_AHEAD>));
         *room = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
         return SS_OK;
 }
@@ -568,9 +573,19 @@ extern "C" int ss__p2p(const struct ss__p2p_dev *d, const uint2 *q, unsigned nr,
         int rc = ss__p2p_room(&room, err);
         if (rc != SS_OK)
                 return rc;
-        SS__CUDA(cudaFuncSetAttribute(ss__p2p_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)room));
-        ss__p2p_kernel<<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
+        /* SS__P2P_AHEAD, or a round of 8 edges a thread to compare */
+        if (d->ahead == 8) {
+                SS__CUDA(cudaFuncSetAttribute(
+                    ss__p2p_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)room));
+                ss__p2p_kernel<8>
+                    <<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
+        } else {
+                SS__CUDA(cudaFuncSetAttribute(ss__p2p_kernel<SS__P2P_AHEAD>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)room));
+                ss__p2p_kernel<SS__P2P_AHEAD>
+                    <<<nr, SS__P2P_BLOCK, shared, st>>>(*d, q, lists, paths, plen, tdist, prof);
+        }
         SS__LAUNCHED("ss__p2p_kernel");
         return SS_OK;
 }

@@ -396,8 +396,8 @@ int ss__walk_compact(const uint32_t *plen, const uint32_t *poff, const uint32_t 
 #define SS__P2P_HMAX  4096u
 #define SS__P2P_JUMP  8
 #define SS__P2P_TILE  4096u
-#define SS__P2P_AHEAD 8 /* edges a thread loads ahead: a round of a tile */
-#define SS__P2P_PROF  7 /* values a route of the profile */
+#define SS__P2P_AHEAD 16 /* edges a thread loads ahead: a round of a tile */
+#define SS__P2P_PROF  7  /* values a route of the profile */
 /* Dynamic shared memory of a block for chains of hmax ranks. */
 #define ss__p2p_shared(hmax) ((size_t)(hmax)*40 + 8 + (size_t)SS__P2P_TILE * 12)
 /* A rank's key is distance << 2 bits | predecessor's position << bits |
@@ -415,6 +415,7 @@ static inline unsigned ss__p2p_bits(uint32_t hmax)
 }
 struct ss__p2p_dev {
         uint32_t hmax, bits, room;
+        unsigned ahead; /* edges a thread loads ahead: 8, or SS__P2P_AHEAD */
         const uint32_t *rank, *anc, *up_first, *up_head, *mid, *node;
         const uint16_t *hop; /* or NULL: the heads' chain positions by search */
         const unsigned long long *w_up, *w_down;

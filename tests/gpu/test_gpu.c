@@ -1644,15 +1644,18 @@ static void check_p2p_graph(struct ss_graph *g, unsigned nr, bool road)
         /* one route, then the same again (buffers kept) */
         ck_assert_uint_eq(check_p2p(p, g, src, tgt, 1, chains), 0);
         ss_gpu_phast_close(p);
-        if (chains) {
-                /* the heads' chain positions by search, as before the hops */
-                setenv("SS_GPU_PHAST_ROUTE_HOPS", "0", 1);
+        /* The heads' chain positions by search, as before the hops; and
+         * the other round of edges loaded ahead than this tree's. */
+        const char *vars[2] = {"SS_GPU_PHAST_ROUTE_HOPS", "SS_GPU_PHAST_ROUTE_AHEAD"};
+        const char *vals[2] = {"0", ss_cch_of(g)->height > 1024 ? "8" : "16"};
+        for (int v = 0; v < 2 && chains; v++) {
+                setenv(vars[v], vals[v], 1);
                 ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) ==
                                   SS_OK,
                               "%s", err.msg);
                 ck_assert_uint_eq(check_p2p(p, g, src, tgt, nr < 200 ? nr : 200, true), 0);
                 ss_gpu_phast_close(p);
-                unsetenv("SS_GPU_PHAST_ROUTE_HOPS");
+                unsetenv(vars[v]);
         }
         setenv("SS_GPU_PHAST_ROUTES", "sweep", 1);
         ck_assert_msg(ss_gpu_phast_open(0, ss_cch_of(g), ss_cch_metric_of(g), &p, &err) == SS_OK,
