@@ -267,12 +267,26 @@ __device__ __forceinline__ uint32_t ss__p2p_side(const struct ss__p2p_dev &D, un
                         if (ki != SS__P2P_INF) {
                                 const unsigned long long di = ki >> (2 * D.bits);
                                 const uint32_t o = aoff[i] - base, deg = aoff[i + 1] - aoff[i];
-                                for (uint32_t j = ts; j < deg; j += SS__P2P_SIDE) {
-                                        const uint32_t w = wb[o + j];
-                                        if (w != 0xffffffffu)
-                                                atomicMin(&kk[pb[o + j]],
-                                                          (di + w) << (2 * D.bits) |
-                                                              (unsigned long long)i << D.bits | j);
+                                /* A / 4 edges a thread at once: a top
+                                 * rank's thousands are otherwise a chain
+                                 * of dependent shared-memory round trips */
+                                constexpr int U = A / 4;
+                                for (uint32_t j = ts; j < deg; j += U * SS__P2P_SIDE) {
+                                        uint32_t w[U], at[U];
+#pragma unroll
+                                        for (int u = 0; u < U; u++) {
+                                                const uint32_t x = j + u * SS__P2P_SIDE;
+                                                w[u] = x < deg ? wb[o + x] : 0xffffffffu;
+                                                at[u] = x < deg ? pb[o + x] : 0;
+                                        }
+#pragma unroll
+                                        for (int u = 0; u < U; u++)
+                                                if (w[u] != 0xffffffffu)
+                                                        atomicMin(&kk[at[u]],
+                                                                  (di + w[u]) << (2 * D.bits) |
+                                                                      (unsigned long long)i
+                                                                          << D.bits |
+                                                                      (j + u * SS__P2P_SIDE));
                                 }
                         }
                         ss__p2p_side_sync(side);
