@@ -83,32 +83,6 @@ uint64_t ss__ph_p2p_bytes(const struct ss_gpu_phast *p)
         return p->p2p.fixed_bytes + p->p2p.buf_bytes;
 }
 
-/* anc[z * SS__P2P_JUMP + j], the (j + 1)-th ancestor of each rank z, by
- * ranges of ranks on every core, each rank walking up its parents: they
- * are mostly near it in rank, so the walk stays in cache, and each row is
- * written once. (Rank by rank from the top down on one thread took 1 s
- * for 24M ranks on an H200's host; a pass over all the rows for each j on
- * every core, 1.7 s.) */
-struct ss__p2p_anc {
-        const struct ss_cch *c;
-        uint32_t *anc;
-};
-
-static void ss__p2p_anc_part(void *arg, unsigned i, unsigned k)
-{
-        const struct ss__p2p_anc *a = arg;
-        const size_t J = SS__P2P_JUMP;
-        uint64_t lo, hi;
-        ss_team_share(a->c->n, i, k, &lo, &hi);
-        for (uint64_t z = lo; z < hi; z++) {
-                uint32_t x = (uint32_t)z;
-                for (size_t j = 0; j < J; j++) {
-                        x = x == SS_NO_NODE ? SS_NO_NODE : ss_cch_parent(a->c, x);
-                        a->anc[z * J + j] = x;
-                }
-        }
-}
-
 /* The chains' arrays on the device, or q->off with the reason logged. */
 static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
 {
@@ -128,21 +102,18 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
         const size_t n1 = p->n ? p->n : 1, a1 = p->arcs ? p->arcs : 1;
         const uint64_t t0 = ss_now_ns();
-        /* Each rank's SS__P2P_JUMP nearest ancestors, and its depth from
-         * the top down (the parent's is ready, one rank higher). */
+        /* Each rank's depth, from the top down (the parent's is ready, one
+         * rank higher), for the edges' hops; the ancestor table is made on
+         * the device (ss__p2p_anc: on the host, 0.7 s for 24M ranks on 16
+         * cores, and 768 MB to upload). */
         const size_t J = SS__P2P_JUMP;
-        uint32_t *anc = malloc(n1 * J * 4), *depth = malloc(n1 * 4);
-        if (!anc || !depth) {
-                free(anc);
-                free(depth);
-                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' ancestors");
-        }
-        for (uint32_t z = p->n; z-- > 0;) {
+        uint32_t *depth = q->hops_off ? NULL : malloc(n1 * 4);
+        if (!q->hops_off && !depth)
+                return ss_err_set(err, SS_ENOMEM, "no memory for the routes' depths");
+        for (uint32_t z = p->n; depth && z-- > 0;) {
                 const uint32_t up = ss_cch_parent(c, z);
                 depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
         }
-        struct ss__p2p_anc part = {.c = c, .anc = anc};
-        ss_team_run(0, NULL, ss__p2p_anc_part, &part);
         const uint64_t t1 = ss_now_ns();
         e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
@@ -163,22 +134,20 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 e = cudaMalloc((void **)&d_depth, n1 * 4);
         if (e == cudaSuccess && d_depth && p->n)
                 e = cudaMemcpy(d_depth, depth, (size_t)p->n * 4, cudaMemcpyHostToDevice);
-        if (e == cudaSuccess && p->n)
-                e = cudaMemcpy(q->d_anc, anc, (size_t)p->n * J * 4, cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
                 e = cudaMemcpy(q->d_up_first, c->up_first, ((size_t)p->n + 1) * 4,
                                cudaMemcpyHostToDevice);
         if (e == cudaSuccess && p->n)
                 e = cudaMemcpy(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice);
-        free(anc);
         free(depth);
         int rc = SS_OK;
-        if (e == cudaSuccess && d_depth) {
+        if (e == cudaSuccess)
+                rc = ss__p2p_anc(p->n, q->d_up_first, p->d_up_head, q->d_anc, p->stream, err);
+        if (e == cudaSuccess && rc == SS_OK && d_depth)
                 rc = ss__p2p_hops(p->n, q->d_up_first, p->d_up_head, d_depth, q->d_hop, p->stream,
                                   err);
-                if (rc == SS_OK)
-                        e = cudaStreamSynchronize(p->stream);
-        }
+        if (e == cudaSuccess && rc == SS_OK)
+                e = cudaStreamSynchronize(p->stream);
         cudaFree(d_depth);
         if (rc != SS_OK) {
                 ss__p2p_free_fixed(q);
@@ -204,7 +173,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         q->fixed_bytes = (uint64_t)n1 * (8 + J * 4) + 4 + (uint64_t)a1 * (q->hops_off ? 32 : 34);
         q->stale = true;
         ss_log_debug("gpu",
-                     "route chains of %u ranks made in %.0f ms: ancestors %.0f, on the device %.0f",
+                     "route chains of %u ranks made in %.0f ms: depths %.0f, on the device %.0f",
                      p->n, (ss_now_ns() - t0) / 1e6, (t1 - t0) / 1e6, (ss_now_ns() - t1) / 1e6);
         q->made = true; /* a failure above leaves it unmade: the next route tries again */
         return SS_OK;

@@ -43,6 +43,8 @@
 
 /* A rank has fewer upward edges than its chain has ranks: one fits a tile. */
 static_assert(SS__P2P_HMAX <= SS__P2P_TILE, "a rank's edges must fit one tile");
+/* A rank's ancestors are two uint4 (ss__p2p_side, ss__p2p_anc_kernel). */
+static_assert(SS__P2P_JUMP == 8, "the ancestor table is read and written in two uint4");
 /* A tile's first round is what the threads of a side hold in registers. */
 static_assert(SS__P2P_SIDE * SS__P2P_AHEAD <= SS__P2P_TILE, "a round must fit one tile");
 /* Chain positions are stored in 16 bits (pbuf). */
@@ -518,6 +520,40 @@ extern "C" int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first,
         const unsigned blocks = need < 65535 ? (unsigned)need : 65535u;
         ss__p2p_tri_kernel<<<blocks, 256, 0, st>>>(n, arcs, up_first, up_head, mid, tri);
         SS__LAUNCHED("ss__p2p_tri_kernel");
+        return SS_OK;
+}
+
+/* anc[z * SS__P2P_JUMP + j], the (j + 1)-th ancestor of each rank z (the
+ * parent is the head of z's first upward edge), a thread a rank. */
+__global__ void ss__p2p_anc_kernel(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
+                                   uint32_t *anc)
+{
+        for (uint64_t z = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; z < n;
+             z += (uint64_t)gridDim.x * blockDim.x) {
+                uint32_t x = (uint32_t)z, v[SS__P2P_JUMP];
+#pragma unroll
+                for (int j = 0; j < SS__P2P_JUMP; j++) {
+                        if (x != SS__NO_NODE) {
+                                const uint32_t f = up_first[x];
+                                x = f < up_first[x + 1] ? up_head[f] : SS__NO_NODE;
+                        }
+                        v[j] = x;
+                }
+                uint4 *o = (uint4 *)(anc + z * SS__P2P_JUMP);
+                o[0] = make_uint4(v[0], v[1], v[2], v[3]);
+                o[1] = make_uint4(v[4], v[5], v[6], v[7]);
+        }
+}
+
+extern "C" int ss__p2p_anc(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
+                           uint32_t *anc, cudaStream_t st, struct ss_err *err)
+{
+        if (n == 0)
+                return SS_OK;
+        const uint64_t need = ((uint64_t)n + 255) / 256;
+        const unsigned blocks = need < 65535 ? (unsigned)need : 65535u;
+        ss__p2p_anc_kernel<<<blocks, 256, 0, st>>>(n, up_first, up_head, anc);
+        SS__LAUNCHED("ss__p2p_anc_kernel");
         return SS_OK;
 }
 

@@ -426,6 +426,10 @@ struct ss__p2p_dev {
 int ss__p2p_limit(uint32_t *hmax, struct ss_err *err);
 int ss__p2p_tri(uint32_t n, uint32_t arcs, const uint32_t *up_first, const uint32_t *up_head,
                 const uint32_t *mid, uint2 *tri, cudaStream_t st, struct ss_err *err);
+/* anc (SS__P2P_JUMP ranks a rank: its nearest ancestors, SS__NO_NODE past
+ * the root) from the CCH's upward lists. */
+int ss__p2p_anc(uint32_t n, const uint32_t *up_first, const uint32_t *up_head, uint32_t *anc,
+                cudaStream_t st, struct ss_err *err);
 /* hop[a] of every upward edge a (depth: each rank's depth in the tree). */
 int ss__p2p_hops(uint32_t n, const uint32_t *up_first, const uint32_t *up_head,
                  const uint32_t *depth, uint16_t *hop, cudaStream_t st, struct ss_err *err);
