@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/team.h"
+
 void ss_cch_sched_free(struct ss_cch_sched *s)
 {
         free(s->levels);
@@ -53,6 +55,62 @@ static void ss__sched_widths(const struct ss_cch *c, struct ss_cch_sched *s)
         }
 }
 
+void ss_cch_tree_free(struct ss_cch_tree *t)
+{
+        free(t->depth);
+        free(t->size);
+        free(t->height);
+        memset(t, 0, sizeof(*t));
+}
+
+struct ss__tree_job {
+        const struct ss_cch *c;
+        struct ss_cch_tree *t;
+};
+
+/* A parent has a higher rank: depths from the top down (member 0), sizes
+ * and heights from the bottom up (member 1), each a pass on one thread. */
+static void ss__tree_part(void *arg, unsigned i, unsigned k)
+{
+        const struct ss__tree_job *j = arg;
+        const struct ss_cch *c = j->c;
+        struct ss_cch_tree *t = j->t;
+        const uint32_t n = c->n;
+        if (i == 0)
+                for (uint32_t z = n; z-- > 0;) {
+                        const uint32_t up = ss_cch_parent(c, z);
+                        t->depth[z] = up == SS_NO_NODE ? 0 : t->depth[up] + 1;
+                }
+        if (i == 1 || k == 1) {
+                for (uint32_t z = 0; z < n; z++)
+                        t->size[z] = t->height[z] = 1;
+                for (uint32_t z = 0; z < n; z++) {
+                        const uint32_t up = ss_cch_parent(c, z);
+                        if (up != SS_NO_NODE) {
+                                t->size[up] += t->size[z];
+                                t->height[up] = t->height[z] + 1 > t->height[up] ? t->height[z] + 1
+                                                                                 : t->height[up];
+                        }
+                }
+        }
+}
+
+int ss_cch_tree_make(const struct ss_cch *c, struct ss_cch_tree *t, struct ss_err *err)
+{
+        const size_t n1 = c->n ? c->n : 1;
+        t->depth = malloc(n1 * 4);
+        t->size = malloc(n1 * 4);
+        t->height = malloc(n1 * 4);
+        if (!t->depth || !t->size || !t->height) {
+                ss_cch_tree_free(t);
+                return ss_err_set(err, SS_ENOMEM, "no memory for the elimination tree of %u nodes",
+                                  c->n);
+        }
+        struct ss__tree_job job = {c, t};
+        ss_team_run(2, NULL, ss__tree_part, &job);
+        return SS_OK;
+}
+
 int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
                       struct ss_cch_sched *s, struct ss_err *err)
 {
@@ -63,33 +121,31 @@ int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t 
                            const uint8_t *owner, unsigned part, struct ss_cch_sched *s,
                            struct ss_err *err)
 {
+        struct ss_cch_tree t = {0};
+        int rc = ss_cch_tree_make(c, &t, err);
+        if (rc == SS_OK)
+                rc = ss_cch_sched_make_tree(c, &t, cut_nodes, cut_height, owner, part, s, err);
+        ss_cch_tree_free(&t);
+        return rc;
+}
+
+int ss_cch_sched_make_tree(const struct ss_cch *c, const struct ss_cch_tree *tree,
+                           uint32_t cut_nodes, uint32_t cut_height, const uint8_t *owner,
+                           unsigned part, struct ss_cch_sched *s, struct ss_err *err)
+{
 #define SS__KEPT(z) (!owner || owner[z] == SS_CCH_SHARED || owner[z] == part)
         memset(s, 0, sizeof(*s));
         const uint32_t n = c->n;
         const size_t n1 = n ? n : 1;
-        uint32_t *depth = malloc(n1 * 4), *size = malloc(n1 * 4), *height = malloc(n1 * 4);
-        uint32_t *root = malloc(n1 * 4);
+        const uint32_t *depth = tree->depth, *size = tree->size, *height = tree->height;
+        /* num[r]: the number of the subtree whose root is r */
+        uint32_t *root = malloc(n1 * 4), *num = malloc(n1 * 4);
         struct ss__sched_root *roots = NULL;
         uint32_t *at = NULL;
         s->levels = malloc(n1 * 4);
         int rc = SS_ENOMEM;
-        if (!depth || !size || !height || !root || !s->levels)
+        if (!root || !num || !s->levels)
                 goto out;
-        /* A parent has a higher rank: depths from the top down, sizes and
-         * heights from the bottom up. */
-        for (uint32_t z = n; z-- > 0;) {
-                const uint32_t up = ss_cch_parent(c, z);
-                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
-        }
-        for (uint32_t z = 0; z < n; z++)
-                size[z] = height[z] = 1;
-        for (uint32_t z = 0; z < n; z++) {
-                const uint32_t up = ss_cch_parent(c, z);
-                if (up != SS_NO_NODE) {
-                        size[up] += size[z];
-                        height[up] = height[z] + 1 > height[up] ? height[z] + 1 : height[up];
-                }
-        }
         /* root[z]: z's subtree below the cut, or SS_NO_NODE above it. */
         uint32_t trees = 0, top_height = 0;
         /* A rank that part keeps has every ancestor kept too (they are
@@ -123,7 +179,7 @@ int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t 
         qsort(roots, trees, sizeof(*roots), ss__sched_taller);
         for (t = 0; t < trees; t++) {
                 s->sub_first[t + 1] = s->sub_first[t] + roots[t].height;
-                size[roots[t].z] = t; /* size[] of a root now holds its subtree's number */
+                num[roots[t].z] = t;
         }
         s->trees = trees;
         s->nlevels = top_height;
@@ -140,7 +196,7 @@ int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t 
                 if (root[z] == SS_NO_NODE)
                         s->level_first[depth[z] + 1]++;
                 else
-                        s->sub_lf[s->sub_first[size[root[z]]] + depth[z] - depth[root[z]] + 1]++;
+                        s->sub_lf[s->sub_first[num[root[z]]] + depth[z] - depth[root[z]] + 1]++;
         }
         for (uint32_t l = 0; l < top_height; l++)
                 s->level_first[l + 1] += s->level_first[l];
@@ -152,19 +208,16 @@ int ss_cch_sched_make_part(const struct ss_cch *c, uint32_t cut_nodes, uint32_t 
         for (uint32_t z = 0; z < n; z++) {
                 if (!SS__KEPT(z))
                         continue;
-                const uint32_t l =
-                    root[z] == SS_NO_NODE
-                        ? depth[z]
-                        : top_height + s->sub_first[size[root[z]]] + depth[z] - depth[root[z]];
+                const uint32_t l = root[z] == SS_NO_NODE ? depth[z]
+                                                         : top_height + s->sub_first[num[root[z]]] +
+                                                               depth[z] - depth[root[z]];
                 s->levels[at[l]++] = z;
         }
         ss__sched_widths(c, s);
         rc = SS_OK;
 out:
-        free(depth);
-        free(size);
-        free(height);
         free(root);
+        free(num);
         free(roots);
         free(at);
         if (rc != SS_OK) {

@@ -44,6 +44,20 @@ int ss_cch_sched_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
                       struct ss_cch_sched *s, struct ss_err *err);
 void ss_cch_sched_free(struct ss_cch_sched *s);
 
+/* What every schedule of c takes from its elimination tree: each rank's
+ * depth, and its subtree's size and height (two passes, made at once on
+ * two threads). */
+struct ss_cch_tree {
+        uint32_t *depth, *size, *height;
+};
+int ss_cch_tree_make(const struct ss_cch *c, struct ss_cch_tree *t, struct ss_err *err);
+void ss_cch_tree_free(struct ss_cch_tree *t);
+/* ss_cch_sched_make_part() from t, made by ss_cch_tree_make() (only read:
+ * several schedules may be made from one at once). */
+int ss_cch_sched_make_tree(const struct ss_cch *c, const struct ss_cch_tree *t, uint32_t cut_nodes,
+                           uint32_t cut_height, const uint8_t *owner, unsigned part,
+                           struct ss_cch_sched *s, struct ss_err *err);
+
 /* owner[z] for every rank z of c: the part (below `parts`, at most
  * SS_CCH_SHARED) that sweeps z, or SS_CCH_SHARED for the ranks that every
  * part sweeps: those whose subtree has more than cut_nodes nodes (0: n /

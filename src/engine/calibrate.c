@@ -19,11 +19,11 @@
  * when it passes it; the GPU sweep's untimed first run gets 30 s, since it
  * makes the lane's copy of the CCH (seconds on a continent). The fastest
  * CPU row also answers auto one-to-all on the CPU when the GPU is busy, so
- * the CPU rows are compared with each other too: the first gets ten times
- * the GPU's time, a later one twice the best CPU row's. A lone CPU row only
- * has the GPU to beat and gets twice its time (on a USA-size graph the
- * one-thread Δ-stepping used to run into ten times the GPU's, 0.9 s of the
- * startup). */
+ * the CPU rows are compared with each other too: they run at once, each on
+ * a thread and backend of its own, with ten times the GPU's time (or none
+ * without a GPU). A lone CPU row only has the GPU to beat and gets twice
+ * its time (on a USA-size graph the one-thread Δ-stepping used to run into
+ * ten times the GPU's, 0.9 s of the startup). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +176,40 @@ static bool ss__route_gpu_ready(struct ss_backend *b, const struct ss_graph *g)
         return true;
 }
 
+/* A CPU row timed on a backend of its own (one lane, one thread), on its
+ * own thread when it runs beside another. */
+struct ss__cpu_cand {
+        struct ss_graph *g;
+        const struct ss_solver *row;
+        const uint32_t *src;
+        double limit, ms, passed;
+        bool slow, failed;
+        struct ss_err err;
+};
+
+static void *ss__cpu_cand_run(void *arg)
+{
+        struct ss__cpu_cand *c = arg;
+        struct ss_backend *cb = NULL;
+        struct ss_backend_config cfg = {.lanes = 1, .threads = 1, .cpu_delta = 0};
+        ss_dist *dist = ss_solve_host_alloc((size_t)c->g->n * sizeof(ss_dist));
+        c->ms = -1;
+        if (!dist) {
+                c->failed = true;
+                ss_err_set(&c->err, SS_ENOMEM, "no memory to time %s", c->row->name);
+                return NULL;
+        }
+        if (ss_backend_open(SS_DEVICE_CPU, c->g, &cfg, &cb, &c->err) != SS_OK) {
+                c->failed = true;
+                ss_solve_host_free(dist);
+                return NULL;
+        }
+        c->ms = ss__time(cb, c->row, c->src, dist, c->limit, c->limit, &c->slow, &c->passed);
+        ss_backend_close(cb);
+        ss_solve_host_free(dist);
+        return NULL;
+}
+
 void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
 {
         if (!e->cfg.calibrate || g->n == 0)
@@ -252,50 +286,54 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 break;
         }
 
-        /* The CPU rows, on one thread each, as the workers run them. */
-        struct ss_backend *cb = NULL;
-        struct ss_err err = {0};
-        struct ss_backend_config cfg = {.lanes = 1, .threads = 1, .cpu_delta = 0};
-        if (ss_backend_open(SS_DEVICE_CPU, g, &cfg, &cb, &err) != SS_OK) {
-                ss_log_warn("engine", "calibration: %s", err.msg);
-        } else {
-                const char *names[] = {"cch", "delta"};
-                const struct ss_solver *rows[2];
-                unsigned nrows = 0;
-                for (unsigned k = 0; k < 2; k++) {
-                        const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
-                        if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
-                                rows[nrows++] = row;
+        /* The CPU rows, on one thread each, as the workers run them; the
+         * rows at once, each on a backend and thread of its own (with a
+         * GPU both usually run into their deadline: 1 s of a USA-size
+         * graph's startup one after the other). */
+        const char *names[] = {"cch", "delta"};
+        struct ss__cpu_cand cand[2];
+        unsigned nrows = 0;
+        for (unsigned k = 0; k < 2; k++) {
+                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
+                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
+                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
+        }
+        /* Without a GPU and with one CPU row there is nothing to choose:
+         * timing it would only delay the load (a USA-size graph on two
+         * cores: 10-12 s of one-thread searches). */
+        if (best < 0 && nrows == 1) {
+                a->cpu_row = cand[0].row->name;
+                nrows = 0;
+        }
+        /* A lone row has only the GPU to beat; two have each other too,
+         * and the slower gets ten times the GPU's time. */
+        double limit = nrows == 1 && best > 0 ? 2 * best : best > 0 ? 10 * best : 1e9;
+        limit = limit < 50 ? 50 : limit;
+        pthread_t th[2];
+        bool started[2] = {false, false};
+        for (unsigned k = 0; k < nrows; k++) {
+                cand[k].limit = limit;
+                started[k] = k > 0 && pthread_create(&th[k], NULL, ss__cpu_cand_run, &cand[k]) == 0;
+        }
+        for (unsigned k = 0; k < nrows; k++)
+                if (!started[k])
+                        ss__cpu_cand_run(&cand[k]);
+        for (unsigned k = 0; k < nrows; k++) {
+                if (started[k])
+                        pthread_join(th[k], NULL);
+                if (cand[k].failed) {
+                        ss_log_warn("engine", "calibration: %s", cand[k].err.msg);
+                        continue;
                 }
-                /* Without a GPU and with one CPU row there is nothing to
-                 * choose: timing it would only delay the load (a USA-size
-                 * graph on two cores: 10-12 s of one-thread searches). */
-                if (best < 0 && nrows == 1) {
-                        a->cpu_row = rows[0]->name;
-                        nrows = 0;
+                const double ms = cand[k].ms;
+                ss__note(a, cand[k].row, ms, cand[k].slow, cand[k].passed);
+                if (ms >= 0 && (best_cpu < 0 || ms < best_cpu)) {
+                        best_cpu = ms;
+                        a->cpu_row = cand[k].row->name;
+                        a->cpu_ms = ms;
                 }
-                for (unsigned k = 0; k < nrows; k++) {
-                        const struct ss_solver *row = rows[k];
-                        double limit = 1e9;
-                        if (nrows == 1 && best > 0)
-                                limit = 2 * best;
-                        else if (best_cpu > 0)
-                                limit = 2 * best_cpu;
-                        else if (best > 0)
-                                limit = 10 * best;
-                        if (limit < 50)
-                                limit = 50;
-                        double ms = ss__time(cb, row, src, dist, limit, limit, &slow, &passed);
-                        ss__note(a, row, ms, slow, passed);
-                        if (ms >= 0 && (best_cpu < 0 || ms < best_cpu)) {
-                                best_cpu = ms;
-                                a->cpu_row = row->name;
-                                a->cpu_ms = ms;
-                        }
-                        if (ms >= 0 && (best < 0 || ms < best))
-                                best = ms;
-                }
-                ss_backend_close(cb);
+                if (ms >= 0 && (best < 0 || ms < best))
+                        best = ms;
         }
         a->measured = true;
         a->cpu_first = a->cpu_row && (a->gpu_ms <= 0 || a->cpu_ms < a->gpu_ms);

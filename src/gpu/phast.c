@@ -120,11 +120,12 @@ static void ss__ph_top_job_done(struct ss_gpu_phast *p, const struct ss__ph_top_
         p->full.h.levels = p->cut.h.levels = NULL;
 }
 
-/* The host schedules by depth (cut 0) and with the cut, at once: each is
- * a few passes over the ranks on one thread (about 0.8 s on a 24M-node
- * graph), and neither needs the other. */
+/* The host schedules by depth (cut 0) and with the cut, at once, from one
+ * making of the tree's depths, sizes and heights: each is a few passes
+ * over the ranks on one thread, and neither needs the other. */
 struct ss__ph_scheds {
         const struct ss_gpu_phast *p;
+        const struct ss_cch_tree *tree;
         uint32_t cut[2];
         struct ss__ph_dsched *d[2]; /* NULL: not made */
         int rc[2];
@@ -136,9 +137,9 @@ static void ss__ph_scheds_run(void *arg, unsigned i, unsigned k)
         struct ss__ph_scheds *w = arg;
         for (unsigned j = i; j < 2; j += k)
                 if (w->d[j])
-                        w->rc[j] = ss_cch_sched_make_part(w->p->c, w->cut[j], SS__PH_SUB_DEPTHS,
-                                                          w->p->owner, w->p->part, &w->d[j]->h,
-                                                          &w->err[j]);
+                        w->rc[j] = ss_cch_sched_make_tree(w->p->c, w->tree, w->cut[j],
+                                                          SS__PH_SUB_DEPTHS, w->p->owner,
+                                                          w->p->part, &w->d[j]->h, &w->err[j]);
 }
 
 /* A rank's edges where this device holds them (ebase: the first of each
@@ -455,8 +456,13 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         t[0] = ss_now_ns();
         ss__ph_p2p_judge(p, true);
         t[1] = ss_now_ns();
-        struct ss__ph_scheds sc = {.p = p, .cut = {0, cut}, .d = {&p->full, cut ? &p->cut : NULL}};
+        struct ss_cch_tree tree = {0};
+        if ((rc = ss_cch_tree_make(c, &tree, err)) != SS_OK)
+                goto fail;
+        struct ss__ph_scheds sc = {
+            .p = p, .tree = &tree, .cut = {0, cut}, .d = {&p->full, cut ? &p->cut : NULL}};
         ss_team_run(cut ? 2 : 1, NULL, ss__ph_scheds_run, &sc);
+        ss_cch_tree_free(&tree);
         if (sc.rc[0] != SS_OK) {
                 rc = sc.rc[0];
                 *err = sc.err[0];
