@@ -1756,6 +1756,23 @@ START_TEST(test_phast_p2p)
 }
 END_TEST
 
+/* The graph of a, with its CCH contracted in node id order (ranks = ids). */
+static struct ss_graph *in_id_order(struct ss_arcs *a)
+{
+        struct ss_err err;
+        struct ss_graph *g = ss_graph_from_arcs(a, NULL, NULL, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        uint32_t *rank = malloc(g->n * sizeof(uint32_t));
+        ck_assert(rank);
+        for (uint32_t v = 0; v < g->n; v++)
+                rank[v] = v;
+        struct ss_cch *c = NULL;
+        ck_assert_msg(ss_cch_contract(g, rank, 2, &c, NULL, &err) == SS_OK, "%s", err.msg);
+        free(rank);
+        ss_cch_attach(g, c);
+        return g;
+}
+
 /* A w x h grid of two-way arcs, weights in [1, 100] and heavy on the two
  * arcs between nodes 0 and 1 (when not 0), with its CCH contracted in
  * row-major order, not by nested dissection: a band w wide and an
@@ -1764,7 +1781,6 @@ END_TEST
 static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
 {
         struct ss_arcs a;
-        struct ss_err err;
         const uint32_t n = w * h;
         ck_assert_int_eq(ss_arcs_init(&a, n, 4 * (size_t)n), SS_OK);
         for (uint32_t v = 0; v < n; v++) {
@@ -1780,17 +1796,7 @@ static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
                         ck_assert_int_eq(ss_arcs_push(&a, nb[k], v, x), SS_OK);
                 }
         }
-        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
-        uint32_t *rank = malloc(n * sizeof(uint32_t));
-        ck_assert(rank);
-        for (uint32_t v = 0; v < n; v++)
-                rank[v] = v;
-        struct ss_cch *c = NULL;
-        ck_assert_msg(ss_cch_contract(g, rank, 2, &c, NULL, &err) == SS_OK, "%s", err.msg);
-        free(rank);
-        ss_cch_attach(g, c);
-        return g;
+        return in_id_order(&a);
 }
 
 /* Node 0 with two-way arcs to each of 1..k, a path 1 - 2 - ... - k, and
@@ -1801,7 +1807,6 @@ static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
 static struct ss_graph *fan_graph(uint32_t k)
 {
         struct ss_arcs a;
-        struct ss_err err;
         const uint32_t n = k + 1;
         ck_assert_int_eq(ss_arcs_init(&a, n, 4 * (size_t)n), SS_OK);
         for (uint32_t v = 1; v <= k; v++) {
@@ -1813,17 +1818,7 @@ static struct ss_graph *fan_graph(uint32_t k)
                         ck_assert_int_eq(ss_arcs_push(&a, v + 1, v, x), SS_OK);
                 }
         }
-        struct ss_graph *g = ss_graph_from_arcs(&a, NULL, NULL, &err);
-        ck_assert_msg(g != NULL, "%s", err.msg);
-        uint32_t *rank = malloc(n * sizeof(uint32_t));
-        ck_assert(rank);
-        for (uint32_t v = 0; v < n; v++)
-                rank[v] = v;
-        struct ss_cch *c = NULL;
-        ck_assert_msg(ss_cch_contract(g, rank, 2, &c, NULL, &err) == SS_OK, "%s", err.msg);
-        free(rank);
-        ss_cch_attach(g, c);
-        return g;
+        return in_id_order(&a);
 }
 
 /* Trees taller than 1,024 levels: their chains' keys take 12 bits a
