@@ -294,6 +294,12 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
  * search, then one downward sweep over every edge). */
 int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
                       ss_dist *dist, struct ss_err *err);
+/* The same, stopped with SS_ETIMEDOUT (q left ready for the next query)
+ * when cancel (or NULL) says so: it is looked at every 65,536 ranks of the
+ * sweep, about a millisecond of one thread on a continent. */
+struct ss_cancel;
+int ss_cch_one_to_all_until(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                            ss_dist *dist, const struct ss_cancel *cancel, struct ss_err *err);
 
 /* The same on several threads: the nodes above a cut of the elimination
  * tree on the calling thread, then the subtrees below it on `threads`

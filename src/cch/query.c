@@ -16,6 +16,8 @@
  */
 #include "cch/internal.h"
 
+#include "core/cancel.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,15 +392,28 @@ int ss_cch_route(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t
 
 /* ---- one-to-all ---------------------------------------------------------- */
 
-static inline __attribute__((always_inline)) void
-sweep(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t x, bool wide)
+/* Ranks swept between two looks at the cancel token: a few hundred
+ * microseconds. */
+#define SS__SWEEP_POLL 65536u
+
+/* false when cancel stopped it (q->df then holds part of a sweep). */
+static inline __attribute__((always_inline)) bool sweep(struct ss_cch_query *q,
+                                                        const struct ss_cch_metric *m, uint32_t x,
+                                                        bool wide, const struct ss_cancel *cancel)
 {
         const struct ss_cch *c = q->cch;
         ss__cch_up_chain(c, m, x, q->df, 0, wide);
         /* Downwards over every edge, from the top: each rank's upward
          * neighbours are final when it comes. */
-        for (uint32_t z = c->n; z-- > 0;)
-                ss__cch_down(c, m, q->df, z, 0, wide);
+        for (uint32_t z = c->n; z > 0;) {
+                const uint32_t lo = z > SS__SWEEP_POLL ? z - SS__SWEEP_POLL : 0;
+                while (z-- > lo)
+                        ss__cch_down(c, m, q->df, z, 0, wide);
+                z = lo;
+                if (z && ss_cancelled(cancel))
+                        return false;
+        }
+        return true;
 }
 
 void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint32_t x, ss_dist *d)
@@ -412,13 +427,22 @@ void ss_cch_relax_up(const struct ss_cch *c, const struct ss_cch_metric *m, uint
 int ss_cch_one_to_all(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
                       ss_dist *dist, struct ss_err *err)
 {
+        return ss_cch_one_to_all_until(q, m, s, dist, NULL, err);
+}
+
+int ss_cch_one_to_all_until(struct ss_cch_query *q, const struct ss_cch_metric *m, uint32_t s,
+                            ss_dist *dist, const struct ss_cancel *cancel, struct ss_err *err)
+{
         const struct ss_cch *c = q->cch;
         if (s >= c->n)
                 return ss_err_set(err, SS_ERANGE, "node %u is outside 1..%u", s + 1, c->n);
-        if (m->wide)
-                sweep(q, m, c->rank[s], true);
-        else
-                sweep(q, m, c->rank[s], false);
+        const bool done = m->wide ? sweep(q, m, c->rank[s], true, cancel)
+                                  : sweep(q, m, c->rank[s], false, cancel);
+        if (!done) {
+                for (uint32_t z = 0; z < c->n; z++)
+                        q->df[z] = SS_DIST_INF;
+                return ss_err_set(err, SS_ETIMEDOUT, "CCH: deadline passed or cancelled");
+        }
         for (uint32_t z = 0; z < c->n; z++) {
                 dist[c->node[z]] = q->df[z];
                 q->df[z] = SS_DIST_INF;

@@ -140,8 +140,10 @@ static struct ss_cch_sweeper *ss__sweeper(struct ss__cpu_cch *x)
 }
 
 /* CCH queries take micro- to milliseconds and do not look at the cancel
- * token while they run; the token is checked between them, so that a task
- * past its deadline ends with SS_ETIMEDOUT as every other row's does. */
+ * token while they run (but a one-to-all on one thread, which takes a
+ * second on a continent); the token is checked between them, so that a
+ * task past its deadline ends with SS_ETIMEDOUT as every other row's
+ * does. */
 static int ss__stop(const struct ss_task *t, struct ss_err *err)
 {
         if (!ss_cancelled(t->cancel))
@@ -172,7 +174,7 @@ int ss__cpu_cch_task(struct ss__cpu_cch *x, const struct ss_graph *g, unsigned l
                         t->searches++;
                         ss_dist *out = t->dist + i * (size_t)g->n;
                         rc = sw ? ss_cch_one_to_all_threads(sw, q, m, t->sources[i], out, err)
-                                : ss_cch_one_to_all(q, m, t->sources[i], out, err);
+                                : ss_cch_one_to_all_until(q, m, t->sources[i], out, t->cancel, err);
                         if (rc == SS_OK)
                                 rc = ss__stop(t, err);
                 }

@@ -17,6 +17,7 @@
 #include "../data.h"
 #include "cch/cch.h"
 #include "cch/internal.h"
+#include "core/cancel.h"
 #include "cpu/dijkstra.h"
 #include "gen/gen.h"
 #include "io/load.h"
@@ -462,6 +463,36 @@ START_TEST(test_road_graph)
                 ss_cch_metric_unref(m2);
                 ss_cch_free(c);
         }
+        ss_graph_unref(g);
+}
+END_TEST
+
+/* A one-to-all on one thread stops at its deadline (a continent's takes a
+ * second), with SS_ETIMEDOUT, and leaves its workspace ready: the next
+ * query from it is exact. 70,000 nodes: the sweep looks at the token
+ * every 65,536 ranks. */
+START_TEST(test_one_to_all_deadline)
+{
+        struct ss_gen_road p = {.nodes = 70000, .seed = 9};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_metric *m = cu_customize(c, g, NULL, 2);
+        struct ss_cch_query *q = ss_cch_query_new(c);
+        ss_dist *want = malloc(g->n * sizeof(ss_dist)), *got = malloc(g->n * sizeof(ss_dist));
+        ck_assert(q && want && got);
+        ck_assert_int_eq(ss_cch_one_to_all(q, m, 5, want, &err), SS_OK);
+        const struct ss_cancel past = {.deadline_ns = 1}, far = {.deadline_ns = UINT64_MAX};
+        ck_assert_int_eq(ss_cch_one_to_all_until(q, m, 11, got, &past, &err), SS_ETIMEDOUT);
+        ck_assert_msg(strstr(err.msg, "deadline") != NULL, "%s", err.msg);
+        ck_assert_int_eq(ss_cch_one_to_all_until(q, m, 5, got, &far, &err), SS_OK);
+        ck_assert_int_eq(memcmp(got, want, g->n * sizeof(ss_dist)), 0);
+        ss_cch_query_free(q);
+        free(want);
+        free(got);
+        ss_cch_metric_unref(m);
+        ss_cch_free(c);
         ss_graph_unref(g);
 }
 END_TEST
@@ -1059,6 +1090,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_recustomize);
         tcase_add_test(tc, test_partial);
         tcase_add_test(tc, test_road_graph);
+        tcase_add_test(tc, test_one_to_all_deadline);
         tcase_add_test(tc, test_large_pieces);
         tcase_add_test(tc, test_separator_splits);
         tcase_add_test(tc, test_path_cache);
