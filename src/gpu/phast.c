@@ -90,6 +90,7 @@ static void ss__ph_dsched_free(struct ss__ph_dsched *d)
 struct ss__ph_top_job {
         struct ss_gpu_phast *p;
         const struct ss_cch_sched *h;
+        const uint32_t *depth; /* the tree's, kept until the job ends */
         uint32_t depths;
         int rc;
         struct ss_err err;
@@ -102,7 +103,7 @@ static void *ss__ph_top_job_run(void *arg)
         const uint64_t t0 = ss_now_ns();
         const cudaError_t e = cudaSetDevice(j->p->device);
         j->rc = e != cudaSuccess ? ss__cuda_fail(&j->err, "cudaSetDevice", e, __FILE__, __LINE__)
-                                 : ss__ph_top_make(j->p, j->h, j->depths, &j->err);
+                                 : ss__ph_top_make(j->p, j->h, j->depths, j->depth, &j->err);
         if (j->rc != SS_OK)
                 cudaGetLastError(); /* this thread's: the sweep runs without the table */
         j->ns = ss_now_ns() - t0;
@@ -363,6 +364,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         struct ss__ph_top_job tj = {.p = p};
         pthread_t tt;
         bool top_thread = false;
+        struct ss_cch_tree tree = {0}; /* the schedules' and the table's */
         int rc;
         if (owner) {
                 if (!(p->owner = malloc(n1))) {
@@ -456,13 +458,11 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         t[0] = ss_now_ns();
         ss__ph_p2p_judge(p, true);
         t[1] = ss_now_ns();
-        struct ss_cch_tree tree = {0};
         if ((rc = ss_cch_tree_make(c, &tree, err)) != SS_OK)
                 goto fail;
         struct ss__ph_scheds sc = {
             .p = p, .tree = &tree, .cut = {0, cut}, .d = {&p->full, cut ? &p->cut : NULL}};
         ss_team_run(cut ? 2 : 1, NULL, ss__ph_scheds_run, &sc);
-        ss_cch_tree_free(&tree);
         if (sc.rc[0] != SS_OK) {
                 rc = sc.rc[0];
                 *err = sc.err[0];
@@ -495,6 +495,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * graph, one after the other. */
         tj.h = p->cut.d_levels ? &p->cut.h : &p->full.h;
         tj.depths = top;
+        tj.depth = tree.depth;
         top_thread = pthread_create(&tt, NULL, ss__ph_top_job_run, &tj) == 0;
         if (!top_thread)
                 ss__ph_top_job_run(&tj);
@@ -551,6 +552,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 pthread_join(tt, NULL);
         top_thread = false;
         ss__ph_top_job_done(p, &tj);
+        ss_cch_tree_free(&tree);
         const uint64_t t6 = ss_now_ns();
         ss_log_debug("gpu",
                      "sweep of %u nodes made in %.0f ms: weights judged %.0f, schedules %.0f, "
@@ -566,6 +568,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
 fail:
         if (top_thread)
                 pthread_join(tt, NULL); /* it reads the schedule, and writes p->top */
+        ss_cch_tree_free(&tree);
         rc = ss__ph_refused(rc);
         free(w);
         free(head);
