@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# run 3: the startup's last changes (the chains' ancestors on the device, the CPU
+# candidates at once, the schedules from one tree): GPU tests beside the USA-size
+# prepare; one row of USA routes; startup of the previous build (1a03699) and this one,
+# alternating twice.
+set -u
+export LD_LIBRARY_PATH=$PWD/.bundle/lib SS_DATA_DIR=$PWD/.gpudata
+b=$PWD/.bundle/bin; W=/tmp/ssspd-gpu-check; mkdir -p $W $OUT
+c=$W/cont-road-23947347
+S=$OUT/r3.txt
+T0=$SECONDS
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; } | tee $S
+( t0=$SECONDS; $b/ssspd-gen road --nodes 23947347 --seed 1 --out $c --snapshot $c.snap --threads 16 --quiet
+  timeout 280 $b/ssspd-cli prepare $c.snap $c-cch.snap > $W/prep.log 2>&1; echo "prepare rc=$? $((SECONDS - t0)) s" >> $S ) &
+pp=$!
+for cs in routes trees split; do
+  t0=$SECONDS
+  CK_RUN_CASE=$cs timeout 200 $b/test-gpu > $W/tg-$cs.txt 2>&1; echo "test-gpu $cs rc=$? $((SECONDS - t0)) s" >> $S
+  grep -hE "^[0-9]+%|:F:|:E:|skipped" $W/tg-$cs.txt | tail -4 >> $S
+done
+t0=$SECONDS
+timeout 100 $b/test-server-gpu $b/ssspd $b/ssspd-gen > $W/tsg.txt 2>&1; echo "test-server-gpu rc=$? $((SECONDS - t0)) s" >> $S
+grep -E "^[0-9]+%|auto routes answered|:F:|:E:" $W/tsg.txt | tail -4 >> $S
+wait $pp
+grep -E "wrote|rror" $W/prep.log >> $S
+echo "at $((SECONDS - T0)) s" >> $S
+[[ -f $c-cch.snap ]] || { cat $S; exit 0; }
+f=$W/thr.txt
+SS_GPU_PHAST_ROUTE_PROFILE=1 timeout 150 $b/gpu-throughput $c-cch.snap --algorithm gpu-cch --streams 1 --batch 1 --queries 300 --sources 16 > $f 2>&1
+echo "routes rc=$?: $(grep -o 'qps=.*failures=[0-9]*' $f)" >> $S
+grep 'route profile' $f | awk '{for(i=1;i<=NF;i++){if($i=="chains")c+=$(i+1); if($i=="tiles")t+=$(i+1); if($i=="relaxations")r+=$(i+1)} n++} END {if(n) printf "   profile %d calls: chains %.0f us, tiles %.0f, relax %.0f\n", n, c/n, t/n, r/n}' >> $S
+start() { # label binary snapshot
+  local t0 t1 sp
+  t0=$(date +%s%N)
+  $2 --graph $3 --listen 127.0.0.1:18600 --log-level debug --access-log no --gpu-streams 4 > $W/start-$1.log 2>&1 &
+  sp=$!
+  for i in $(seq 1 1200); do
+    if $b/curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:18600/health 2>/dev/null | grep -q 200; then break; fi; sleep 0.05
+  done
+  t1=$(date +%s%N); echo "startup $1: $(( (t1 - t0) / 1000000 )) ms to /health" >> $S
+  echo "$1 route: $($b/curl -s "127.0.0.1:18600/route?from=1&to=23947347" | grep -o '"distance":[0-9]*')" >> $S
+  echo "$1 gpu memory: $(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" >> $S
+  kill $sp; wait $sp
+  grep -E "snapshot\]|\[cch\]|CCH ready|landmarks in|sweep of|first run|routes timed|route chains|measured in|loaded " $W/start-$1.log | cut -c12-400 >> $S
+}
+start old-1 $b/ssspd-old $c-cch.snap
+start new-1 $b/ssspd $c-cch.snap
+start old-2 $b/ssspd-old $c-cch.snap
+start new-2 $b/ssspd $c-cch.snap
+echo "at $((SECONDS - T0)) s" >> $S
+cat $S
