@@ -19,11 +19,12 @@
  * when it passes it; the GPU sweep's untimed first run gets 30 s, since it
  * makes the lane's copy of the CCH (seconds on a continent). The fastest
  * CPU row also answers auto one-to-all on the CPU when the GPU is busy, so
- * the CPU rows are compared with each other too: they run at once, each on
- * a thread and backend of its own, with ten times the GPU's time (or none
- * without a GPU). A lone CPU row only has the GPU to beat and gets twice
- * its time (on a USA-size graph the one-thread Δ-stepping used to run into
- * ten times the GPU's, 0.9 s of the startup). */
+ * the CPU rows are compared with each other too: with a GPU they run at
+ * once, each on a thread and backend of its own, with ten times the GPU's
+ * time; without one, one after the other, the first with no deadline and
+ * the second with twice the first's time. A lone CPU row only has the GPU
+ * to beat and gets twice its time (on a USA-size graph the one-thread
+ * Δ-stepping used to run into ten times the GPU's, 0.9 s of the startup). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,22 +306,30 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 a->cpu_row = cand[0].row->name;
                 nrows = 0;
         }
-        /* A lone row has only the GPU to beat; two have each other too,
-         * and the slower gets ten times the GPU's time. */
-        double limit = nrows == 1 && best > 0 ? 2 * best : best > 0 ? 10 * best : 1e9;
-        limit = limit < 50 ? 50 : limit;
-        pthread_t th[2];
-        bool started[2] = {false, false};
-        for (unsigned k = 0; k < nrows; k++) {
-                cand[k].limit = limit;
-                started[k] = k > 0 && pthread_create(&th[k], NULL, ss__cpu_cand_run, &cand[k]) == 0;
+        /* With a GPU a lone row has only it to beat (twice its time), and
+         * two rows run at once with ten times its time each. Without one
+         * they run one after the other, the second stopped at twice the
+         * first's time: run in full at once, a USA-size graph's one-thread
+         * Δ-stepping would add tens of seconds to the load. */
+        const bool together = best > 0 && nrows == 2;
+        pthread_t th;
+        bool started = false;
+        if (together) {
+                cand[0].limit = cand[1].limit = 10 * best < 50 ? 50 : 10 * best;
+                started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
         }
-        for (unsigned k = 0; k < nrows; k++)
-                if (!started[k])
-                        ss__cpu_cand_run(&cand[k]);
         for (unsigned k = 0; k < nrows; k++) {
-                if (started[k])
-                        pthread_join(th[k], NULL);
+                if (k == 1 && started) {
+                        pthread_join(th, NULL);
+                } else {
+                        if (!together) {
+                                const double limit = best_cpu > 0 ? 2 * best_cpu
+                                                     : best > 0   ? 2 * best
+                                                                  : 1e9;
+                                cand[k].limit = limit < 50 ? 50 : limit;
+                        }
+                        ss__cpu_cand_run(&cand[k]);
+                }
                 if (cand[k].failed) {
                         ss_log_warn("engine", "calibration: %s", cand[k].err.msg);
                         continue;
