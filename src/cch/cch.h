@@ -37,6 +37,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "core/atomic_compat.h"
@@ -64,18 +65,27 @@ struct ss_cch {
         uint32_t *up_head; /* arcs: y, ascending within each x; the first is x's parent */
 
         /* Derived. */
-        uint32_t *node;       /* n: node[x], the node of rank x */
+        uint32_t *node; /* n: node[x], the node of rank x */
+        /* The downward lists, made on first need (ss_cch_down_lists: the
+         * customizations; a snapshot with its metric serves without them). */
         uint32_t *down_first; /* n + 1: the edges {w, x}, w < x, of rank x */
         uint32_t *down_tail;  /* arcs: w, ascending within each x */
         uint32_t *down_arc;   /* arcs: the id of edge {w, x} */
-        uint32_t *input_arc;  /* m: the edge graph arc j lies on; SS_CCH_NO_ARC for a loop */
-        uint32_t height;      /* levels of the elimination tree (0 for no nodes) */
-        uint64_t triangles;   /* lower triangles: the work of one customization */
+        int down_made;        /* read and set with __atomic builtins, under down_lock */
+        pthread_mutex_t down_lock;
+        uint32_t *input_arc; /* m: the edge graph arc j lies on; SS_CCH_NO_ARC for a loop */
+        uint32_t height;     /* levels of the elimination tree (0 for no nodes) */
+        uint64_t triangles;  /* lower triangles: the work of one customization */
 
         /* rank, up_first and up_head point into a snapshot's block that the
          * graph owns (not freed here) when borrowed is true. */
         bool borrowed;
 };
+
+/* Makes c's downward lists if they are not yet made (every core; once,
+ * whoever calls first). SS_OK, or SS_ENOMEM with err set (err may be
+ * NULL). */
+int ss_cch_down_lists(const struct ss_cch *c, struct ss_err *err);
 
 /* The elimination-tree parent of rank x (its lowest upward neighbour), or
  * SS_NO_NODE for a root. */

@@ -297,7 +297,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                 if (atomic_load(&in.bad))
                         return ss_err_set(err, bad, "the CCH order is not a permutation");
         }
-        t[1] = t[2] = ss_now_ns();
+        t[1] = ss_now_ns();
         if (check) {
                 if (c->up_first[0] != 0 || c->up_first[n] != c->arcs)
                         return ss_err_set(err, bad, "the CCH edge offsets do not span its %u edges",
@@ -306,45 +306,92 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                         if (c->up_first[x + 1] < c->up_first[x] || c->up_first[x + 1] > c->arcs)
                                 return ss_err_set(err, bad,
                                                   "the CCH edge offsets decrease at rank %u", x);
-                /* The lists, then chordality, by ranks on every core: on a
-                 * continent's 146M edges the searches took seconds on one. */
-                struct lists in = {.c = c};
-                atomic_init(&in.unordered, 0);
-                atomic_init(&in.unchordal, 0);
-                ss_team_run(ss_team_threads(threads), NULL, check_lists, &in);
-                unsigned x = atomic_load(&in.unordered);
+        }
+        /* The lists, then chordality, by ranks on every core: on a
+         * continent's 146M edges the searches took seconds on one. */
+        struct lists lin = {.c = c};
+        atomic_init(&lin.unordered, 0);
+        atomic_init(&lin.unchordal, 0);
+        if (check) {
+                ss_team_run(team, NULL, check_lists, &lin);
+                const unsigned x = atomic_load(&lin.unordered);
                 if (x)
                         return ss_err_set(err, bad,
                                           "the CCH edges of rank %u are not ascending, upward "
                                           "ranks",
                                           x - 1);
-                t[2] = ss_now_ns();
-                in.chordal = true;
-                ss_team_run(ss_team_threads(threads), NULL, check_lists, &in);
-                if ((x = atomic_load(&in.unchordal)))
-                        return ss_err_set(err, bad, "the CCH supergraph is not chordal at rank %u",
-                                          x - 1);
         }
-
-        t[3] = ss_now_ns();
-        /* Downward lists, each ascending in w: counted, filled and sorted
-         * on every core (down_part). */
-        c->down_first = calloc((size_t)n + 2, sizeof(uint32_t));
-        c->down_tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
-        c->down_arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        t[2] = ss_now_ns();
+        /* The tree's heights, a pass on one thread, go beside chordality
+         * and the input arcs: all three only read the upward lists, which
+         * are in range by now. The downward lists wait for a customization
+         * (ss_cch_down_lists). */
         c->input_arc = malloc((c->m + 1) * sizeof(uint32_t));
         height = calloc((size_t)n + 1, sizeof(uint32_t));
-        uint32_t *cursor = malloc(((size_t)n + 1) * sizeof(uint32_t));
-        if (!c->down_first || !c->down_tail || !c->down_arc || !c->input_arc || !height ||
-            !cursor) {
-                free(cursor);
+        if (!c->input_arc || !height)
                 goto nomem;
-        }
-        /* The heights, a pass on one thread, go beside the downward lists
-         * and the input arcs (0.3 s of a continent's load after them). */
         struct heights hj = {.c = c, .height = height};
         pthread_t ht;
         const bool h_thread = pthread_create(&ht, NULL, heights_run, &hj) == 0;
+        int rc = SS_OK;
+        if (check) {
+                lin.chordal = true;
+                ss_team_run(team, NULL, check_lists, &lin);
+                const unsigned x = atomic_load(&lin.unchordal);
+                if (x)
+                        rc = ss_err_set(err, bad, "the CCH supergraph is not chordal at rank %u",
+                                        x - 1);
+        }
+        t[3] = ss_now_ns();
+        if (rc == SS_OK) {
+                struct inputs in = {.c = c, .g = g};
+                atomic_init(&in.bad, 0);
+                ss_team_run(team, NULL, map_inputs, &in);
+                const unsigned u = atomic_load(&in.bad);
+                if (u)
+                        rc = ss_err_set(err, bad, "the CCH supergraph lacks an arc of node %u", u);
+        }
+        t[4] = ss_now_ns();
+        if (h_thread)
+                pthread_join(ht, NULL);
+        else if (rc == SS_OK)
+                heights_run(&hj);
+        free(height);
+        if (rc != SS_OK)
+                return rc;
+        c->height = hj.levels;
+        c->triangles = hj.triangles;
+        t[5] = ss_now_ns();
+        ss_log_debug("cch",
+                     "%u ranks derived in %.0f ms on %u threads: order %.0f, lists %.0f, "
+                     "chordality %.0f, input arcs %.0f, then the heights %.0f",
+                     n, (t[5] - t[0]) / 1e6, team, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+                     (t[3] - t[2]) / 1e6, (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6);
+        return SS_OK;
+
+nomem:
+        free(height);
+        return ss_err_set(err, SS_ENOMEM, "out of memory for the CCH of %u nodes (%u edges)", n,
+                          c->arcs);
+}
+
+/* The downward lists (down_part), on every core. */
+static int build_down(struct ss_cch *c)
+{
+        const uint32_t n = c->n;
+        const unsigned team = ss_team_threads(0);
+        c->down_first = calloc((size_t)n + 2, sizeof(uint32_t));
+        c->down_tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        c->down_arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
+        uint32_t *cursor = malloc(((size_t)n + 1) * sizeof(uint32_t));
+        if (!c->down_first || !c->down_tail || !c->down_arc || !cursor) {
+                free(cursor);
+                free(c->down_first);
+                free(c->down_tail);
+                free(c->down_arc);
+                c->down_first = c->down_tail = c->down_arc = NULL;
+                return SS_ENOMEM;
+        }
         struct down in_down = {.c = c};
         ss_team_run(team, NULL, down_part, &in_down);
         for (uint32_t x = 0; x < n; x++)
@@ -355,36 +402,32 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
         free(cursor);
         in_down.sort = true;
         ss_team_run(team, NULL, down_part, &in_down);
-        t[4] = ss_now_ns();
-
-        struct inputs in = {.c = c, .g = g};
-        atomic_init(&in.bad, 0);
-        ss_team_run(ss_team_threads(threads), NULL, map_inputs, &in);
-        t[5] = ss_now_ns();
-        if (h_thread)
-                pthread_join(ht, NULL);
-        else
-                heights_run(&hj);
-        free(height);
-        unsigned u = atomic_load(&in.bad);
-        if (u)
-                return ss_err_set(err, bad, "the CCH supergraph lacks an arc of node %u", u);
-        c->height = hj.levels;
-        c->triangles = hj.triangles;
-        t[6] = ss_now_ns();
-        ss_log_debug("cch",
-                     "%u ranks derived in %.0f ms on %u threads: order %.0f, lists %.0f, "
-                     "chordality %.0f, downward lists %.0f, input arcs %.0f, then the heights "
-                     "%.0f",
-                     n, (t[6] - t[0]) / 1e6, team, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
-                     (t[3] - t[2]) / 1e6, (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6,
-                     (t[6] - t[5]) / 1e6);
         return SS_OK;
+}
 
-nomem:
-        free(height);
-        return ss_err_set(err, SS_ENOMEM, "out of memory for the CCH of %u nodes (%u edges)", n,
-                          c->arcs);
+int ss_cch_down_lists(const struct ss_cch *cc, struct ss_err *err)
+{
+        /* The lists are derived data, made once: the lock and the flag
+         * are the only fields that change on a shared CCH. */
+        struct ss_cch *c = (struct ss_cch *)cc;
+        if (__atomic_load_n(&c->down_made, __ATOMIC_ACQUIRE))
+                return SS_OK;
+        pthread_mutex_lock(&c->down_lock);
+        int rc = SS_OK;
+        if (!c->down_made) {
+                const uint64_t t0 = ss_now_ns();
+                rc = build_down(c);
+                if (rc == SS_OK) {
+                        __atomic_store_n(&c->down_made, 1, __ATOMIC_RELEASE);
+                        ss_log_debug("cch", "downward lists of %u edges made in %.0f ms", c->arcs,
+                                     (ss_now_ns() - t0) / 1e6);
+                }
+        }
+        pthread_mutex_unlock(&c->down_lock);
+        if (rc != SS_OK && err)
+                ss_err_set(err, rc, "out of memory for the CCH's downward lists (%u edges)",
+                           c->arcs);
+        return rc;
 }
 
 int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
@@ -400,6 +443,7 @@ int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, 
                 }
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
         }
+        pthread_mutex_init(&c->down_lock, NULL);
         c->n = g->n;
         c->m = g->m;
         c->arcs = arcs;
@@ -498,14 +542,17 @@ void ss_cch_free(struct ss_cch *c)
         free(c->down_tail);
         free(c->down_arc);
         free(c->input_arc);
+        pthread_mutex_destroy(&c->down_lock);
         free(c);
 }
 
 uint64_t ss_cch_bytes(const struct ss_cch *c)
 {
-        /* rank, node, up_first, down_first; up_head, down_tail, down_arc; input_arc */
-        return 4 * ((uint64_t)c->n + 1) * sizeof(uint32_t) +
-               3 * (uint64_t)c->arcs * sizeof(uint32_t) + c->m * sizeof(uint32_t);
+        /* rank, node, up_first, down_first; up_head, down_tail, down_arc; input_arc
+         * (the downward lists once made) */
+        const bool down = __atomic_load_n(&c->down_made, __ATOMIC_ACQUIRE);
+        return (down ? 4 : 3) * ((uint64_t)c->n + 1) * sizeof(uint32_t) +
+               (down ? 3 : 1) * (uint64_t)c->arcs * sizeof(uint32_t) + c->m * sizeof(uint32_t);
 }
 
 static void free_attached(void *p)

@@ -395,6 +395,7 @@ END_TEST
  * the same arrays. Returns the longest list. */
 static uint32_t check_down_lists(const struct ss_cch *c)
 {
+        ck_assert_int_eq(ss_cch_down_lists(c, NULL), SS_OK);
         uint32_t *first = calloc((size_t)c->n + 2, sizeof(uint32_t));
         uint32_t *tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
         uint32_t *arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));

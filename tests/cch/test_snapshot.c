@@ -305,6 +305,17 @@ START_TEST(test_metric_round_trip)
         ck_assert_ptr_eq(ss_cch_metric_of(h), hm);
         ck_assert_uint_gt(cu_check_against_dijkstra(h, hm, 5, 3, 7, 103), 0);
         cu_check_matrix(h, hm, 6, 7, 5);
+        /* It serves without the downward lists; a customization makes
+         * them, and customizes to the same metric. */
+        const struct ss_cch *hc = ss_cch_of(h);
+        ck_assert(!hc->down_made);
+        ck_assert_ptr_null(hc->down_first);
+        struct ss_cch_metric *again = NULL;
+        ck_assert_int_eq(ss_cch_customize_new(hc, h, NULL, 2, &again, &err), SS_OK);
+        ck_assert(hc->down_made);
+        ck_assert_int_eq(memcmp(again->w32, gm->w32, slots * 4), 0);
+        ck_assert_int_eq(memcmp(again->middle, gm->middle, slots * 4), 0);
+        ss_cch_metric_unref(again);
 
         /* the snapshot of a snapshot is the same file, metric and all */
         ck_assert_int_eq(ss_snapshot_write(h, tmp_path("metric2.snap"), &err), SS_OK);
@@ -356,6 +367,7 @@ START_TEST(test_metric_damage)
          * x has a downward neighbour that y lacks */
         uint64_t s2 = 0;
         uint32_t w2 = SS_NO_NODE;
+        ck_assert_int_eq(ss_cch_down_lists(c, NULL), SS_OK);
         for (uint32_t x2 = 0; x2 < c->n && w2 == SS_NO_NODE; x2++)
                 for (uint32_t e = c->up_first[x2]; e < c->up_first[x2 + 1] && w2 == SS_NO_NODE; e++)
                         for (uint32_t i = c->down_first[x2];
