@@ -287,10 +287,8 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g)
                 break;
         }
 
-        /* The CPU rows, on one thread each, as the workers run them; the
-         * rows at once, each on a backend and thread of its own (with a
-         * GPU both usually run into their deadline: 1 s of a USA-size
-         * graph's startup one after the other). */
+        /* The CPU rows, on one thread each, as the workers run them, each
+         * on a backend of its own. */
         const char *names[] = {"cch", "delta"};
         struct ss__cpu_cand cand[2];
         unsigned nrows = 0;
