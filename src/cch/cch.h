@@ -82,10 +82,10 @@ struct ss_cch {
         bool borrowed;
 };
 
-/* Makes c's downward lists if they are not yet made (every core; once,
- * whoever calls first). SS_OK, or SS_ENOMEM with err set (err may be
- * NULL). */
-int ss_cch_down_lists(const struct ss_cch *c, struct ss_err *err);
+/* Makes c's downward lists if they are not yet made (on `threads`
+ * threads, 0: every online CPU; once, whoever calls first). SS_OK, or
+ * SS_ENOMEM with err set (err may be NULL). */
+int ss_cch_down_lists(const struct ss_cch *c, unsigned threads, struct ss_err *err);
 
 /* The elimination-tree parent of rank x (its lowest upward neighbour), or
  * SS_NO_NODE for a root. */

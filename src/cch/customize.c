@@ -142,7 +142,7 @@ static int plan(struct ss_cch_customizer *cz)
 struct ss_cch_customizer *ss_cch_customizer_new(const struct ss_cch *c, unsigned threads)
 {
         /* its lower triangles come from the downward lists */
-        if (ss_cch_down_lists(c, NULL) != SS_OK)
+        if (ss_cch_down_lists(c, threads, NULL) != SS_OK)
                 return NULL;
         struct ss_cch_customizer *cz = calloc(1, sizeof(*cz));
         if (!cz)

@@ -57,7 +57,7 @@ struct ss_cch_partial *ss_cch_partial_new(const struct ss_cch *c, const struct s
 {
         if (g->n != c->n || g->m != c->m || g->m >= UINT32_MAX || c->arcs >= (1u << 31))
                 return NULL;
-        if (ss_cch_down_lists(c, NULL) != SS_OK)
+        if (ss_cch_down_lists(c, threads, NULL) != SS_OK)
                 return NULL;
         struct ss_cch_partial *p = calloc(1, sizeof(*p));
         if (!p)

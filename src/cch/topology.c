@@ -376,10 +376,10 @@ nomem:
 }
 
 /* The downward lists (down_part), on every core. */
-static int build_down(struct ss_cch *c)
+static int build_down(struct ss_cch *c, unsigned threads)
 {
         const uint32_t n = c->n;
-        const unsigned team = ss_team_threads(0);
+        const unsigned team = ss_team_threads(threads);
         c->down_first = calloc((size_t)n + 2, sizeof(uint32_t));
         c->down_tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
         c->down_arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
@@ -405,7 +405,7 @@ static int build_down(struct ss_cch *c)
         return SS_OK;
 }
 
-int ss_cch_down_lists(const struct ss_cch *cc, struct ss_err *err)
+int ss_cch_down_lists(const struct ss_cch *cc, unsigned threads, struct ss_err *err)
 {
         /* The lists are derived data, made once: the lock and the flag
          * are the only fields that change on a shared CCH. */
@@ -416,7 +416,7 @@ int ss_cch_down_lists(const struct ss_cch *cc, struct ss_err *err)
         int rc = SS_OK;
         if (!c->down_made) {
                 const uint64_t t0 = ss_now_ns();
-                rc = build_down(c);
+                rc = build_down(c, threads);
                 if (rc == SS_OK) {
                         __atomic_store_n(&c->down_made, 1, __ATOMIC_RELEASE);
                         ss_log_debug("cch", "downward lists of %u edges made in %.0f ms", c->arcs,

@@ -285,7 +285,7 @@ int ss_gpu_customizer_new(int device, const struct ss_cch *c, const struct ss_gr
                                   "GPU customization: %u edges and %llu triangles (at most 2^31 "
                                   "and 2^32)",
                                   c->arcs, (unsigned long long)c->triangles);
-        const int drc = ss_cch_down_lists(c, err); /* the triangles come from them */
+        const int drc = ss_cch_down_lists(c, 0, err); /* the triangles come from them */
         if (drc != SS_OK)
                 return drc;
         struct ss_gpu_customizer *z = calloc(1, sizeof(*z));

@@ -174,7 +174,7 @@ static int ss__ph_dsched_make(const struct ss_gpu_phast *p, const uint32_t *ebas
         if (!span)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the sweep's schedule");
         struct ss__ph_spans sp = {.c = p->c, .h = &d->h, .ebase = ebase, .span = span};
-        ss_team_run(0, NULL, ss__ph_spans_part, &sp);
+        ss_team_run(ss_team_threads(0), NULL, ss__ph_spans_part, &sp);
         cudaError_t e;
         if ((e = cudaMalloc((void **)&d->d_levels, n1 * 4)) == cudaSuccess &&
             (e = cudaMalloc((void **)&d->d_span, n1 * sizeof(*span))) == cudaSuccess &&
@@ -465,7 +465,8 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         ss_team_run(cut ? 2 : 1, NULL, ss__ph_scheds_run, &sc);
         if (sc.rc[0] != SS_OK) {
                 rc = sc.rc[0];
-                *err = sc.err[0];
+                if (err)
+                        *err = sc.err[0];
                 goto fail;
         }
         if ((rc = ss__ph_dsched_make(p, ebase, &p->full, err)) != SS_OK)

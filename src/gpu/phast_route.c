@@ -132,22 +132,29 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 e = cudaMalloc((void **)&q->d_hop, a1 * 2);
         if (e == cudaSuccess && !q->hops_off)
                 e = cudaMalloc((void **)&d_depth, n1 * 4);
+        /* On the kernels' stream: a plain copy from pageable memory may
+         * return before its transfer lands, and p->stream does not wait
+         * for the legacy stream. */
         if (e == cudaSuccess && d_depth && p->n)
-                e = cudaMemcpy(d_depth, depth, (size_t)p->n * 4, cudaMemcpyHostToDevice);
+                e = cudaMemcpyAsync(d_depth, depth, (size_t)p->n * 4, cudaMemcpyHostToDevice,
+                                    p->stream);
         if (e == cudaSuccess)
-                e = cudaMemcpy(q->d_up_first, c->up_first, ((size_t)p->n + 1) * 4,
-                               cudaMemcpyHostToDevice);
+                e = cudaMemcpyAsync(q->d_up_first, c->up_first, ((size_t)p->n + 1) * 4,
+                                    cudaMemcpyHostToDevice, p->stream);
         if (e == cudaSuccess && p->n)
-                e = cudaMemcpy(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice);
-        free(depth);
+                e = cudaMemcpyAsync(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice,
+                                    p->stream);
         int rc = SS_OK;
         if (e == cudaSuccess)
                 rc = ss__p2p_anc(p->n, q->d_up_first, p->d_up_head, q->d_anc, p->stream, err);
         if (e == cudaSuccess && rc == SS_OK && d_depth)
                 rc = ss__p2p_hops(p->n, q->d_up_first, p->d_up_head, d_depth, q->d_hop, p->stream,
                                   err);
+        /* whatever was queued ends before depth and d_depth go */
+        const cudaError_t es = p->stream ? cudaStreamSynchronize(p->stream) : cudaSuccess;
         if (e == cudaSuccess && rc == SS_OK)
-                e = cudaStreamSynchronize(p->stream);
+                e = es;
+        free(depth);
         cudaFree(d_depth);
         if (rc != SS_OK) {
                 ss__p2p_free_fixed(q);

@@ -393,9 +393,9 @@ END_TEST
 
 /* c's downward lists against a transpose on one thread, in ascending w:
  * the same arrays. Returns the longest list. */
-static uint32_t check_down_lists(const struct ss_cch *c)
+static uint32_t check_down_lists(const struct ss_cch *c, unsigned threads)
 {
-        ck_assert_int_eq(ss_cch_down_lists(c, NULL), SS_OK);
+        ck_assert_int_eq(ss_cch_down_lists(c, threads, NULL), SS_OK);
         uint32_t *first = calloc((size_t)c->n + 2, sizeof(uint32_t));
         uint32_t *tail = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
         uint32_t *arc = malloc(((size_t)c->arcs + 1) * sizeof(uint32_t));
@@ -424,6 +424,12 @@ static uint32_t check_down_lists(const struct ss_cch *c)
         return longest;
 }
 
+static void *ask_down_lists(void *c)
+{
+        ck_assert_int_eq(ss_cch_down_lists(c, 2, NULL), SS_OK);
+        return NULL;
+}
+
 START_TEST(test_road_graph)
 {
         struct ss_gen_road p = {.nodes = 20000, .seed = 5};
@@ -437,10 +443,20 @@ START_TEST(test_road_graph)
                 ck_assert_uint_lt(c->height, 600);
                 /* the lists transposed on 2 threads: the top's are longer
                  * than the insertion sort takes */
-                ck_assert_uint_gt(check_down_lists(c), 64);
+                ck_assert_uint_gt(check_down_lists(c, 2), 64);
                 ss_cch_free(c);
                 c = cu_build(g, 7, keys == 1);
-                ck_assert_uint_gt(check_down_lists(c), 64);
+                ck_assert_uint_gt(check_down_lists(c, 7), 64);
+                /* four threads asking at once: made once, the same */
+                struct ss_cch *c2 = cu_build(g, 2, keys == 1);
+                pthread_t th[4];
+                for (int i = 0; i < 4; i++)
+                        ck_assert_int_eq(pthread_create(&th[i], NULL, ask_down_lists, c2), 0);
+                for (int i = 0; i < 4; i++)
+                        pthread_join(th[i], NULL);
+                ck_assert(c2->down_made);
+                ck_assert_uint_gt(check_down_lists(c2, 1), 64);
+                ss_cch_free(c2);
                 struct ss_cch_metric *m1 = cu_customize(c, g, NULL, 1);
                 struct ss_cch_metric *m2 = cu_customize(c, g, NULL, 3);
                 ck_assert_int_eq(memcmp(m1->w32, m2->w32, 2 * (size_t)c->arcs * sizeof(uint32_t)),

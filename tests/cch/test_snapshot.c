@@ -367,7 +367,7 @@ START_TEST(test_metric_damage)
          * x has a downward neighbour that y lacks */
         uint64_t s2 = 0;
         uint32_t w2 = SS_NO_NODE;
-        ck_assert_int_eq(ss_cch_down_lists(c, NULL), SS_OK);
+        ck_assert_int_eq(ss_cch_down_lists(c, 2, NULL), SS_OK);
         for (uint32_t x2 = 0; x2 < c->n && w2 == SS_NO_NODE; x2++)
                 for (uint32_t e = c->up_first[x2]; e < c->up_first[x2 + 1] && w2 == SS_NO_NODE; e++)
                         for (uint32_t i = c->down_first[x2];

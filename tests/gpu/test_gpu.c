@@ -1801,9 +1801,11 @@ static struct ss_graph *banded_grid(uint32_t w, uint32_t h, uint32_t heavy)
 
 /* Node 0 with two-way arcs to each of 1..k, a path 1 - 2 - ... - k, and
  * the CCH contracted in that order: eliminating node 0 joins 1..k into a
- * clique, so rank i has k - i upward edges, more than a tile's first round
- * (SS__P2P_SIDE * SS__P2P_AHEAD) for the lowest ranks, and the tree is a
- * chain of k + 1 levels. */
+ * clique, so rank i has k - i upward edges, and the tree is a chain of
+ * k + 1 levels. With k = 2,200 the lowest ranks have more edges than a
+ * round of 8 a thread (2,048), whose rest loads in place: check_p2p_graph
+ * runs that round too (SS_GPU_PHAST_ROUTE_AHEAD=8) beside the default 16,
+ * which takes a whole tile. */
 static struct ss_graph *fan_graph(uint32_t k)
 {
         struct ss_arcs a;
