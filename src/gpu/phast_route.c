@@ -104,8 +104,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         const uint64_t t0 = ss_now_ns();
         /* Each rank's depth, from the top down (the parent's is ready, one
          * rank higher), for the edges' hops; the ancestor table is made on
-         * the device (ss__p2p_anc: on the host, 0.7 s for 24M ranks on 16
-         * cores, and 768 MB to upload). */
+         * the device (ss__p2p_anc: on the host, 0.7 s for 24M ranks on
+         * one thread, and 768 MB to upload). */
         const size_t J = SS__P2P_JUMP;
         uint32_t *depth = q->hops_off ? NULL : malloc(n1 * 4);
         if (!q->hops_off && !depth)
