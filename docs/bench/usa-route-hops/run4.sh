@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run 4 (the final build): the heights beside the downward lists, the top table from the
+# run 4 (the last build run on the GPU): the heights beside the downward lists, the top table from the
 # schedules' depths, the CPU CCH one-to-all stopped at its deadline. GPU tests beside the
 # USA-size prepare; startup of the previous build (1a03699), this one, this one again.
 set -u
