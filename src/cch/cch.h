@@ -82,6 +82,10 @@ struct ss_cch {
         bool borrowed;
 };
 
+/* depth[x] for every rank x: its depth in the elimination tree (a root's
+ * is 0), one pass from the top down, as a parent ranks higher. */
+void ss_cch_depths(const struct ss_cch *c, uint32_t *depth);
+
 /* Makes c's downward lists if they are not yet made (on `threads`
  * threads, 0: every online CPU; once, whoever calls first). SS_OK, or
  * SS_ENOMEM with err set (err may be NULL). */

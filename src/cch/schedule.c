@@ -77,10 +77,7 @@ static void ss__tree_part(void *arg, unsigned i, unsigned k)
         struct ss_cch_tree *t = j->t;
         const uint32_t n = c->n;
         if (i == 0)
-                for (uint32_t z = n; z-- > 0;) {
-                        const uint32_t up = ss_cch_parent(c, z);
-                        t->depth[z] = up == SS_NO_NODE ? 0 : t->depth[up] + 1;
-                }
+                ss_cch_depths(c, t->depth);
         if (i == 1 || k == 1) {
                 for (uint32_t z = 0; z < n; z++)
                         t->size[z] = t->height[z] = 1;

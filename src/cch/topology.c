@@ -118,7 +118,6 @@ static bool edge_part(const struct ss_cch *c, unsigned i, unsigned k, uint32_t *
 struct down {
         struct ss_cch *c;
         uint32_t *cursor; /* NULL: count */
-        bool sort;
 };
 
 struct down_pair {
@@ -166,32 +165,35 @@ static void down_sort(struct ss_cch *c, uint32_t f, uint32_t l, struct down_pair
         }
 }
 
+/* The lists of part i of k, split where their edges split: a list goes to
+ * the member whose part of the edges it starts in. */
+static void down_sort_part(void *arg, unsigned i, unsigned k)
+{
+        struct ss_cch *c = ((struct down *)arg)->c;
+        const uint64_t elo = (uint64_t)c->arcs * i / k, ehi = (uint64_t)c->arcs * (i + 1) / k;
+        uint32_t y = 0, r = c->n;
+        while (r - y > 1) { /* the last y with down_first[y] <= elo */
+                const uint32_t mid = y + (r - y) / 2;
+                if (c->down_first[mid] <= elo)
+                        y = mid;
+                else
+                        r = mid;
+        }
+        if (c->down_first[y] < elo)
+                y++;
+        struct down_pair *buf = NULL;
+        size_t cap = 0;
+        for (; y < c->n && c->down_first[y] < ehi; y++)
+                down_sort(c, c->down_first[y], c->down_first[y + 1], &buf, &cap);
+        free(buf);
+}
+
+/* Part i of k of the edges: counted into down_first[y + 1], or (with
+ * cursor) placed. */
 static void down_part(void *arg, unsigned i, unsigned k)
 {
         struct down *in = arg;
         struct ss_cch *c = in->c;
-        if (in->sort) {
-                /* upper ends split where their lists' edges split: a list
-                 * goes to the member whose part it starts in */
-                const uint64_t elo = (uint64_t)c->arcs * i / k,
-                               ehi = (uint64_t)c->arcs * (i + 1) / k;
-                uint32_t y = 0, r = c->n;
-                while (r - y > 1) { /* the last y with down_first[y] <= elo */
-                        const uint32_t mid = y + (r - y) / 2;
-                        if (c->down_first[mid] <= elo)
-                                y = mid;
-                        else
-                                r = mid;
-                }
-                if (c->down_first[y] < elo)
-                        y++;
-                struct down_pair *buf = NULL;
-                size_t cap = 0;
-                for (; y < c->n && c->down_first[y] < ehi; y++)
-                        down_sort(c, c->down_first[y], c->down_first[y + 1], &buf, &cap);
-                free(buf);
-                return;
-        }
         uint32_t lo, hi, w;
         if (!edge_part(c, i, k, &lo, &hi, &w))
                 return;
@@ -243,6 +245,14 @@ static void check_lists(void *arg, unsigned i, unsigned k)
         }
 }
 
+void ss_cch_depths(const struct ss_cch *c, uint32_t *depth)
+{
+        for (uint32_t z = c->n; z-- > 0;) {
+                const uint32_t up = ss_cch_parent(c, z);
+                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
+        }
+}
+
 /* Levels of the elimination tree (height: scratch, n + 1 zeros), and the
  * customization's work: the lower triangles. */
 struct heights {
@@ -284,7 +294,7 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
                     err, bad, "the CCH is for %u nodes and %llu arcs, the graph has %u and %llu", n,
                     (unsigned long long)c->m, g->n, (unsigned long long)g->m);
         const unsigned team = ss_team_threads(threads);
-        uint64_t t[7];
+        uint64_t t[6];
         t[0] = ss_now_ns();
         if (!c->node) {
                 if (!(c->node = malloc(((size_t)n + 1) * sizeof(uint32_t))))
@@ -400,8 +410,7 @@ static int build_down(struct ss_cch *c, unsigned threads)
         in_down.cursor = cursor;
         ss_team_run(team, NULL, down_part, &in_down);
         free(cursor);
-        in_down.sort = true;
-        ss_team_run(team, NULL, down_part, &in_down);
+        ss_team_run(team, NULL, down_sort_part, &in_down);
         return SS_OK;
 }
 

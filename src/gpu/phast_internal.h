@@ -209,8 +209,8 @@ int ss__ph_sweep(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);
  * none; SS_OK with no table too); its distances filled for p's metric
  * when a sweep of k sources takes it and they are stale (on p's stream,
  * before a call's timing starts and outside the captured sweep); freed;
- * its device memory. depth: each rank's depth in the tree (NULL: made
- * here). */
+ * its device memory. depth: each rank's depth in the tree
+ * (ss_cch_depths). */
 int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t depths,
                     const uint32_t *depth, struct ss_err *err);
 int ss__ph_top_fill(struct ss_gpu_phast *p, unsigned k, struct ss_err *err);

@@ -18,7 +18,6 @@
 
 #include "core/cancel.h"
 #include "core/log.h"
-#include "core/team.h"
 #include "gpu/gpu_internal.h"
 #include "gpu/phast_internal.h"
 
@@ -110,10 +109,8 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         uint32_t *depth = q->hops_off ? NULL : malloc(n1 * 4);
         if (!q->hops_off && !depth)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the routes' depths");
-        for (uint32_t z = p->n; depth && z-- > 0;) {
-                const uint32_t up = ss_cch_parent(c, z);
-                depth[z] = up == SS_NO_NODE ? 0 : depth[up] + 1;
-        }
+        if (depth)
+                ss_cch_depths(c, depth);
         const uint64_t t1 = ss_now_ns();
         e = cudaMalloc((void **)&q->d_anc, n1 * J * 4);
         if (e == cudaSuccess)
@@ -151,7 +148,7 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 rc = ss__p2p_hops(p->n, q->d_up_first, p->d_up_head, d_depth, q->d_hop, p->stream,
                                   err);
         /* whatever was queued ends before depth and d_depth go */
-        const cudaError_t es = p->stream ? cudaStreamSynchronize(p->stream) : cudaSuccess;
+        const cudaError_t es = cudaStreamSynchronize(p->stream);
         if (e == cudaSuccess && rc == SS_OK)
                 e = es;
         free(depth);

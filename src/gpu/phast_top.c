@@ -234,7 +234,7 @@ static void ss__pt_place(struct ss__ph_top *t, const uint64_t *ca, const uint64_
 }
 
 int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32_t depths,
-                    const uint32_t *tree_depth, struct ss_err *err)
+                    const uint32_t *depth, struct ss_err *err)
 {
         struct ss__ph_top *t = &p->top;
         const struct ss_cch *c = p->c;
@@ -250,8 +250,7 @@ int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32
         const char *tk = getenv("SS_GPU_PHAST_TOP_K");
         const unsigned k_max = tk && *tk ? (unsigned)strtoul(tk, NULL, 10) : SS__PT_K_MAX;
         const size_t n1 = p->n ? p->n : 1;
-        uint32_t *own = tree_depth ? NULL : malloc(n1 * 4), *row = malloc(n1 * 4);
-        const uint32_t *depth = tree_depth ? tree_depth : own;
+        uint32_t *row = malloc(n1 * 4);
         uint8_t *above = calloc(n1, 1);
         uint64_t *ca = calloc(depths, 8), *call = calloc(depths, 8);
         uint64_t *arcs_a = calloc(depths, 8), *arcs_all = calloc(depths, 8);
@@ -262,14 +261,9 @@ int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32
         t->widest = calloc(depths, 4);
         struct ss__pt_host hh = {0};
         int rc = SS_ENOMEM;
-        if ((!tree_depth && !own) || !row || !above || !ca || !call || !arcs_a || !arcs_all ||
-            !t->a_first || !t->a_count || !t->b_first || !t->b_count || !t->widest)
+        if (!row || !above || !ca || !call || !arcs_a || !arcs_all || !t->a_first || !t->a_count ||
+            !t->b_first || !t->b_count || !t->widest)
                 goto out;
-        /* A parent has the higher rank: depths from the top down. */
-        for (uint32_t z = p->n; own && z-- > 0;) {
-                const uint32_t up = ss_cch_parent(c, z);
-                own[z] = up == SS_NO_NODE ? 0 : own[up] + 1;
-        }
         /* The first set: the ranks of the schedule's depths above `depths`
          * (with a cut, those above it). */
         for (uint32_t i = 0; i < h->level_first[depths]; i++)
@@ -307,7 +301,6 @@ int ss__ph_top_make(struct ss_gpu_phast *p, const struct ss_cch_sched *h, uint32
         t->stale = true;
 out:
         ss__pt_host_free(&hh);
-        free(own);
         free(row);
         free(above);
         free(ca);
