@@ -344,6 +344,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                         ss_log_warn("graph", "no CCH, routes use the other solvers: %s", cerr.msg);
         }
         ss__pool_load(e, g);
+        struct ss__calib_warm *warm = ss__calibrate_begin(e, g);
         if (e->cfg.landmarks > 0) {
                 struct ss_err lerr = {0};
                 uint64_t t0 = ss_now_ns();
@@ -356,7 +357,7 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
-        ss__calibrate(e, g);
+        ss__calibrate(e, g, warm);
         ss__pool_trim(e, -1, true);
         ss__pool_warm(e, g);
         ss__apsp_start(e, g);

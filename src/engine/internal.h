@@ -155,9 +155,15 @@ int ss__cch_landmarks(const struct ss_graph *g, unsigned threads, const uint32_t
 void ss__swap(struct ss_engine *e, struct ss_graph *g);
 /* weights.c: frees the live-weights state (customizer, journal). */
 void ss__weights_free(struct ss_engine *e);
-/* calibrate.c: measures auto one-to-all's candidates on g (not yet shared)
- * and attaches the result; ss__auto_of() reads it (NULL: not measured). */
-void ss__calibrate(struct ss_engine *e, struct ss_graph *g);
+/* calibrate.c: starts the calibration's slow first runs on g (not yet
+ * shared) on a thread of their own, beside the landmarks, where a GPU holds
+ * g and g has a customized CCH; NULL when there are none or no thread. */
+struct ss__calib_warm;
+struct ss__calib_warm *ss__calibrate_begin(struct ss_engine *e, struct ss_graph *g);
+/* calibrate.c: waits for w (may be NULL) and frees it, measures auto
+ * one-to-all's candidates on g and attaches the result; ss__auto_of()
+ * reads it (NULL: not measured). */
+void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_warm *w);
 const struct ss_engine_auto *ss__auto_of(const struct ss_graph *g);
 /* calibrate.c: gives `to`, a graph of from's topology with other weights,
  * from's measurement (which device and row answer one-to-all fastest

@@ -361,6 +361,16 @@ START_TEST(auto_routes_shared)
         json_t *au = json_object_get(json_object_get(st, "engine"), "auto");
         ck_assert_str_eq(json_string_value(json_object_get(au, "route")),
                          "cch first, GPU cch when busy");
+        /* The sweep's first run went beside the landmarks; its timed runs
+         * after them have a time. */
+        json_t *ms = json_object_get(json_object_get(au, "one_to_all"), "measured");
+        bool sweep_timed = false;
+        for (size_t i = 0; i < json_array_size(ms); i++) {
+                json_t *c = json_array_get(ms, i);
+                if (!strcmp(json_string_value(json_object_get(c, "algorithm")), "gpu-cch"))
+                        sweep_timed = json_is_number(json_object_get(c, "ms"));
+        }
+        ck_assert_msg(sweep_timed, "no time for the GPU's sweep in /status");
         json_decref(st);
         /* The CPU idles: it takes the route first. */
         json_t *one = get_json(&dmn, "/route?from=5&to=15000", 200);
