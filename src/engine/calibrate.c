@@ -21,17 +21,19 @@
  * CPU row also answers auto one-to-all on the CPU when the GPU is busy, so
  * the CPU rows are compared with each other too: with a GPU they run at
  * once, each on a thread and backend of its own, with ten times the GPU's
- * time; without one, one after the other, the first with no deadline and
- * the second with twice the first's time. A lone CPU row only has the GPU
- * to beat and gets twice its time (on a USA-size graph the one-thread
- * Δ-stepping used to run into ten times the GPU's, 0.9 s of the startup).
+ * sweep (or, without one, Δ-stepping) time, beside the GPU's Δ-stepping
+ * runs when the sweep was timed; without a GPU, one after the other, the
+ * first with no deadline and the second with twice the first's time. A
+ * lone CPU row only has the GPU to beat and gets twice its time (on a
+ * USA-size graph the one-thread Δ-stepping used to run into ten times the
+ * GPU's, 0.9 s of the startup).
  *
  * The slow first runs go beside the landmarks (ss__calibrate_begin): the
- * GPU sweep's first run, which makes the device copy of the CCH, and the
- * first route on the GPU's chains, which makes theirs, with the CPU's
- * routes timed before them. They are host work and uploads for the most
- * part (2.2 s on a USA-size graph), where the landmarks keep the GPU
- * busy; the timed runs come after the landmarks, on an idle device. */
+ * GPU sweep's first run, which makes the device copy of the CCH, with the
+ * CPU's routes timed beside it, then the first route on the GPU's chains,
+ * which makes theirs. They are host work and uploads for the most part
+ * (2.2 s on a USA-size graph), where the landmarks keep the GPU busy; the
+ * timed runs come after the landmarks, on an idle device. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +252,22 @@ struct ss__calib_warm {
         uint64_t ns;
 };
 
+/* The CPU's routes, timed on a thread beside the sweep's first run. */
+struct ss__route_job {
+        const struct ss_graph *g;
+        double us;
+        uint64_t ns;
+};
+
+static void *ss__route_job_run(void *arg)
+{
+        struct ss__route_job *j = arg;
+        const uint64_t t0 = ss_now_ns();
+        j->us = ss__route_cpu_us(j->g);
+        j->ns = ss_now_ns() - t0;
+        return NULL;
+}
+
 static void *ss__warm_run(void *arg)
 {
         struct ss__calib_warm *w = arg;
@@ -257,11 +275,12 @@ static void *ss__warm_run(void *arg)
         struct ss__slot *s = ss__slot_of(w->e, w->g);
         if (!s)
                 return NULL;
-        /* The CPU's routes first, before the sweep's making takes the
-         * cores: their median decides whether the chains are made. */
-        const double share_us = ss__share_us();
-        const double route_us = ss__route_cpu_us(w->g);
-        const uint64_t t1 = ss_now_ns();
+        /* The CPU's routes beside the sweep's making, mostly passes on one
+         * or two threads and uploads: their median decides whether the
+         * chains are made after it. */
+        struct ss__route_job rj = {.g = w->g};
+        pthread_t rt;
+        const bool rt_started = pthread_create(&rt, NULL, ss__route_job_run, &rj) == 0;
         uint32_t src[SS__SOURCES];
         ss__sources(w->g, src);
         struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(SS__WARM_MS * 1e6)};
@@ -273,18 +292,21 @@ static void *ss__warm_run(void *arg)
         struct ss_err err = {0};
         /* A failure here shows again in the timed runs, which log it. */
         (void)ss_backend_run(s->b, 0, ss_solver_find("gpu-cch", SS_DEVICE_GPU), &task, &err);
+        const uint64_t t1 = ss_now_ns();
+        if (rt_started)
+                pthread_join(rt, NULL);
+        else
+                ss__route_job_run(&rj);
         const uint64_t t2 = ss_now_ns();
-        const bool route_gpu =
-            route_us > 0 && route_us >= share_us && ss__route_gpu_ready(s->b, w->g);
+        w->route_cpu_us = rj.us;
+        w->route_gpu = rj.us > 0 && rj.us >= ss__share_us() && ss__route_gpu_ready(s->b, w->g);
         pthread_rwlock_unlock(&s->lock);
-        w->route_cpu_us = route_us;
-        w->route_gpu = route_gpu;
         w->ran = true;
         w->ns = ss_now_ns() - t0;
         ss_log_debug("engine",
-                     "calibration: first runs beside the landmarks in %.0f ms: the CPU's routes "
-                     "%.0f, the GPU's sweep %.0f, the GPU's route %.0f",
-                     w->ns / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (ss_now_ns() - t2) / 1e6);
+                     "calibration: first runs beside the landmarks in %.0f ms: the GPU's sweep "
+                     "%.0f, the CPU's routes %.0f beside it, the GPU's route %.0f",
+                     w->ns / 1e6, (t1 - t0) / 1e6, rj.ns / 1e6, (ss_now_ns() - t2) / 1e6);
         return NULL;
 }
 
@@ -372,24 +394,51 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
 
+        /* The CPU rows, on one thread each, as the workers run them, each
+         * on a backend of its own. */
+        const char *names[] = {"cch", "delta"};
+        struct ss__cpu_cand cand[2];
+        unsigned nrows = 0;
+        for (unsigned k = 0; k < 2; k++) {
+                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
+                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
+                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
+        }
+        pthread_t th[2];
+        bool started[2] = {false, false}, together = false;
+
         /* The GPU first: it is the fastest on large graphs, and its time
          * bounds the CPU's. */
         const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
         struct ss__slot *s = delta ? ss__slot_of(e, g) : NULL;
         if (s) {
-                double ms = ss__time(s->b, delta, src, dist, 10000, 10000, &slow, &passed);
+                /* The sweep first where there is one: its first run (which
+                 * makes the lane's copy of the CCH, seconds on a continent)
+                 * went beside the landmarks, and its time lets the two CPU
+                 * rows start beside the Δ-stepping's runs. It is the GPU's
+                 * best or close to it (a continent: 22 ms against 94), so
+                 * ten times it bounds them as well. */
+                const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
+                double ms2 = -1, passed2 = 0;
+                bool slow2 = false;
+                if (sweep && ss_cch_metric_of(g)) {
+                        ms2 =
+                            ss__time(s->b, sweep, src, dist, 10000, SS__WARM_MS, &slow2, &passed2);
+                        if (ms2 > 0 && nrows == 2) {
+                                together = true;
+                                for (unsigned k = 0; k < 2; k++) {
+                                        cand[k].limit = 10 * ms2 < 50 ? 50 : 10 * ms2;
+                                        started[k] = pthread_create(&th[k], NULL, ss__cpu_cand_run,
+                                                                    &cand[k]) == 0;
+                                }
+                        }
+                }
+                const double ms = ss__time(s->b, delta, src, dist, 10000, 10000, &slow, &passed);
                 ss__note(a, delta, ms, slow, passed);
                 a->gpu_row = delta->name;
                 a->gpu_ms = ms;
-                const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
                 if (sweep && ss_cch_metric_of(g)) {
-                        const double limit = ms > 25 ? 2 * ms : 50;
-                        /* Its first run makes the lane's copy of the CCH:
-                         * seconds on a continent, where a sweep then takes
-                         * 11 ms against the Δ-stepping's 134. */
-                        double ms2 =
-                            ss__time(s->b, sweep, src, dist, limit, SS__WARM_MS, &slow, &passed);
-                        ss__note(a, sweep, ms2, slow, passed);
+                        ss__note(a, sweep, ms2, slow2, passed2);
                         if (ms2 >= 0 && (ms < 0 || ms2 < ms)) {
                                 a->gpu_row = sweep->name;
                                 a->gpu_ms = ms2;
@@ -406,16 +455,6 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         }
         free(w);
 
-        /* The CPU rows, on one thread each, as the workers run them, each
-         * on a backend of its own. */
-        const char *names[] = {"cch", "delta"};
-        struct ss__cpu_cand cand[2];
-        unsigned nrows = 0;
-        for (unsigned k = 0; k < 2; k++) {
-                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
-                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
-                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
-        }
         /* Without a GPU and with one CPU row there is nothing to choose:
          * timing it would only delay the load (a USA-size graph on two
          * cores: 10-12 s of one-thread searches). */
@@ -424,20 +463,19 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                 nrows = 0;
         }
         /* With a GPU a lone row has only it to beat (twice its time), and
-         * two rows run at once with ten times its time each. Without one
-         * they run one after the other, the second stopped at twice the
-         * first's time: run in full at once, a USA-size graph's one-thread
-         * Δ-stepping would add tens of seconds to the load. */
-        const bool together = best > 0 && nrows == 2;
-        pthread_t th;
-        bool started = false;
-        if (together) {
+         * two rows run at once with ten times its time each (started
+         * above when the sweep was timed). Without one they run one after
+         * the other, the second stopped at twice the first's time: run in
+         * full at once, a USA-size graph's one-thread Δ-stepping would add
+         * tens of seconds to the load. */
+        if (!together && best > 0 && nrows == 2) {
+                together = true;
                 cand[0].limit = cand[1].limit = 10 * best < 50 ? 50 : 10 * best;
-                started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
+                started[1] = pthread_create(&th[1], NULL, ss__cpu_cand_run, &cand[1]) == 0;
         }
         for (unsigned k = 0; k < nrows; k++) {
-                if (k == 1 && started) {
-                        pthread_join(th, NULL);
+                if (started[k]) {
+                        pthread_join(th[k], NULL);
                 } else {
                         if (!together) {
                                 const double limit = best_cpu > 0 ? 2 * best_cpu
