@@ -73,6 +73,10 @@ struct ss_cch {
         uint32_t *down_arc;   /* arcs: the id of edge {w, x} */
         int down_made;        /* read and set with __atomic builtins, under down_lock */
         pthread_mutex_t down_lock;
+        /* A sweep's schedules made ahead for the first device copy to take
+         * (cch/schedule.h, ss_cch_plan_ahead), under ahead_lock. */
+        struct ss_cch_ahead *ahead;
+        pthread_mutex_t ahead_lock;
         uint32_t *input_arc; /* m: the edge graph arc j lies on; SS_CCH_NO_ARC for a loop */
         uint32_t height;     /* levels of the elimination tree (0 for no nodes) */
         uint64_t triangles;  /* lower triangles: the work of one customization */

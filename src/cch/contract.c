@@ -157,6 +157,7 @@ static int contract_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug
         if (!c)
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
         pthread_mutex_init(&c->down_lock, NULL);
+        pthread_mutex_init(&c->ahead_lock, NULL);
         c->n = n;
         c->m = g->m;
         c->rank = malloc(((size_t)n + 1) * sizeof(uint32_t));

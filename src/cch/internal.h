@@ -108,6 +108,11 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
         return ss__cch_find_in(c, c->up_first[x], c->up_first[x + 1], y);
 }
 
+/* ---- sweep schedules made ahead (schedule.c) ------------------------------ */
+
+/* Waits for c's schedules made ahead, if any, and frees them (ss_cch_free). */
+void ss__cch_ahead_free(struct ss_cch *c);
+
 /* ---- the tree cut for threads (split.c) ----------------------------------- */
 
 /* Subtrees of at most cutoff nodes whose parent is larger (or that are whole

@@ -9,10 +9,12 @@
  * subtrees go tallest first, so that the longest of them start first. */
 #include "cch/schedule.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cch/internal.h"
 #include "core/team.h"
 
 void ss_cch_sched_free(struct ss_cch_sched *s)
@@ -223,6 +225,135 @@ out:
         }
         return SS_OK;
 #undef SS__KEPT
+}
+
+void ss_cch_plan_free(struct ss_cch_plan *p)
+{
+        ss_cch_tree_free(&p->tree);
+        ss_cch_sched_free(&p->full);
+        ss_cch_sched_free(&p->cut);
+}
+
+struct ss__plan_job {
+        const struct ss_cch *c;
+        uint32_t cut[2], cut_height;
+        const uint8_t *owner;
+        unsigned part;
+        struct ss_cch_plan *p;
+        int rc[2];
+        struct ss_err err[2];
+};
+
+/* Schedule i (0: by depth, 1: with the cut): a few passes over the ranks
+ * on one thread each, neither needing the other. */
+static void ss__plan_part(void *arg, unsigned i, unsigned k)
+{
+        struct ss__plan_job *j = arg;
+        for (unsigned s = i; s < 2; s += k)
+                if (s == 0 || j->cut[1])
+                        j->rc[s] = ss_cch_sched_make_tree(j->c, &j->p->tree, j->cut[s],
+                                                          j->cut_height, j->owner, j->part,
+                                                          s ? &j->p->cut : &j->p->full, &j->err[s]);
+}
+
+int ss_cch_plan_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                     const uint8_t *owner, unsigned part, struct ss_cch_plan *p, struct ss_err *err)
+{
+        memset(p, 0, sizeof(*p));
+        int rc = ss_cch_tree_make(c, &p->tree, err);
+        if (rc != SS_OK)
+                return rc;
+        struct ss__plan_job j = {.c = c,
+                                 .cut = {0, cut_nodes},
+                                 .cut_height = cut_height,
+                                 .owner = owner,
+                                 .part = part,
+                                 .p = p};
+        ss_team_run(cut_nodes ? 2 : 1, NULL, ss__plan_part, &j);
+        if (j.rc[0] != SS_OK) {
+                if (err)
+                        *err = j.err[0];
+                ss_cch_plan_free(p);
+                return j.rc[0];
+        }
+        p->rc_cut = j.rc[1];
+        p->err_cut = j.err[1];
+        return SS_OK;
+}
+
+struct ss_cch_ahead {
+        pthread_t thread;
+        const struct ss_cch *c;
+        uint32_t cut_nodes, cut_height;
+        bool joined, taken;
+        int rc;
+        struct ss_err err;
+        struct ss_cch_plan plan;
+};
+
+static void *ss__ahead_run(void *arg)
+{
+        struct ss_cch_ahead *a = arg;
+        a->rc = ss_cch_plan_make(a->c, a->cut_nodes, a->cut_height, NULL, 0, &a->plan, &a->err);
+        return NULL;
+}
+
+void ss_cch_plan_ahead(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height)
+{
+        struct ss_cch *w = (struct ss_cch *)c; /* its ahead alone, under its lock */
+        pthread_mutex_lock(&w->ahead_lock);
+        struct ss_cch_ahead *a = w->ahead ? NULL : calloc(1, sizeof(*a));
+        if (a) {
+                a->c = c;
+                a->cut_nodes = cut_nodes;
+                a->cut_height = cut_height;
+                if (pthread_create(&a->thread, NULL, ss__ahead_run, a) == 0)
+                        w->ahead = a;
+                else
+                        free(a); /* the first sweep makes its own */
+        }
+        pthread_mutex_unlock(&w->ahead_lock);
+}
+
+/* Waits for a's thread, once. */
+static void ss__ahead_join(struct ss_cch_ahead *a)
+{
+        if (!a->joined)
+                pthread_join(a->thread, NULL);
+        a->joined = true;
+}
+
+bool ss_cch_plan_take(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                      struct ss_cch_plan *p)
+{
+        struct ss_cch *w = (struct ss_cch *)c;
+        bool ok = false;
+        pthread_mutex_lock(&w->ahead_lock);
+        struct ss_cch_ahead *a = w->ahead;
+        if (a && !a->taken) {
+                ss__ahead_join(a);
+                a->taken = true;
+                ok = a->rc == SS_OK && a->cut_nodes == cut_nodes && a->cut_height == cut_height;
+                if (ok)
+                        *p = a->plan;
+                else
+                        ss_cch_plan_free(&a->plan);
+                memset(&a->plan, 0, sizeof(a->plan));
+        }
+        pthread_mutex_unlock(&w->ahead_lock);
+        return ok;
+}
+
+void ss__cch_ahead_free(struct ss_cch *c)
+{
+        struct ss_cch_ahead *a = c->ahead;
+        if (!a)
+                return;
+        ss__ahead_join(a);
+        if (!a->taken)
+                ss_cch_plan_free(&a->plan);
+        free(a);
+        c->ahead = NULL;
 }
 
 /* A subtree of the share: its root and its edges. */

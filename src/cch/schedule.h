@@ -58,6 +58,35 @@ int ss_cch_sched_make_tree(const struct ss_cch *c, const struct ss_cch_tree *t, 
                            uint32_t cut_height, const uint8_t *owner, unsigned part,
                            struct ss_cch_sched *s, struct ss_err *err);
 
+/* What a sweep takes from c: the tree, the schedule by depth (full) and
+ * the one with the cut (none when cut_nodes is 0, or made without one:
+ * rc_cut and err_cut say why, and the sweep then goes without it). */
+struct ss_cch_plan {
+        struct ss_cch_tree tree;
+        struct ss_cch_sched full, cut;
+        int rc_cut;
+        struct ss_err err_cut;
+};
+/* The plan for the ranks that part sweeps (owner as ss_cch_sched_make_part
+ * takes it), the two schedules at once on two threads. SS_OK, or SS_ENOMEM
+ * when the tree or the full schedule could not be made (p then empty). */
+int ss_cch_plan_make(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                     const uint8_t *owner, unsigned part, struct ss_cch_plan *p,
+                     struct ss_err *err);
+void ss_cch_plan_free(struct ss_cch_plan *p);
+/* Starts making c's whole plan (owner NULL) on a thread of its own, for the
+ * first device copy of the sweep to take (ss_cch_plan_take): a load starts
+ * it as soon as it has the CCH, and the passes over the tree (on a USA-size
+ * graph about 0.6 s of one or two threads) go beside the graph's upload.
+ * Once per CCH; a no-op when a plan is being made or was taken, or when no
+ * thread starts. The plan is held until taken or c is freed. */
+void ss_cch_plan_ahead(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height);
+/* Takes the plan made ahead for these cuts (waiting for it): true, with p
+ * set; false, p untouched, when there is none, it was for other cuts (it
+ * is then dropped), or its making failed. */
+bool ss_cch_plan_take(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
+                      struct ss_cch_plan *p);
+
 /* owner[z] for every rank z of c: the part (below `parts`, at most
  * SS_CCH_SHARED) that sweeps z, or SS_CCH_SHARED for the ranks that every
  * part sweeps: those whose subtree has more than cut_nodes nodes (0: n /

@@ -453,6 +453,7 @@ int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, 
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
         }
         pthread_mutex_init(&c->down_lock, NULL);
+        pthread_mutex_init(&c->ahead_lock, NULL);
         c->n = g->n;
         c->m = g->m;
         c->arcs = arcs;
@@ -541,6 +542,7 @@ void ss_cch_free(struct ss_cch *c)
 {
         if (!c)
                 return;
+        ss__cch_ahead_free(c); /* its thread reads the upward lists */
         if (!c->borrowed) {
                 free(c->rank);
                 free(c->up_first);
@@ -552,6 +554,7 @@ void ss_cch_free(struct ss_cch *c)
         free(c->down_arc);
         free(c->input_arc);
         pthread_mutex_destroy(&c->down_lock);
+        pthread_mutex_destroy(&c->ahead_lock);
         free(c);
 }
 

@@ -172,6 +172,8 @@ static int ss__open(struct ss_engine *e, struct ss__slot *s, struct ss_graph *g,
             .gpu_split = s->split,
             .gpu_devices = ids,
             .ngpu_devices = nids,
+            /* The calibration makes the sweep right after the landmarks. */
+            .sweep_ahead = e->cfg.calibrate && !s->split,
         };
         return ss_backend_open(SS_DEVICE_GPU, g, &bc, out, err);
 }

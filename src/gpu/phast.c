@@ -120,28 +120,6 @@ static void ss__ph_top_job_done(struct ss_gpu_phast *p, const struct ss__ph_top_
         p->full.h.levels = p->cut.h.levels = NULL;
 }
 
-/* The host schedules by depth (cut 0) and with the cut, at once, from one
- * making of the tree's depths, sizes and heights: each is a few passes
- * over the ranks on one thread, and neither needs the other. */
-struct ss__ph_scheds {
-        const struct ss_gpu_phast *p;
-        const struct ss_cch_tree *tree;
-        uint32_t cut[2];
-        struct ss__ph_dsched *d[2]; /* NULL: not made */
-        int rc[2];
-        struct ss_err err[2];
-};
-
-static void ss__ph_scheds_run(void *arg, unsigned i, unsigned k)
-{
-        struct ss__ph_scheds *w = arg;
-        for (unsigned j = i; j < 2; j += k)
-                if (w->d[j])
-                        w->rc[j] = ss_cch_sched_make_tree(w->p->c, w->tree, w->cut[j],
-                                                          SS__PH_SUB_DEPTHS, w->p->owner,
-                                                          w->p->part, &w->d[j]->h, &w->err[j]);
-}
-
 /* A rank's edges where this device holds them (ebase: the first of each
  * kept rank's, all of them kept together in rank order), for the positions
  * of a schedule, on every core: a gather from three arrays by rank. */
@@ -343,6 +321,29 @@ static unsigned long long *ss__ph_weights(const struct ss_gpu_phast *p,
         return w;
 }
 
+/* The cut of the elimination tree for a sweep of c (part: of a split one).
+ * A part of a split sweep on a large graph takes no cut by default: a
+ * subtree's walk is as long on a part as on the whole, where a depth's work
+ * is split (on a 24M-node continent over two H200s the split sweep took
+ * 3.9-4.0 ms without the cut, 5.3 ms with 32,768; on NY-d 0.91 ms with
+ * 4,096 and 1.13 ms without; docs/gpu.md). A part has no table of the top,
+ * so on small graphs it keeps the cut it was measured with. */
+static uint32_t ss__ph_cut_for(const struct ss_cch *c, bool part)
+{
+        const char *cu = getenv("SS_GPU_PHAST_CUT");
+        if (cu && *cu)
+                return (uint32_t)strtoul(cu, NULL, 10);
+        if (c->n < SS__PH_CUT_N)
+                return part ? SS__PH_CUT_PART : SS__PH_CUT_SMALL;
+        return part ? 0 : SS__PH_CUT_LARGE;
+}
+
+void ss_gpu_phast_ahead(const struct ss_cch *c)
+{
+        if (c)
+                ss_cch_plan_ahead(c, ss__ph_cut_for(c, false), SS__PH_SUB_DEPTHS);
+}
+
 int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
                 const uint8_t *owner, unsigned part, struct ss_gpu_phast **out, struct ss_err *err)
 {
@@ -363,7 +364,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         struct ss__ph_top_job tj = {.p = p};
         pthread_t tt;
         bool top_thread = false;
-        struct ss_cch_tree tree = {0}; /* the schedules' and the table's */
+        struct ss_cch_plan plan = {0}; /* its tree: the schedules' and the table's */
         int rc;
         if (owner) {
                 if (!(p->owner = malloc(n1))) {
@@ -439,43 +440,31 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * to on the device, for tests of the paths left to the CPU. */
         const char *rr = getenv("SS_GPU_PHAST_ROUTE_ROOM");
         p->p2p.room_set = rr && *rr ? (uint32_t)strtoul(rr, NULL, 10) : 0;
-        /* A part of a split sweep on a large graph takes no cut by default:
-         * a subtree's walk is as long on a part as on the whole, where a
-         * depth's work is split (on a 24M-node continent over two H200s the
-         * split sweep took 3.9-4.0 ms without the cut, 5.3 ms with 32,768;
-         * on NY-d 0.91 ms with 4,096 and 1.13 ms without; docs/gpu.md). A
-         * part has no table of the top, so on small graphs it keeps the cut
-         * it was measured with. */
-        const char *cu = getenv("SS_GPU_PHAST_CUT");
-        const uint32_t small = owner ? SS__PH_CUT_PART : SS__PH_CUT_SMALL;
-        const uint32_t cut = cu && *cu             ? (uint32_t)strtoul(cu, NULL, 10)
-                             : c->n < SS__PH_CUT_N ? small
-                             : owner               ? 0
-                                                   : SS__PH_CUT_LARGE;
+        const uint32_t cut = ss__ph_cut_for(c, owner != NULL);
         SS__CUDA_GOTO(cudaSetDevice(device), fail);
         uint64_t t[6];
         t[0] = ss_now_ns();
         ss__ph_p2p_judge(p, true);
         t[1] = ss_now_ns();
-        if ((rc = ss_cch_tree_make(c, &tree, err)) != SS_OK)
+        /* The plan the load made ahead, beside the graph's upload, where
+         * there is one (ss_gpu_phast_ahead). */
+        const bool ahead = !owner && ss_cch_plan_take(c, cut, SS__PH_SUB_DEPTHS, &plan);
+        if (!ahead && (rc = ss_cch_plan_make(c, cut, SS__PH_SUB_DEPTHS, p->owner, p->part, &plan,
+                                             err)) != SS_OK)
                 goto fail;
-        struct ss__ph_scheds sc = {
-            .p = p, .tree = &tree, .cut = {0, cut}, .d = {&p->full, cut ? &p->cut : NULL}};
-        ss_team_run(cut ? 2 : 1, NULL, ss__ph_scheds_run, &sc);
-        if (sc.rc[0] != SS_OK) {
-                rc = sc.rc[0];
-                if (err)
-                        *err = sc.err[0];
-                goto fail;
-        }
+        p->full.h = plan.full;
+        p->cut.h = plan.cut;
+        memset(&plan.full, 0, sizeof(plan.full));
+        memset(&plan.cut, 0, sizeof(plan.cut));
+        const uint64_t t_plan = ss_now_ns();
         if ((rc = ss__ph_dsched_make(p, ebase, &p->full, err)) != SS_OK)
                 goto fail;
         if (cut) {
                 /* The cut only speeds up single sources: without it they
                  * take the schedule by depth, so a cut that cannot be made
                  * (or has no subtree) is left out. */
-                struct ss_err cerr = sc.err[1];
-                if (sc.rc[1] != SS_OK || ss__ph_dsched_make(p, ebase, &p->cut, &cerr) != SS_OK) {
+                struct ss_err cerr = plan.err_cut;
+                if (plan.rc_cut != SS_OK || ss__ph_dsched_make(p, ebase, &p->cut, &cerr) != SS_OK) {
                         cudaGetLastError();
                         ss_log_warn("gpu", "the sweep runs without its cut: %s", cerr.msg);
                         ss__ph_dsched_free(&p->cut);
@@ -495,7 +484,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
          * graph, one after the other. */
         tj.h = p->cut.d_levels ? &p->cut.h : &p->full.h;
         tj.depths = top;
-        tj.depth = tree.depth;
+        tj.depth = plan.tree.depth;
         top_thread = pthread_create(&tt, NULL, ss__ph_top_job_run, &tj) == 0;
         if (!top_thread)
                 ss__ph_top_job_run(&tj);
@@ -548,13 +537,14 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
                 pthread_join(tt, NULL);
         top_thread = false;
         ss__ph_top_job_done(p, &tj);
-        ss_cch_tree_free(&tree);
+        ss_cch_plan_free(&plan);
         const uint64_t t6 = ss_now_ns();
         ss_log_debug("gpu",
-                     "sweep of %u nodes made in %.0f ms: weights judged %.0f, schedules %.0f, "
-                     "host arrays and weights %.0f, upload %.0f; the table of the top in %.0f "
-                     "beside them, %.0f more",
+                     "sweep of %u nodes made in %.0f ms: weights judged %.0f, schedules %.0f "
+                     "(%s %.0f), host arrays and weights %.0f, upload %.0f; the table of the "
+                     "top in %.0f beside them, %.0f more",
                      p->n, (t6 - t[0]) / 1e6, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+                     ahead ? "made ahead, waited" : "made", (t_plan - t[1]) / 1e6,
                      (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6, tj.ns / 1e6, (t6 - t[5]) / 1e6);
         /* The rank (4) of each node, the edges (12) and the schedules. */
         p->fixed_bytes = (uint64_t)n4 + (uint64_t)a4 * 3 + ss__ph_dsched_bytes(&p->full) +
@@ -564,7 +554,7 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
 fail:
         if (top_thread)
                 pthread_join(tt, NULL); /* it reads the schedule, and writes p->top */
-        ss_cch_tree_free(&tree);
+        ss_cch_plan_free(&plan);
         rc = ss__ph_refused(rc);
         free(w);
         free(head);

@@ -54,6 +54,11 @@ static inline uint64_t ss_gpu_phast_device_ns(const struct ss_gpu_phast_stats *s
 int ss_gpu_phast_open(int device, const struct ss_cch *c, const struct ss_cch_metric *m,
                       struct ss_gpu_phast **out, struct ss_err *err);
 void ss_gpu_phast_close(struct ss_gpu_phast *p);
+/* Starts making the schedules of c's first sweep on a thread of its own
+ * (ss_cch_plan_ahead, with the cut ss_gpu_phast_open takes), for a load
+ * that makes a sweep soon (the engine's calibration): ss_gpu_phast_open
+ * then takes them. */
+void ss_gpu_phast_ahead(const struct ss_cch *c);
 
 /* dist[i * n + v] = the distance from sources[i] to v (SS_DIST_INF when
  * unreachable) for i < k, nodes by their ids. One call at a time per p.

@@ -35,7 +35,8 @@ struct ss_gpu_phast {
         } full, cut;
         uint32_t nlevels; /* the elimination tree's height */
         ss_dist *hd;      /* host: per thread, the upward searches' distances, infinite between */
-        bool hd_ready[SS__PH_THREADS]; /* a thread's hd filled with SS_DIST_INF (on its first search) */
+        bool hd_ready[SS__PH_THREADS]; /* a thread's hd filled with SS_DIST_INF (on its first
+                                          search) */
         unsigned threads;
         uint64_t up_each_ns; /* an upward search's thread time, as last measured (0: none yet) */
         unsigned long long *d_d;   /* k * n distances, grown as needed */

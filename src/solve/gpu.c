@@ -14,6 +14,7 @@
 #include "cpu/dijkstra.h"
 #include "gpu/cch_custom.h"
 #include "gpu/gpu.h"
+#include "gpu/phast.h"
 #include "solve/backend.h"
 #include "solve/gpu_internal.h"
 
@@ -52,6 +53,9 @@ static int ss__gpu_open(struct ss_backend *b, const struct ss_backend_config *cf
         struct ss__gpu *x = calloc(1, sizeof(*x));
         if (!x)
                 return ss_err_set(err, SS_ENOMEM, "no memory for the GPU backend");
+        /* The sweep's schedules, passes on the host, beside the upload. */
+        if (cfg->sweep_ahead && ss_cch_metric_of(b->g))
+                ss_gpu_phast_ahead(ss_cch_of(b->g));
         if ((rc = ss_gpu_open(b->g, &gc, &x->gpu, err)) != SS_OK) {
                 free(x);
                 return rc;

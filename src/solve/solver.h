@@ -122,6 +122,8 @@ struct ss_backend_config {
                                  * the graph has none attached (else Dijkstra answers) */
         unsigned blocks;        /* GPU: thread blocks per search (default: fill the device) */
         const char *bf_variant; /* GPU: auto|scalar|vector */
+        bool sweep_ahead;       /* GPU: start the CCH sweep's schedules at open, for a sweep
+                                 * made soon after (the engine's calibration) */
         /* GPU: one graph split over the devices gpu_devices[0..ngpu_devices)
          * (gpu/part.h), one lane, every GPU row answered by its Δ-stepping;
          * gpu_device is then not used. */

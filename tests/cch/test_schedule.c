@@ -209,12 +209,73 @@ START_TEST(test_schedules)
 }
 END_TEST
 
+/* Two schedules equal, array for array. */
+static void same_sched(const struct ss_cch_sched *a, const struct ss_cch_sched *b)
+{
+        ck_assert_uint_eq(a->count, b->count);
+        ck_assert_uint_eq(a->nlevels, b->nlevels);
+        ck_assert_uint_eq(a->trees, b->trees);
+        ck_assert_uint_eq(a->sub_levels, b->sub_levels);
+        ck_assert_mem_eq(a->levels, b->levels, (size_t)a->count * 4);
+        ck_assert_mem_eq(a->level_first, b->level_first, ((size_t)a->nlevels + 1) * 4);
+        ck_assert_mem_eq(a->level_edges, b->level_edges, (size_t)a->nlevels * 4);
+        ck_assert_mem_eq(a->level_widest, b->level_widest, (size_t)a->nlevels * 4);
+        ck_assert_mem_eq(a->sub_first, b->sub_first, ((size_t)a->trees + 1) * 4);
+        ck_assert_mem_eq(a->sub_lf, b->sub_lf, ((size_t)a->sub_levels + 1) * 4);
+}
+
+/* A plan made ahead on its own thread is the plan made in place, taken
+ * once; one for other cuts is not taken (and dropped); a CCH freed with
+ * its plan untaken frees it (the sanitizers' runs see a leak otherwise). */
+START_TEST(test_plan_ahead)
+{
+        struct ss_gen_road p = {.nodes = 20000, .seed = 3};
+        struct ss_err err;
+        struct ss_graph *g = ss_gen_road_graph(&p, 2, &err);
+        ck_assert_msg(g != NULL, "%s", err.msg);
+        struct ss_cch *c = cu_build(g, 2, false);
+        struct ss_cch_plan want, got;
+        ck_assert_int_eq(ss_cch_plan_make(c, 512, 1024, NULL, 0, &want, &err), SS_OK);
+        ck_assert_int_eq(want.rc_cut, SS_OK);
+        ck_assert_uint_gt(want.cut.trees, 0);
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &got)); /* none made ahead */
+        ss_cch_plan_ahead(c, 512, 1024);
+        ss_cch_plan_ahead(c, 64, 1024); /* once per CCH: this one is not made */
+        ck_assert(ss_cch_plan_take(c, 512, 1024, &got));
+        same_sched(&got.full, &want.full);
+        same_sched(&got.cut, &want.cut);
+        ck_assert_mem_eq(got.tree.depth, want.tree.depth, (size_t)c->n * 4);
+        ck_assert_mem_eq(got.tree.size, want.tree.size, (size_t)c->n * 4);
+        ck_assert_mem_eq(got.tree.height, want.tree.height, (size_t)c->n * 4);
+        struct ss_cch_plan again;
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &again)); /* taken */
+        ss_cch_plan_free(&got);
+        ss_cch_plan_free(&want);
+        ss_cch_free(c);
+        /* Other cuts: not taken; no cut: the full schedule alone. */
+        c = cu_build(g, 2, false);
+        ss_cch_plan_ahead(c, 0, 1024);
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &got));
+        ck_assert_int_eq(ss_cch_plan_make(c, 0, 1024, NULL, 0, &want, &err), SS_OK);
+        ck_assert_uint_eq(want.cut.count, 0);
+        ck_assert_uint_eq(want.full.count, c->n);
+        ss_cch_plan_free(&want);
+        ss_cch_free(c);
+        /* Never taken: freed with the CCH, after its thread ends. */
+        c = cu_build(g, 2, false);
+        ss_cch_plan_ahead(c, 512, 1024);
+        ss_cch_free(c);
+        ss_graph_unref(g);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("cch-schedule");
         TCase *tc = tcase_create("schedule");
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, test_schedules);
+        tcase_add_test(tc, test_plan_ahead);
         suite_add_tcase(s, tc);
         return ss_check_run(s, false);
 }
