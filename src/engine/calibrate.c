@@ -21,19 +21,19 @@
  * CPU row also answers auto one-to-all on the CPU when the GPU is busy, so
  * the CPU rows are compared with each other too: with a GPU they run at
  * once, each on a thread and backend of its own, with ten times the GPU's
- * sweep (or, without one, Δ-stepping) time, beside the GPU's Δ-stepping
- * runs when the sweep was timed; without a GPU, one after the other, the
- * first with no deadline and the second with twice the first's time. A
- * lone CPU row only has the GPU to beat and gets twice its time (on a
- * USA-size graph the one-thread Δ-stepping used to run into ten times the
- * GPU's, 0.9 s of the startup).
+ * time; without one, one after the other, the first with no deadline and
+ * the second with twice the first's time. A lone CPU row only has the GPU
+ * to beat and gets twice its time (on a USA-size graph the one-thread
+ * Δ-stepping used to run into ten times the GPU's, 0.9 s of the startup).
  *
- * The slow first runs go beside the landmarks (ss__calibrate_begin): the
- * GPU sweep's first run, which makes the device copy of the CCH, with the
- * CPU's routes timed beside it, then the first route on the GPU's chains,
- * which makes theirs. They are host work and uploads for the most part
- * (2.2 s on a USA-size graph), where the landmarks keep the GPU busy; the
- * timed runs come after the landmarks, on an idle device. */
+ * The slow first runs go beside the landmarks (ss__calibrate_begin), on the
+ * last lane: the GPU sweep's first run, which makes the device copy of the
+ * CCH, with the CPU's routes timed beside it, then the first route on the
+ * GPU's chains, which makes theirs. They are host passes and uploads for
+ * the most part (2-3 s on a USA-size graph), where the landmarks keep the
+ * device busy. The GPU's Δ-stepping is timed as soon as the landmarks are
+ * made, beside the end of those first runs; the sweep and the CPU rows
+ * after them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,8 +245,9 @@ struct ss__calib_warm {
         struct ss_engine *e;
         struct ss_graph *g;
         pthread_t thread;
-        ss_dist *dist; /* a tree, handed on to the calibration */
-        bool ran;      /* the routes' results below are set */
+        unsigned lane; /* of the slot's backend: the last one */
+        bool joined;
+        bool ran; /* the routes' results below are set */
         double route_cpu_us;
         bool route_gpu;
         uint64_t ns;
@@ -273,8 +274,12 @@ static void *ss__warm_run(void *arg)
         struct ss__calib_warm *w = arg;
         const uint64_t t0 = ss_now_ns();
         struct ss__slot *s = ss__slot_of(w->e, w->g);
-        if (!s)
-                return NULL;
+        ss_dist *dist = s ? ss_solve_host_alloc((size_t)w->g->n * sizeof(ss_dist)) : NULL;
+        if (!dist) {
+                if (s)
+                        pthread_rwlock_unlock(&s->lock);
+                return NULL; /* the calibration makes them itself */
+        }
         /* The CPU's routes beside the sweep's making, mostly passes on one
          * or two threads and uploads: their median decides whether the
          * chains are made after it. */
@@ -284,15 +289,13 @@ static void *ss__warm_run(void *arg)
         uint32_t src[SS__SOURCES];
         ss__sources(w->g, src);
         struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(SS__WARM_MS * 1e6)};
-        struct ss_task task = {.kind = SS_TASK_ONE_TO_ALL,
-                               .sources = src,
-                               .nsources = 1,
-                               .dist = w->dist,
-                               .cancel = &c};
+        struct ss_task task = {
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 1, .dist = dist, .cancel = &c};
         struct ss_err err = {0};
         /* A failure here shows again in the timed runs, which log it. */
-        (void)ss_backend_run(s->b, 0, ss_solver_find("gpu-cch", SS_DEVICE_GPU), &task, &err);
+        (void)ss_backend_run(s->b, w->lane, ss_solver_find("gpu-cch", SS_DEVICE_GPU), &task, &err);
         const uint64_t t1 = ss_now_ns();
+        ss_solve_host_free(dist);
         if (rt_started)
                 pthread_join(rt, NULL);
         else
@@ -310,6 +313,21 @@ static void *ss__warm_run(void *arg)
         return NULL;
 }
 
+/* Waits for w's thread (w may be NULL), once. */
+static void ss__warm_wait(struct ss__calib_warm *w)
+{
+        if (w && !w->joined)
+                pthread_join(w->thread, NULL);
+        if (w)
+                w->joined = true;
+}
+
+static void ss__warm_end(struct ss__calib_warm *w)
+{
+        ss__warm_wait(w);
+        free(w);
+}
+
 struct ss__calib_warm *ss__calibrate_begin(struct ss_engine *e, struct ss_graph *g)
 {
         if (!e->cfg.calibrate || g->n == 0 || !ss_cch_metric_of(g) ||
@@ -318,14 +336,13 @@ struct ss__calib_warm *ss__calibrate_begin(struct ss_engine *e, struct ss_graph 
         struct ss__slot *s = ss__slot_of(e, g);
         if (!s)
                 return NULL;
+        const unsigned lanes = ss_backend_lanes(s->b);
         pthread_rwlock_unlock(&s->lock);
         struct ss__calib_warm *w = calloc(1, sizeof(*w));
         if (!w)
                 return NULL;
-        *w = (struct ss__calib_warm){.e = e, .g = g};
-        w->dist = ss_solve_host_alloc((size_t)g->n * sizeof(ss_dist));
-        if (!w->dist || pthread_create(&w->thread, NULL, ss__warm_run, w) != 0) {
-                ss_solve_host_free(w->dist);
+        *w = (struct ss__calib_warm){.e = e, .g = g, .lane = lanes ? lanes - 1 : 0};
+        if (pthread_create(&w->thread, NULL, ss__warm_run, w) != 0) {
                 free(w);
                 return NULL; /* the calibration makes them itself */
         }
@@ -368,22 +385,15 @@ static void *ss__cpu_cand_run(void *arg)
 
 void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_warm *w)
 {
-        ss_dist *dist = NULL;
-        if (w) {
-                pthread_join(w->thread, NULL);
-                dist = w->dist;
-        }
         if (!e->cfg.calibrate || g->n == 0) {
-                ss_solve_host_free(dist);
-                free(w);
+                ss__warm_end(w);
                 return;
         }
         struct ss_engine_auto *a = calloc(1, sizeof(*a));
-        if (!dist)
-                dist = ss_solve_host_alloc((size_t)g->n * sizeof(ss_dist));
+        ss_dist *dist = ss_solve_host_alloc((size_t)g->n * sizeof(ss_dist));
         if (!a || !dist) {
                 free(a);
-                free(w);
+                ss__warm_end(w);
                 ss_solve_host_free(dist);
                 ss_log_warn("engine", "calibration skipped: out of memory");
                 return;
@@ -394,51 +404,32 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
 
-        /* The CPU rows, on one thread each, as the workers run them, each
-         * on a backend of its own. */
-        const char *names[] = {"cch", "delta"};
-        struct ss__cpu_cand cand[2];
-        unsigned nrows = 0;
-        for (unsigned k = 0; k < 2; k++) {
-                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
-                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
-                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
-        }
-        pthread_t th[2];
-        bool started[2] = {false, false}, together = false;
-
         /* The GPU first: it is the fastest on large graphs, and its time
          * bounds the CPU's. */
         const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
         struct ss__slot *s = delta ? ss__slot_of(e, g) : NULL;
         if (s) {
-                /* The sweep first where there is one: its first run (which
-                 * makes the lane's copy of the CCH, seconds on a continent)
-                 * went beside the landmarks, and its time lets the two CPU
-                 * rows start beside the Δ-stepping's runs. It is the GPU's
-                 * best or close to it (a continent: 22 ms against 94), so
-                 * ten times it bounds them as well. */
-                const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
-                double ms2 = -1, passed2 = 0;
-                bool slow2 = false;
-                if (sweep && ss_cch_metric_of(g)) {
-                        ms2 =
-                            ss__time(s->b, sweep, src, dist, 10000, SS__WARM_MS, &slow2, &passed2);
-                        if (ms2 > 0 && nrows == 2) {
-                                together = true;
-                                for (unsigned k = 0; k < 2; k++) {
-                                        cand[k].limit = 10 * ms2 < 50 ? 50 : 10 * ms2;
-                                        started[k] = pthread_create(&th[k], NULL, ss__cpu_cand_run,
-                                                                    &cand[k]) == 0;
-                                }
-                        }
-                }
+                /* The device is idle (the landmarks are made): the
+                 * Δ-stepping's runs go beside the first runs' end, mostly
+                 * host passes and uploads, on another lane; on the same
+                 * one (a slot of one stream) after them. */
+                if (w && w->lane == 0)
+                        ss__warm_wait(w);
                 const double ms = ss__time(s->b, delta, src, dist, 10000, 10000, &slow, &passed);
                 ss__note(a, delta, ms, slow, passed);
                 a->gpu_row = delta->name;
                 a->gpu_ms = ms;
+                ss__warm_wait(w);
+                const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
                 if (sweep && ss_cch_metric_of(g)) {
-                        ss__note(a, sweep, ms2, slow2, passed2);
+                        const double limit = ms > 25 ? 2 * ms : 50;
+                        /* Its first run makes the lane's copy of the CCH
+                         * where the first runs did not: seconds on a
+                         * continent, where a sweep then takes 11 ms against
+                         * the Δ-stepping's 134. */
+                        double ms2 =
+                            ss__time(s->b, sweep, src, dist, limit, SS__WARM_MS, &slow, &passed);
+                        ss__note(a, sweep, ms2, slow, passed);
                         if (ms2 >= 0 && (ms < 0 || ms2 < ms)) {
                                 a->gpu_row = sweep->name;
                                 a->gpu_ms = ms2;
@@ -453,8 +444,18 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                 pthread_rwlock_unlock(&s->lock);
                 best = a->gpu_ms;
         }
-        free(w);
+        ss__warm_end(w);
 
+        /* The CPU rows, on one thread each, as the workers run them, each
+         * on a backend of its own. */
+        const char *names[] = {"cch", "delta"};
+        struct ss__cpu_cand cand[2];
+        unsigned nrows = 0;
+        for (unsigned k = 0; k < 2; k++) {
+                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
+                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
+                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
+        }
         /* Without a GPU and with one CPU row there is nothing to choose:
          * timing it would only delay the load (a USA-size graph on two
          * cores: 10-12 s of one-thread searches). */
@@ -463,19 +464,20 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                 nrows = 0;
         }
         /* With a GPU a lone row has only it to beat (twice its time), and
-         * two rows run at once with ten times its time each (started
-         * above when the sweep was timed). Without one they run one after
-         * the other, the second stopped at twice the first's time: run in
-         * full at once, a USA-size graph's one-thread Δ-stepping would add
-         * tens of seconds to the load. */
-        if (!together && best > 0 && nrows == 2) {
-                together = true;
+         * two rows run at once with ten times its time each. Without one
+         * they run one after the other, the second stopped at twice the
+         * first's time: run in full at once, a USA-size graph's one-thread
+         * Δ-stepping would add tens of seconds to the load. */
+        const bool together = best > 0 && nrows == 2;
+        pthread_t th;
+        bool started = false;
+        if (together) {
                 cand[0].limit = cand[1].limit = 10 * best < 50 ? 50 : 10 * best;
-                started[1] = pthread_create(&th[1], NULL, ss__cpu_cand_run, &cand[1]) == 0;
+                started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
         }
         for (unsigned k = 0; k < nrows; k++) {
-                if (started[k]) {
-                        pthread_join(th[k], NULL);
+                if (k == 1 && started) {
+                        pthread_join(th, NULL);
                 } else {
                         if (!together) {
                                 const double limit = best_cpu > 0 ? 2 * best_cpu

@@ -457,8 +457,6 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         memset(&plan.full, 0, sizeof(plan.full));
         memset(&plan.cut, 0, sizeof(plan.cut));
         const uint64_t t_plan = ss_now_ns();
-        if ((rc = ss__ph_dsched_make(p, ebase, &p->full, err)) != SS_OK)
-                goto fail;
         if (cut) {
                 /* The cut only speeds up single sources: without it they
                  * take the schedule by depth, so a cut that cannot be made
@@ -475,19 +473,23 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         /* The table of the top: the depths above the cut (all of them
          * chains: 678 on a generated 1.07M-node graph, 241 on NY-d), or
          * without a cut the leading depths that are chains at one source. */
-        t[2] = ss_now_ns();
         uint32_t top = p->cut.d_levels ? p->cut.h.nlevels : 0;
         while (!p->cut.d_levels && top < p->full.h.nlevels && ss__ph_narrow(p, &p->full.h, top, 1))
                 top++;
-        /* Made on its own thread while this one gathers the weights and
-         * uploads the sweep's arrays: each took about 0.7 s on a 24M-node
-         * graph, one after the other. */
+        /* Made on its own thread while this one uploads the schedule by
+         * depth, gathers the weights and uploads the sweep's arrays: each
+         * took about 0.7 s on a 24M-node graph, one after the other. It
+         * reads the host schedule's levels, which stay until it ends, and
+         * not what ss__ph_dsched_make frees. */
         tj.h = p->cut.d_levels ? &p->cut.h : &p->full.h;
         tj.depths = top;
         tj.depth = plan.tree.depth;
         top_thread = pthread_create(&tt, NULL, ss__ph_top_job_run, &tj) == 0;
         if (!top_thread)
                 ss__ph_top_job_run(&tj);
+        t[2] = ss_now_ns();
+        if ((rc = ss__ph_dsched_make(p, ebase, &p->full, err)) != SS_OK)
+                goto fail;
         t[3] = ss_now_ns();
         /* A source's seeds are its ancestors, the tree's height of them at
          * most: a part's own depths may be fewer. */
@@ -542,8 +544,8 @@ int ss__ph_open(int device, const struct ss_cch *c, const struct ss_cch_metric *
         ss_log_debug("gpu",
                      "sweep of %u nodes made in %.0f ms: weights judged %.0f, schedules %.0f "
                      "(%s %.0f), host arrays and weights %.0f, upload %.0f; the table of the "
-                     "top in %.0f beside them, %.0f more",
-                     p->n, (t6 - t[0]) / 1e6, (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+                     "top in %.0f beside the last three, %.0f more",
+                     p->n, (t6 - t[0]) / 1e6, (t[1] - t[0]) / 1e6, (t[3] - t[1]) / 1e6,
                      ahead ? "made ahead, waited" : "made", (t_plan - t[1]) / 1e6,
                      (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6, tj.ns / 1e6, (t6 - t[5]) / 1e6);
         /* The rank (4) of each node, the edges (12) and the schedules. */

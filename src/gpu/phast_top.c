@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/team.h"
 #include "gpu/gpu_internal.h"
 #include "gpu/phast_internal.h"
 
@@ -68,6 +69,39 @@ static void ss__pt_host_free(struct ss__pt_host *h)
         free(h->arc_x);
 }
 
+struct ss__pt_fill {
+        const struct ss_cch *c;
+        const struct ss__ph_top *t;
+        const uint32_t *depth, *row;
+        struct ss__pt_host *h;
+};
+
+/* Part i of k of the rows: the ancestors (the parent is the depth above),
+ * then the arcs, whose upper ends are ancestors, so rows of the table too. */
+static void ss__pt_fill_part(void *arg, unsigned i, unsigned k)
+{
+        const struct ss__pt_fill *f = arg;
+        const struct ss_cch *c = f->c;
+        const uint32_t *depth = f->depth;
+        struct ss__pt_host *h = f->h;
+        uint64_t lo, hi;
+        ss_team_share(f->t->rows, i, k, &lo, &hi);
+        for (uint64_t r = lo; r < hi; r++) {
+                const uint32_t z = h->row_z[r];
+                uint32_t x = z;
+                for (uint32_t j = depth[z]; j-- > 0;) {
+                        x = ss_cch_parent(c, x);
+                        h->anc[h->row_off[r] + j] = x;
+                }
+                uint32_t b = h->arc_first[r];
+                for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++, b++) {
+                        const uint32_t y = c->up_head[a];
+                        h->arc[b] = a; /* the whole sweep keeps the CCH's edge order */
+                        h->arc_x[b] = (uint2){h->row_off[f->row[y]], depth[y]};
+                }
+        }
+}
+
 /* The rows (placed by the per-depth firsts; `above`: z is in the first
  * set), their ancestors and arcs. row[] is scratch, n of them. */
 static int ss__pt_rows(const struct ss_gpu_phast *p, const uint32_t *depth, const uint8_t *above,
@@ -111,22 +145,11 @@ static int ss__pt_rows(const struct ss_gpu_phast *p, const uint32_t *depth, cons
         h->arc_x = malloc((size_t)(arcs ? arcs : 1) * sizeof(uint2));
         if (!h->anc || !h->arc || !h->arc_x)
                 return SS_ENOMEM;
-        /* The ancestors (the parent is the depth above), then the arcs,
-         * whose upper ends are ancestors, so rows of the table too. */
-        for (uint32_t r = 0; r < t->rows; r++) {
-                const uint32_t z = h->row_z[r];
-                uint32_t x = z;
-                for (uint32_t j = depth[z]; j-- > 0;) {
-                        x = ss_cch_parent(c, x);
-                        h->anc[h->row_off[r] + j] = x;
-                }
-                uint32_t b = h->arc_first[r];
-                for (uint32_t a = c->up_first[z]; a < c->up_first[z + 1]; a++, b++) {
-                        const uint32_t y = c->up_head[a];
-                        h->arc[b] = a; /* the whole sweep keeps the CCH's edge order */
-                        h->arc_x[b] = (uint2){h->row_off[row[y]], depth[y]};
-                }
-        }
+        /* The rows' ancestors and arcs, on every core: a walk up the tree
+         * a row, up to n entries in all (on a USA-size graph 0.6 s of the
+         * table's 0.9 on one thread). */
+        struct ss__pt_fill f = {.c = c, .t = t, .depth = depth, .row = row, .h = h};
+        ss_team_run(ss_team_threads(0), NULL, ss__pt_fill_part, &f);
         return SS_OK;
 }
 
