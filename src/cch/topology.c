@@ -9,26 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How far ahead the checks' loops ask for the lists they will search.
- * Each search starts with dependent misses (a rank's first edge, then its
- * list), which a thread otherwise waits for one after the other: stage one
- * asks for up_first[x] 2 * AHEAD steps before the search, stage two for
- * the list it points to AHEAD steps before (up_first[x] has come by then).
- * Ranks out of range (none, or a damaged file's) are not asked for. */
-#define AHEAD 16
-
-static inline void want_first(const struct ss_cch *c, uint32_t x)
-{
-        if (x < c->n)
-                __builtin_prefetch(&c->up_first[x]);
-}
-
-static inline void want_list(const struct ss_cch *c, uint32_t x)
-{
-        if (x < c->n)
-                __builtin_prefetch(&c->up_head[c->up_first[x]]);
-}
-
 struct inputs {
         struct ss_cch *c;
         const struct ss_graph *g;
@@ -42,19 +22,9 @@ static void map_inputs(void *arg, unsigned i, unsigned k)
         const struct ss_graph *g = in->g;
         uint32_t lo = (uint32_t)((uint64_t)g->n * i / k),
                  hi = (uint32_t)((uint64_t)g->n * (i + 1) / k);
-        const uint64_t jend = g->row[hi];
         for (uint32_t u = lo; u < hi; u++) {
                 uint32_t x = c->rank[u];
                 for (uint64_t j = g->row[u]; j < g->row[u + 1]; j++) {
-                        /* The arcs' heads' ranks, then their lists (the
-                         * lower end's is searched: most often the head's
-                         * on a road graph, half the time). */
-                        if (j + 3 * AHEAD < jend && g->col[j + 3 * AHEAD] < g->n)
-                                __builtin_prefetch(&c->rank[g->col[j + 3 * AHEAD]]);
-                        if (j + 2 * AHEAD < jend && g->col[j + 2 * AHEAD] < g->n)
-                                want_first(c, c->rank[g->col[j + 2 * AHEAD]]);
-                        if (j + AHEAD < jend && g->col[j + AHEAD] < g->n)
-                                want_list(c, c->rank[g->col[j + AHEAD]]);
                         uint32_t v = g->col[j], a = SS_CCH_NO_ARC;
                         if (v != u) {
                                 uint32_t y = v < g->n ? c->rank[v] : x;
@@ -260,14 +230,8 @@ static void check_lists(void *arg, unsigned i, unsigned k)
         if (!edge_part(c, i, k, &lo, &hi, &x))
                 return;
         for (uint32_t a = lo; a < hi; a++) {
-                while (c->up_first[x + 1] <= a) {
+                while (c->up_first[x + 1] <= a)
                         x++;
-                        /* Chordality searches the parent's list. */
-                        if (in->chordal && x + 2 * AHEAD < c->n) {
-                                want_first(c, ss_cch_parent(c, x + 2 * AHEAD));
-                                want_list(c, ss_cch_parent(c, x + AHEAD));
-                        }
-                }
                 const uint32_t f = c->up_first[x], y = c->up_head[a];
                 if (!in->chordal) {
                         if (y >= c->n || y <= (a == f ? x : c->up_head[a - 1])) {
@@ -523,12 +487,6 @@ static void check_corners(void *arg, unsigned i, unsigned k)
         for (uint32_t a = lo; a < hi; a++) {
                 while (c->up_first[x + 1] <= a)
                         x++;
-                /* The corners' lists (mostly one a edge: both directions
-                 * share it on a road graph). */
-                if (a + 2 * AHEAD < hi)
-                        want_first(c, in->middle[2 * (uint64_t)(a + 2 * AHEAD)]);
-                if (a + AHEAD < hi)
-                        want_list(c, in->middle[2 * (uint64_t)(a + AHEAD)]);
                 const uint32_t y = c->up_head[a];
                 for (int d = 0; d < 2; d++) {
                         const uint32_t *mid = in->middle + 2 * (uint64_t)a;
