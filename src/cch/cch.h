@@ -77,6 +77,10 @@ struct ss_cch {
          * (cch/schedule.h, ss_cch_plan_ahead), under ahead_lock. */
         struct ss_cch_ahead *ahead;
         pthread_mutex_t ahead_lock;
+        /* The checks left for a thread of their own (ss_cch_checks_start),
+         * under checks_lock. */
+        struct ss_cch_checks *checks;
+        pthread_mutex_t checks_lock;
         uint32_t *input_arc; /* m: the edge graph arc j lies on; SS_CCH_NO_ARC for a loop */
         uint32_t height;     /* levels of the elimination tree (0 for no nodes) */
         uint64_t triangles;  /* lower triangles: the work of one customization */
@@ -143,6 +147,27 @@ int ss_cch_build(const struct ss_graph *g, const struct ss_cch_options *opt, str
 int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
                        uint32_t *up_head, bool borrowed, unsigned threads, struct ss_cch **out,
                        struct ss_err *err);
+/* ss_cch_from_arrays() without the check of chordality, which is left
+ * for ss_cch_checks_start() (with ss_cch_metric_stored_later()'s corners):
+ * on a USA-size graph the two take about 1 s of 16 cores, which a load
+ * can spend beside other work (the daemon's first load: the upload, the
+ * landmarks). Until ss_cch_checks_wait() returns SS_OK, c must not be
+ * customized, nor a path of its stored metric unpacked: the downward lists
+ * (ss_cch_down_lists, the customizations' start) and the GPU's route
+ * chains wait for the checks and fail with their error. */
+int ss_cch_from_arrays_later(const struct ss_graph *g, uint32_t arcs, uint32_t *rank,
+                             uint32_t *up_first, uint32_t *up_head, bool borrowed, unsigned threads,
+                             struct ss_cch **out, struct ss_err *err);
+/* Starts the checks ss_cch_from_arrays_later() left (and the corners of the
+ * metric ss_cch_metric_stored_later() made for c, if any) on a thread of
+ * their own, with `threads` threads (0: every core). Once; a no-op for a
+ * CCH with none left. */
+void ss_cch_checks_start(const struct ss_cch *c, unsigned threads);
+/* Waits for c's checks started by ss_cch_checks_start() (runs them here
+ * when they were not started): SS_OK when they passed or there were none,
+ * else SS_EFORMAT (or SS_ENOMEM) with err set (err may be NULL), the same
+ * on every call. */
+int ss_cch_checks_wait(const struct ss_cch *c, struct ss_err *err);
 
 /* Frees a CCH (NULL is ignored). */
 void ss_cch_free(struct ss_cch *c);
@@ -275,6 +300,12 @@ int ss_cch_customize_partial(struct ss_cch_partial *p, struct ss_cch_metric *m,
 int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
                          void (*give_back)(void *pool, void *block), void *pool,
                          struct ss_cch_metric **out, struct ss_err *err);
+/* ss_cch_metric_stored() for a CCH from ss_cch_from_arrays_later(): its
+ * corners are checked by ss_cch_checks_start() with the CCH's chordality
+ * (SS_EINVAL for any other CCH, or one whose checks have started). */
+int ss_cch_metric_stored_later(const struct ss_cch *c, uint32_t *w32, uint32_t *middle,
+                               unsigned threads, void (*give_back)(void *pool, void *block),
+                               void *pool, struct ss_cch_metric **out, struct ss_err *err);
 
 /* Hangs m (customized for g's own weights, with the CCH attached to g) on g,
  * taking over the caller's reference, before g is shared; the engine and

@@ -158,6 +158,7 @@ static int contract_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
         pthread_mutex_init(&c->down_lock, NULL);
         pthread_mutex_init(&c->ahead_lock, NULL);
+        pthread_mutex_init(&c->checks_lock, NULL);
         c->n = n;
         c->m = g->m;
         c->rank = malloc(((size_t)n + 1) * sizeof(uint32_t));
@@ -185,7 +186,7 @@ static int contract_ug(const struct ss_graph *g, const struct ss__cch_ugraph *ug
         if (stats)
                 stats->contract_s = secs_since(t0);
         t0 = ss_now_ns();
-        rc = ss__cch_derive(c, g, false, threads, err);
+        rc = ss__cch_derive(c, g, SS__CHECK_NONE, threads, err);
         if (rc != SS_OK) {
                 ss_cch_free(c);
                 return rc;

@@ -82,10 +82,13 @@ int ss__cch_fill(const struct ss__cch_ugraph *ug, const uint32_t *rank, const ui
 
 /* Fills c->node (when NULL) and every derived array of c from rank,
  * up_first and up_head, checking them as ss_cch_from_arrays() says when
- * check is true (a failure is then SS_EFORMAT; without check it is
- * SS_EINTERNAL). Returns SS_OK, SS_ENOMEM or that failure, with err set. */
-int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
-                   struct ss_err *err);
+ * check is SS__CHECK_ALL (a failure is then SS_EFORMAT; without checks it
+ * is SS_EINTERNAL), or all but chordality with SS__CHECK_LATER (for
+ * ss_cch_checks_start). Returns SS_OK, SS_ENOMEM or that failure, with err
+ * set. */
+enum ss__cch_check { SS__CHECK_NONE, SS__CHECK_ALL, SS__CHECK_LATER };
+int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, enum ss__cch_check check,
+                   unsigned threads, struct ss_err *err);
 
 /* The edge among lo .. hi - 1 (part of one rank's ascending list) whose
  * upper end is y, or SS_CCH_NO_ARC. */
@@ -112,6 +115,8 @@ static inline uint32_t ss__cch_find_arc(const struct ss_cch *c, uint32_t x, uint
 
 /* Waits for c's schedules made ahead, if any, and frees them (ss_cch_free). */
 void ss__cch_ahead_free(struct ss_cch *c);
+/* Waits for c's checks made later, if any, and frees them (ss_cch_free). */
+void ss__cch_checks_free(struct ss_cch *c);
 
 /* ---- the tree cut for threads (split.c) ----------------------------------- */
 

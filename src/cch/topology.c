@@ -282,10 +282,24 @@ static void *heights_run(void *arg)
         return NULL;
 }
 
-int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsigned threads,
-                   struct ss_err *err)
+/* Chordality, on `team` threads: SS_OK or SS_EFORMAT with err set. */
+static int check_chordal(const struct ss_cch *c, unsigned team, struct ss_err *err)
 {
-        const int bad = check ? SS_EFORMAT : SS_EINTERNAL;
+        struct lists lin = {.c = c, .chordal = true};
+        atomic_init(&lin.unordered, 0);
+        atomic_init(&lin.unchordal, 0);
+        ss_team_run(team, NULL, check_lists, &lin);
+        const unsigned x = atomic_load(&lin.unchordal);
+        if (x)
+                return ss_err_set(err, SS_EFORMAT, "the CCH supergraph is not chordal at rank %u",
+                                  x - 1);
+        return SS_OK;
+}
+
+int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, enum ss__cch_check check,
+                   unsigned threads, struct ss_err *err)
+{
+        const int bad = check != SS__CHECK_NONE ? SS_EFORMAT : SS_EINTERNAL;
         uint32_t n = c->n;
         uint32_t *height = NULL;
 
@@ -344,14 +358,8 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, bool check, unsig
         pthread_t ht;
         const bool h_thread = pthread_create(&ht, NULL, heights_run, &hj) == 0;
         int rc = SS_OK;
-        if (check) {
-                lin.chordal = true;
-                ss_team_run(team, NULL, check_lists, &lin);
-                const unsigned x = atomic_load(&lin.unchordal);
-                if (x)
-                        rc = ss_err_set(err, bad, "the CCH supergraph is not chordal at rank %u",
-                                        x - 1);
-        }
+        if (check == SS__CHECK_ALL)
+                rc = check_chordal(c, team, err);
         t[3] = ss_now_ns();
         if (rc == SS_OK) {
                 struct inputs in = {.c = c, .g = g};
@@ -421,6 +429,10 @@ int ss_cch_down_lists(const struct ss_cch *cc, unsigned threads, struct ss_err *
         struct ss_cch *c = (struct ss_cch *)cc;
         if (__atomic_load_n(&c->down_made, __ATOMIC_ACQUIRE))
                 return SS_OK;
+        /* Customizations rely on chordality: a stored CCH's checks first. */
+        int crc = ss_cch_checks_wait(cc, err);
+        if (crc != SS_OK)
+                return crc;
         pthread_mutex_lock(&c->down_lock);
         int rc = SS_OK;
         if (!c->down_made) {
@@ -439,9 +451,19 @@ int ss_cch_down_lists(const struct ss_cch *cc, unsigned threads, struct ss_err *
         return rc;
 }
 
-int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
-                       uint32_t *up_head, bool borrowed, unsigned threads, struct ss_cch **out,
-                       struct ss_err *err)
+/* What ss_cch_from_arrays_later() left, for ss_cch_checks_start(). */
+struct ss_cch_checks {
+        const uint32_t *middle; /* a stored metric's corners to check too, or NULL */
+        unsigned threads;
+        pthread_t thread;
+        bool started, running, done;
+        int rc;
+        struct ss_err err;
+};
+
+static int from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
+                       uint32_t *up_head, bool borrowed, unsigned threads, enum ss__cch_check check,
+                       struct ss_cch **out, struct ss_err *err)
 {
         struct ss_cch *c = calloc(1, sizeof(*c));
         if (!c) {
@@ -454,6 +476,7 @@ int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, 
         }
         pthread_mutex_init(&c->down_lock, NULL);
         pthread_mutex_init(&c->ahead_lock, NULL);
+        pthread_mutex_init(&c->checks_lock, NULL);
         c->n = g->n;
         c->m = g->m;
         c->arcs = arcs;
@@ -461,13 +484,31 @@ int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, 
         c->up_first = up_first;
         c->up_head = up_head;
         c->borrowed = borrowed;
-        int rc = ss__cch_derive(c, g, true, threads, err);
+        int rc = ss__cch_derive(c, g, check, threads, err);
+        if (rc == SS_OK && check == SS__CHECK_LATER && !(c->checks = calloc(1, sizeof(*c->checks))))
+                rc = ss_err_set(err, SS_ENOMEM, "out of memory for a CCH");
         if (rc != SS_OK) {
                 ss_cch_free(c);
                 return rc;
         }
         *out = c;
         return SS_OK;
+}
+
+int ss_cch_from_arrays(const struct ss_graph *g, uint32_t arcs, uint32_t *rank, uint32_t *up_first,
+                       uint32_t *up_head, bool borrowed, unsigned threads, struct ss_cch **out,
+                       struct ss_err *err)
+{
+        return from_arrays(g, arcs, rank, up_first, up_head, borrowed, threads, SS__CHECK_ALL, out,
+                           err);
+}
+
+int ss_cch_from_arrays_later(const struct ss_graph *g, uint32_t arcs, uint32_t *rank,
+                             uint32_t *up_first, uint32_t *up_head, bool borrowed, unsigned threads,
+                             struct ss_cch **out, struct ss_err *err)
+{
+        return from_arrays(g, arcs, rank, up_first, up_head, borrowed, threads, SS__CHECK_LATER,
+                           out, err);
 }
 
 struct corners {
@@ -507,14 +548,11 @@ static void check_corners(void *arg, unsigned i, unsigned k)
         }
 }
 
-int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
-                         void (*give_back)(void *pool, void *block), void *pool,
-                         struct ss_cch_metric **out, struct ss_err *err)
+/* The corners of every edge of c in middle (a stored metric's), on
+ * `threads` threads: SS_OK or SS_EFORMAT with err set. */
+static int check_metric_corners(const struct ss_cch *c, const uint32_t *middle, unsigned threads,
+                                struct ss_err *err)
 {
-        const uint64_t end = 2 * (uint64_t)c->arcs;
-        if (w32[end] != UINT32_MAX || w32[end + 1] != UINT32_MAX || middle[end] != SS_NO_NODE ||
-            middle[end + 1] != SS_NO_NODE)
-                return ss_err_set(err, SS_EFORMAT, "the CCH metric's end slots are not empty");
         struct corners in = {.c = c, .middle = middle};
         atomic_init(&in.bad, 0);
         const uint64_t t0 = ss_now_ns();
@@ -527,9 +565,41 @@ int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle
                                   "the CCH metric gives an edge of rank %u a corner that is not "
                                   "below it with edges to both ends",
                                   x - 1);
+        return SS_OK;
+}
+
+static int metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
+                         void (*give_back)(void *pool, void *block), void *pool, bool later,
+                         struct ss_cch_metric **out, struct ss_err *err)
+{
+        const uint64_t end = 2 * (uint64_t)c->arcs;
+        if (w32[end] != UINT32_MAX || w32[end + 1] != UINT32_MAX || middle[end] != SS_NO_NODE ||
+            middle[end + 1] != SS_NO_NODE)
+                return ss_err_set(err, SS_EFORMAT, "the CCH metric's end slots are not empty");
+        struct ss_cch *wc = (struct ss_cch *)c; /* its checks alone, under their lock */
+        if (later) {
+                pthread_mutex_lock(&wc->checks_lock);
+                const bool open = c->checks && !c->checks->started && !c->checks->middle;
+                if (open)
+                        c->checks->middle = middle;
+                pthread_mutex_unlock(&wc->checks_lock);
+                if (!open)
+                        return ss_err_set(err, SS_EINVAL,
+                                          "the CCH has no checks left to take the metric's");
+        } else {
+                int rc = check_metric_corners(c, middle, threads, err);
+                if (rc != SS_OK)
+                        return rc;
+        }
         struct ss_cch_metric *m = ss_cch_metric_new(c);
-        if (!m)
+        if (!m) {
+                if (later) {
+                        pthread_mutex_lock(&wc->checks_lock);
+                        c->checks->middle = NULL;
+                        pthread_mutex_unlock(&wc->checks_lock);
+                }
                 return ss_err_set(err, SS_ENOMEM, "out of memory for a CCH metric");
+        }
         m->w32 = w32;
         m->middle = middle;
         m->give_back = give_back;
@@ -538,11 +608,102 @@ int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle
         return SS_OK;
 }
 
+int ss_cch_metric_stored(const struct ss_cch *c, uint32_t *w32, uint32_t *middle, unsigned threads,
+                         void (*give_back)(void *pool, void *block), void *pool,
+                         struct ss_cch_metric **out, struct ss_err *err)
+{
+        return metric_stored(c, w32, middle, threads, give_back, pool, false, out, err);
+}
+
+int ss_cch_metric_stored_later(const struct ss_cch *c, uint32_t *w32, uint32_t *middle,
+                               unsigned threads, void (*give_back)(void *pool, void *block),
+                               void *pool, struct ss_cch_metric **out, struct ss_err *err)
+{
+        return metric_stored(c, w32, middle, threads, give_back, pool, true, out, err);
+}
+
+/* ---- checks left for later ----------------------------------------------- */
+
+/* Chordality, then the corners: each on every core of the job's. */
+static void run_checks(const struct ss_cch *c, struct ss_cch_checks *k)
+{
+        const uint64_t t0 = ss_now_ns();
+        k->rc = check_chordal(c, ss_team_threads(k->threads), &k->err);
+        const uint64_t t1 = ss_now_ns();
+        if (k->rc == SS_OK && k->middle)
+                k->rc = check_metric_corners(c, k->middle, k->threads, &k->err);
+        ss_log_debug("cch", "checks left for later: chordality in %.0f ms, %s, in %.0f ms: %s",
+                     (t1 - t0) / 1e6, k->middle ? "the stored metric's corners" : "no metric",
+                     (ss_now_ns() - t0) / 1e6, k->rc == SS_OK ? "passed" : k->err.msg);
+}
+
+struct checks_job {
+        const struct ss_cch *c;
+        struct ss_cch_checks *k;
+};
+
+static void *checks_main(void *arg)
+{
+        struct checks_job *j = arg;
+        run_checks(j->c, j->k);
+        free(j);
+        return NULL;
+}
+
+void ss_cch_checks_start(const struct ss_cch *cc, unsigned threads)
+{
+        struct ss_cch *c = (struct ss_cch *)cc; /* its checks alone, under their lock */
+        pthread_mutex_lock(&c->checks_lock);
+        struct ss_cch_checks *k = c->checks;
+        if (k && !k->started) {
+                k->started = true;
+                k->threads = threads;
+                struct checks_job *j = malloc(sizeof(*j));
+                if (j) {
+                        *j = (struct checks_job){cc, k};
+                        k->running = pthread_create(&k->thread, NULL, checks_main, j) == 0;
+                        if (!k->running)
+                                free(j); /* ss_cch_checks_wait runs them */
+                }
+        }
+        pthread_mutex_unlock(&c->checks_lock);
+}
+
+int ss_cch_checks_wait(const struct ss_cch *cc, struct ss_err *err)
+{
+        struct ss_cch *c = (struct ss_cch *)cc;
+        pthread_mutex_lock(&c->checks_lock);
+        struct ss_cch_checks *k = c->checks;
+        if (k && !k->done) {
+                if (k->running)
+                        pthread_join(k->thread, NULL);
+                else
+                        run_checks(cc, k);
+                k->started = k->done = true;
+                k->running = false;
+        }
+        const int rc = k ? k->rc : SS_OK;
+        if (rc != SS_OK && err)
+                *err = k->err;
+        pthread_mutex_unlock(&c->checks_lock);
+        return rc;
+}
+
+void ss__cch_checks_free(struct ss_cch *c)
+{
+        if (!c->checks)
+                return;
+        (void)ss_cch_checks_wait(c, NULL); /* its thread reads the lists */
+        free(c->checks);
+        c->checks = NULL;
+}
+
 void ss_cch_free(struct ss_cch *c)
 {
         if (!c)
                 return;
         ss__cch_ahead_free(c); /* its thread reads the upward lists */
+        ss__cch_checks_free(c);
         if (!c->borrowed) {
                 free(c->rank);
                 free(c->up_first);
@@ -555,6 +716,7 @@ void ss_cch_free(struct ss_cch *c)
         free(c->input_arc);
         pthread_mutex_destroy(&c->down_lock);
         pthread_mutex_destroy(&c->ahead_lock);
+        pthread_mutex_destroy(&c->checks_lock);
         free(c);
 }
 

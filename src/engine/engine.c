@@ -358,6 +358,12 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                         ss_log_warn("graph", "%s", lerr.msg);
         }
         ss__calibrate(e, g, warm);
+        /* A snapshot's CCH checks that ran beside all this (ss_graph_load_flags
+         * with SS_SNAPSHOT_CHECK_LATER): the graph serves only once they pass. */
+        struct ss_err cerr;
+        if (ss_cch_of(g) && ss_cch_checks_wait(ss_cch_of(g), &cerr) != SS_OK)
+                return ss_err_set(err, SS_EFORMAT, "the graph's CCH failed its checks: %s",
+                                  cerr.msg);
         ss__pool_trim(e, -1, true);
         ss__pool_warm(e, g);
         ss__apsp_start(e, g);

@@ -96,6 +96,11 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
                 q->off_metric = q->tree_ok;
                 return SS_OK;
         }
+        /* The triangles come from the metric's corners (ss__p2p_tri): a
+         * snapshot's CCH whose checks run beside the load waits for them. */
+        int rc = ss_cch_checks_wait(c, err);
+        if (rc != SS_OK)
+                return rc;
         cudaError_t e = cudaSetDevice(p->device);
         if (e != cudaSuccess)
                 return ss__cuda_fail(err, "cudaSetDevice", e, __FILE__, __LINE__);
@@ -141,7 +146,6 @@ static int ss__p2p_make(struct ss_gpu_phast *p, struct ss_err *err)
         if (e == cudaSuccess && p->n)
                 e = cudaMemcpyAsync(q->d_node, c->node, (size_t)p->n * 4, cudaMemcpyHostToDevice,
                                     p->stream);
-        int rc = SS_OK;
         if (e == cudaSuccess)
                 rc = ss__p2p_anc(p->n, q->d_up_first, p->d_up_head, q->d_anc, p->stream, err);
         if (e == cudaSuccess && rc == SS_OK && d_depth)

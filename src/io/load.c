@@ -8,6 +8,13 @@
 struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
                                const struct ss_progress *progress, struct ss_err *err)
 {
+        return ss_graph_load_flags(gr_path, co_path, progress, 0, err);
+}
+
+struct ss_graph *ss_graph_load_flags(const char *gr_path, const char *co_path,
+                                     const struct ss_progress *progress, unsigned flags,
+                                     struct ss_err *err)
+{
         struct ss_arcs arcs = {0};
         int32_t *x = NULL, *y = NULL;
 
@@ -19,7 +26,7 @@ struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
                                    gr_path);
                         return NULL;
                 }
-                return ss_snapshot_read(gr_path, progress, err);
+                return ss_snapshot_read_flags(gr_path, progress, flags, err);
         }
         if (ss_dimacs_read_gr(gr_path, &arcs, progress, err) != SS_OK)
                 return NULL;

@@ -15,6 +15,10 @@ extern "C" {
  * Returns a graph with one reference, or NULL with err set. */
 struct ss_graph *ss_graph_load(const char *gr_path, const char *co_path,
                                const struct ss_progress *progress, struct ss_err *err);
+/* ss_graph_load() with the flags of ss_snapshot_read_flags() for a snapshot. */
+struct ss_graph *ss_graph_load_flags(const char *gr_path, const char *co_path,
+                                     const struct ss_progress *progress, unsigned flags,
+                                     struct ss_err *err);
 
 /* A progress printer for terminals and logs: writes "loading FILE: 40%"
  * to stderr at each tenth. arg must point to an int holding the last tenth

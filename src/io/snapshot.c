@@ -565,7 +565,7 @@ static void ss__snap_release(void *owner, void *block)
  * its CCH, and its metric when the section has one, to g; a section of
  * another layout version is skipped. */
 static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, uint64_t len,
-                    struct ss_err *err)
+                    bool later, struct ss_err *err)
 {
         if (memcmp(sec, SS_SNAPSHOT_CCH_MAGIC, 8) != 0)
                 return ss_err_set(err, SS_EFORMAT, "%s: the CCH section has a bad magic", path);
@@ -621,24 +621,33 @@ static int read_cch(const char *path, struct ss_graph *g, unsigned char *sec, ui
                                   path);
         struct ss_cch *c = NULL;
         struct ss_err cerr;
-        int rc = ss_cch_from_arrays(g, (uint32_t)arcs, arr[0], arr[1], arr[2], true, 0, &c, &cerr);
+        int rc = later ? ss_cch_from_arrays_later(g, (uint32_t)arcs, arr[0], arr[1], arr[2], true,
+                                                  0, &c, &cerr)
+                       : ss_cch_from_arrays(g, (uint32_t)arcs, arr[0], arr[1], arr[2], true, 0, &c,
+                                            &cerr);
         if (rc != SS_OK)
                 return ss_err_set(err, rc == SS_ENOMEM ? SS_ENOMEM : SS_EFORMAT, "%s: %s", path,
                                   cerr.msg);
         ss_cch_attach(g, c);
-        if (narr == 3)
+        if (narr == 3) {
+                ss_cch_checks_start(c, 0);
                 return SS_OK;
+        }
         /* The metric's arrays stay in the block, which the metric holds
          * (a GPU handle may keep the metric past the graph). */
         struct ss_cch_metric *m = NULL;
         struct ss_graph *owner = ss_graph_topology_hold(g);
-        rc = ss_cch_metric_stored(c, arr[3], arr[4], 0, ss__snap_release, owner, &m, &cerr);
+        rc = later ? ss_cch_metric_stored_later(c, arr[3], arr[4], 0, ss__snap_release, owner, &m,
+                                                &cerr)
+                   : ss_cch_metric_stored(c, arr[3], arr[4], 0, ss__snap_release, owner, &m, &cerr);
         if (rc != SS_OK) {
                 ss_graph_topology_release(owner);
                 return ss_err_set(err, rc == SS_ENOMEM ? SS_ENOMEM : SS_EFORMAT, "%s: %s", path,
                                   cerr.msg);
         }
         ss_cch_attach_metric(g, m);
+        /* The checks left for later start now, with the metric's corners. */
+        ss_cch_checks_start(c, 0);
         return SS_OK;
 }
 
@@ -702,6 +711,12 @@ static void read_part(void *arg, unsigned i, unsigned k)
 
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err)
+{
+        return ss_snapshot_read_flags(path, progress, 0, err);
+}
+
+struct ss_graph *ss_snapshot_read_flags(const char *path, const struct ss_progress *progress,
+                                        unsigned flags, struct ss_err *err)
 {
         unsigned char *block = NULL;
         struct ss_graph *g = NULL;
@@ -825,8 +840,8 @@ struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *pr
         atomic_init(&g->refs, 1u);
         close(fd);
         const uint64_t t2 = ss_now_ns();
-        if (h.flags & SS__SNAP_FLAG_CCH &&
-            read_cch(path, g, block + h.cch_off, h.cch_len, err) < 0) {
+        if (h.flags & SS__SNAP_FLAG_CCH && read_cch(path, g, block + h.cch_off, h.cch_len,
+                                                    flags & SS_SNAPSHOT_CHECK_LATER, err) < 0) {
                 ss_graph_unref(g);
                 return NULL;
         }

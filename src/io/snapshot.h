@@ -67,6 +67,14 @@ int ss_snapshot_write(const struct ss_graph *g, const char *path, struct ss_err 
 struct ss_graph *ss_snapshot_read(const char *path, const struct ss_progress *progress,
                                   struct ss_err *err);
 
+/* ss_snapshot_read() with flags. SS_SNAPSHOT_CHECK_LATER: the CCH's two
+ * costliest checks (chordality, the stored metric's corners) run on a thread
+ * of their own while the caller goes on (ss_cch_from_arrays_later); the
+ * caller must have ss_cch_checks_wait() pass before it serves the graph. */
+#define SS_SNAPSHOT_CHECK_LATER 1u
+struct ss_graph *ss_snapshot_read_flags(const char *path, const struct ss_progress *progress,
+                                        unsigned flags, struct ss_err *err);
+
 /* Returns true when the file at path starts with the snapshot magic. */
 bool ss_snapshot_probe(const char *path);
 

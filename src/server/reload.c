@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "geo/geo.h"
 #include "io/load.h"
+#include "io/snapshot.h"
 #include "io/time_graph.h"
 #include "server/weights.h"
 
@@ -113,8 +114,16 @@ static void ss__load_work(uv_work_t *w)
         uint64_t t0 = ss_now_ns();
 
         ss_err_clear(&l->err);
-        l->result =
-            ss_graph_load(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress, &l->err);
+        /* The first load leaves a snapshot CCH's costliest checks to a thread
+         * of their own, beside the upload and the landmarks (about 1 s of 16
+         * cores on a USA-size graph): the engine waits for them before the
+         * graph serves. A reload checks first, as a load that fails must not
+         * have moved the GPUs to the new graph. */
+        struct ss_graph *serving = ss_engine_graph(l->engine);
+        const unsigned flags = serving ? 0 : SS_SNAPSHOT_CHECK_LATER;
+        ss_graph_unref(serving);
+        l->result = ss_graph_load_flags(cfg->graph, cfg->coords[0] ? cfg->coords : NULL, &progress,
+                                        flags, &l->err);
         ss_log_progress_end(&lp);
         /* The weights file is part of the graph as loaded: applied before
          * anything is derived from the weights. */

@@ -1,8 +1,11 @@
 /* Snapshots with a CCH section: the round trip keeps the order and the
  * supergraph (and the queries right), and the metric when the graph has
- * one; graphs without one stay version 1, damage is rejected, and a section
- * of an unknown layout is skipped. */
+ * one; graphs without one stay version 1, damage is rejected (with the
+ * costliest checks left for later too: at ss_cch_checks_wait, by the
+ * customizations and by an engine that would serve the graph), and a
+ * section of an unknown layout is skipped. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 
 #include "../check_run.h"
 #include "cch/cch.h"
+#include "engine/engine.h"
 #include "gen/gen.h"
 #include "io/snapshot.h"
 #include "util.h"
@@ -156,12 +160,51 @@ static bool is_up_edge(const struct ss_cch *c, uint32_t x, uint32_t y)
         return false;
 }
 
+/* Reads the file at path with the costliest checks left for later
+ * (SS_SNAPSHOT_CHECK_LATER): damage those find (cause "chordal" or a
+ * corner "not below it") shows at ss_cch_checks_wait, every time, and
+ * stops the customizations and an engine from serving the graph; any
+ * other at the read. */
+static void try_read_later(const char *path, const char *cause)
+{
+        struct ss_err err;
+        struct ss_graph *h = ss_snapshot_read_flags(path, NULL, SS_SNAPSHOT_CHECK_LATER, &err);
+        const bool late = cause && (strstr(cause, "chordal") || strstr(cause, "not below it"));
+        if (cause && !late) {
+                ck_assert_msg(h == NULL, "damage accepted, expected \"%s\"", cause);
+                ck_assert_msg(strstr(err.msg, cause) != NULL, "message \"%s\" lacks \"%s\"",
+                              err.msg, cause);
+                return;
+        }
+        ck_assert_msg(h != NULL, "%s", err.msg);
+        const struct ss_cch *c = ss_cch_of(h);
+        if (!cause) {
+                ck_assert(c == NULL || ss_cch_checks_wait(c, &err) == SS_OK);
+                ss_graph_unref(h);
+                return;
+        }
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(ss_cch_checks_wait(c, &err), SS_EFORMAT);
+                ck_assert_msg(strstr(err.msg, cause) != NULL, "message \"%s\" lacks \"%s\"",
+                              err.msg, cause);
+        }
+        ck_assert_int_eq(ss_cch_down_lists(c, 2, &err), SS_EFORMAT);
+        ck_assert_ptr_null(c->down_first);
+        struct ss_engine_config cfg = {.cpu_workers = 1, .calibrate = true};
+        struct ss_engine *e = NULL;
+        ck_assert_int_eq(ss_engine_new(&cfg, h, &e, &err), SS_EFORMAT);
+        ck_assert_msg(strstr(err.msg, "failed its checks") && strstr(err.msg, cause), "%s",
+                      err.msg);
+        ss_graph_unref(h);
+}
+
 /* Reads bytes b as a snapshot: NULL with a message holding cause, or the
- * graph when cause is NULL. */
+ * graph when cause is NULL; and again with the checks left for later. */
 static struct ss_graph *try_read(const unsigned char *b, size_t len, const char *cause)
 {
         struct ss_err err;
         spit(tmp_path("damaged.snap"), b, len);
+        try_read_later(tmp_path("damaged.snap"), cause);
         struct ss_graph *g = ss_snapshot_read(tmp_path("damaged.snap"), NULL, &err);
         if (!cause) {
                 ck_assert_msg(g != NULL, "%s", err.msg);
@@ -219,18 +262,26 @@ START_TEST(test_damage)
         try_read(b, len, "ascending");
         put32(sec + head_off, h0);
         /* a list still ascending whose second head is no neighbour of the
-         * first (the parent): not chordal */
+         * first (the parent): not chordal. Its edge is a shortcut, no arc
+         * of the graph, so that the other checks pass without chordality
+         * (with it left for later). */
         const struct ss_cch *c = ss_cch_of(g);
+        bool *arc_edge = calloc(c->arcs, sizeof(bool));
+        ck_assert(arc_edge);
+        for (uint64_t j = 0; j < c->m; j++)
+                if (c->input_arc[j] != SS_CCH_NO_ARC)
+                        arc_edge[c->input_arc[j]] = true;
         uint32_t x = 0, v = SS_NO_NODE;
         for (; x < c->n && v == SS_NO_NODE; x++) {
                 const uint32_t f = c->up_first[x];
-                if (c->up_first[x + 1] - f < 2)
+                if (c->up_first[x + 1] - f < 2 || arc_edge[f + 1])
                         continue;
                 for (uint32_t y = c->up_head[f] + 1; y < c->up_head[f + 1] && v == SS_NO_NODE; y++)
                         if (!is_up_edge(c, c->up_head[f], y))
                                 v = y;
         }
         ck_assert_uint_ne(v, SS_NO_NODE);
+        free(arc_edge);
         const uint64_t at = head_off + 4 * ((uint64_t)c->up_first[x - 1] + 1);
         const uint32_t h1 = get32(sec + at);
         put32(sec + at, v);
