@@ -355,10 +355,30 @@ struct ss__cpu_cand {
         struct ss_graph *g;
         const struct ss_solver *row;
         const uint32_t *src;
+        struct ss__gate *gate; /* NULL: limit is set */
         double limit, ms, passed;
         bool slow, failed;
         struct ss_err err;
 };
+
+/* Where CPU rows started early wait, ready (a backend and a tree's room:
+ * a tenth of a second or two on a continent), for the time the GPU's
+ * rows leave them. */
+struct ss__gate {
+        pthread_mutex_t lock;
+        pthread_cond_t opened;
+        bool open;
+        double limit; /* < 0: not timed after all */
+};
+
+static void ss__gate_open(struct ss__gate *g, double limit)
+{
+        pthread_mutex_lock(&g->lock);
+        g->open = true;
+        g->limit = limit;
+        pthread_cond_broadcast(&g->opened);
+        pthread_mutex_unlock(&g->lock);
+}
 
 static void *ss__cpu_cand_run(void *arg)
 {
@@ -377,7 +397,16 @@ static void *ss__cpu_cand_run(void *arg)
                 ss_solve_host_free(dist);
                 return NULL;
         }
-        c->ms = ss__time(cb, c->row, c->src, dist, c->limit, c->limit, &c->slow, &c->passed);
+        if (c->gate) {
+                pthread_mutex_lock(&c->gate->lock);
+                while (!c->gate->open)
+                        pthread_cond_wait(&c->gate->opened, &c->gate->lock);
+                c->limit = c->gate->limit;
+                pthread_mutex_unlock(&c->gate->lock);
+        }
+        if (c->limit >= 0)
+                c->ms =
+                    ss__time(cb, c->row, c->src, dist, c->limit, c->limit, &c->slow, &c->passed);
         ss_backend_close(cb);
         ss_solve_host_free(dist);
         return NULL;
@@ -404,10 +433,35 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         double best_cpu = -1, best = -1, passed = 0;
         bool slow;
 
+        /* The CPU rows, on one thread each, as the workers run them, each
+         * on a backend of its own. */
+        const char *names[] = {"cch", "delta"};
+        struct ss__cpu_cand cand[2];
+        unsigned nrows = 0;
+        for (unsigned k = 0; k < 2; k++) {
+                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
+                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
+                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
+        }
+
         /* The GPU first: it is the fastest on large graphs, and its time
-         * bounds the CPU's. */
+         * bounds the CPU's. With two CPU rows their threads start now and
+         * make their backends meanwhile. */
         const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
         struct ss__slot *s = delta ? ss__slot_of(e, g) : NULL;
+        struct ss__gate gate = {.open = false};
+        pthread_t early_th[2];
+        bool early[2] = {false, false};
+        if (s && nrows == 2) {
+                pthread_mutex_init(&gate.lock, NULL);
+                pthread_cond_init(&gate.opened, NULL);
+                for (unsigned k = 0; k < 2; k++) {
+                        cand[k].gate = &gate;
+                        early[k] =
+                            pthread_create(&early_th[k], NULL, ss__cpu_cand_run, &cand[k]) == 0;
+                        cand[k].gate = early[k] ? &gate : NULL;
+                }
+        }
         if (s) {
                 /* The device is idle (the landmarks are made): the
                  * Δ-stepping's runs go beside the first runs' end, mostly
@@ -446,16 +500,6 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         }
         ss__warm_end(w);
 
-        /* The CPU rows, on one thread each, as the workers run them, each
-         * on a backend of its own. */
-        const char *names[] = {"cch", "delta"};
-        struct ss__cpu_cand cand[2];
-        unsigned nrows = 0;
-        for (unsigned k = 0; k < 2; k++) {
-                const struct ss_solver *row = ss_solver_find(names[k], SS_DEVICE_CPU);
-                if (row && (strcmp(names[k], "cch") || ss_cch_metric_of(g)))
-                        cand[nrows++] = (struct ss__cpu_cand){.g = g, .row = row, .src = src};
-        }
         /* Without a GPU and with one CPU row there is nothing to choose:
          * timing it would only delay the load (a USA-size graph on two
          * cores: 10-12 s of one-thread searches). */
@@ -469,14 +513,25 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
          * first's time: run in full at once, a USA-size graph's one-thread
          * Δ-stepping would add tens of seconds to the load. */
         const bool together = best > 0 && nrows == 2;
+        const double tlimit = 10 * best < 50 ? 50 : 10 * best;
+        if (early[0] || early[1]) {
+                ss__gate_open(&gate, together ? tlimit : -1);
+                for (unsigned k = 0; k < 2; k++)
+                        if (early[k])
+                                pthread_join(early_th[k], NULL);
+                pthread_cond_destroy(&gate.opened);
+                pthread_mutex_destroy(&gate.lock);
+        }
         pthread_t th;
         bool started = false;
-        if (together) {
-                cand[0].limit = cand[1].limit = 10 * best < 50 ? 50 : 10 * best;
+        if (together && !early[1]) {
+                cand[0].limit = cand[1].limit = tlimit;
                 started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
         }
         for (unsigned k = 0; k < nrows; k++) {
-                if (k == 1 && started) {
+                if (together && early[k]) {
+                        /* timed on its thread, joined above */
+                } else if (k == 1 && started) {
                         pthread_join(th, NULL);
                 } else {
                         if (!together) {
@@ -484,7 +539,11 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                                                      : best > 0   ? 2 * best
                                                                   : 1e9;
                                 cand[k].limit = limit < 50 ? 50 : limit;
+                        } else {
+                                cand[k].limit = tlimit;
                         }
+                        cand[k].gate = NULL;
+                        cand[k].failed = false;
                         ss__cpu_cand_run(&cand[k]);
                 }
                 if (cand[k].failed) {
