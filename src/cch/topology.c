@@ -273,7 +273,9 @@ static void *heights_run(void *arg)
                 const uint64_t d = c->up_first[x + 1] - c->up_first[x];
                 triangles += d * (d - (d > 0)) / 2;
                 const uint32_t p = ss_cch_parent(c, x);
-                if (p != SS_NO_NODE && height[p] < height[x] + 1)
+                /* A parent out of range, which the lists' check reports
+                 * meanwhile, is skipped. */
+                if (p != SS_NO_NODE && p > x && p < c->n && height[p] < height[x] + 1)
                         height[p] = height[x] + 1;
                 if (height[x] + 1 > levels)
                         levels = height[x] + 1;
@@ -332,6 +334,18 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, enum ss__cch_chec
                                 return ss_err_set(err, bad,
                                                   "the CCH edge offsets decrease at rank %u", x);
         }
+        /* The tree's heights, a pass on one thread, go beside the checks of
+         * the lists and of chordality and the input arcs: all read the
+         * upward lists, whose offsets are in range by now. The downward
+         * lists wait for a customization (ss_cch_down_lists). */
+        c->input_arc = malloc((c->m + 1) * sizeof(uint32_t));
+        height = calloc((size_t)n + 1, sizeof(uint32_t));
+        if (!c->input_arc || !height)
+                goto nomem;
+        struct heights hj = {.c = c, .height = height};
+        pthread_t ht;
+        const bool h_thread = pthread_create(&ht, NULL, heights_run, &hj) == 0;
+        int rc = SS_OK;
         /* The lists, then chordality, by ranks on every core: on a
          * continent's 146M edges the searches took seconds on one. */
         struct lists lin = {.c = c};
@@ -341,25 +355,12 @@ int ss__cch_derive(struct ss_cch *c, const struct ss_graph *g, enum ss__cch_chec
                 ss_team_run(team, NULL, check_lists, &lin);
                 const unsigned x = atomic_load(&lin.unordered);
                 if (x)
-                        return ss_err_set(err, bad,
-                                          "the CCH edges of rank %u are not ascending, upward "
-                                          "ranks",
-                                          x - 1);
+                        rc = ss_err_set(err, bad,
+                                        "the CCH edges of rank %u are not ascending, upward ranks",
+                                        x - 1);
         }
         t[2] = ss_now_ns();
-        /* The tree's heights, a pass on one thread, go beside chordality
-         * and the input arcs: all three only read the upward lists, which
-         * are in range by now. The downward lists wait for a customization
-         * (ss_cch_down_lists). */
-        c->input_arc = malloc((c->m + 1) * sizeof(uint32_t));
-        height = calloc((size_t)n + 1, sizeof(uint32_t));
-        if (!c->input_arc || !height)
-                goto nomem;
-        struct heights hj = {.c = c, .height = height};
-        pthread_t ht;
-        const bool h_thread = pthread_create(&ht, NULL, heights_run, &hj) == 0;
-        int rc = SS_OK;
-        if (check == SS__CHECK_ALL)
+        if (rc == SS_OK && check == SS__CHECK_ALL)
                 rc = check_chordal(c, team, err);
         t[3] = ss_now_ns();
         if (rc == SS_OK) {
