@@ -21,10 +21,11 @@
  * CPU row also answers auto one-to-all on the CPU when the GPU is busy, so
  * the CPU rows are compared with each other too: with a GPU they run at
  * once, each on a thread and backend of its own made while the GPU's rows
- * are timed, with ten times the GPU's Δ-stepping's time, beside the
- * sweep's timing (or ten times the sweep's, where the Δ-stepping failed);
- * without one, one after the other, the first with no deadline and the
- * second with twice the first's time. A lone CPU row only has the GPU
+ * are timed, with ten times the GPU's best time (ten times its Δ-stepping's,
+ * beside the sweep's timing, let the CPU's one-thread CCH sweep finish its
+ * four runs on a USA-size graph: 2.8 s more); without one, one after the
+ * other, the first with no deadline and the second with twice the first's
+ * time. A lone CPU row only has the GPU
  * to beat and gets twice its time (on a USA-size graph the one-thread
  * Δ-stepping used to run into ten times the GPU's, 0.9 s of the startup).
  *
@@ -453,7 +454,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         struct ss__slot *s = delta ? ss__slot_of(e, g) : NULL;
         struct ss__gate gate = {.open = false};
         pthread_t early_th[2];
-        bool early[2] = {false, false}, timed_early = false;
+        bool early[2] = {false, false};
         if (s && nrows == 2) {
                 pthread_mutex_init(&gate.lock, NULL);
                 pthread_cond_init(&gate.opened, NULL);
@@ -461,7 +462,8 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                         cand[k].gate = &gate;
                         early[k] =
                             pthread_create(&early_th[k], NULL, ss__cpu_cand_run, &cand[k]) == 0;
-                        cand[k].gate = early[k] ? &gate : NULL;
+                        if (!early[k])
+                                cand[k].gate = NULL; /* no thread reads it */
                 }
         }
         if (s) {
@@ -475,15 +477,6 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                 ss__note(a, delta, ms, slow, passed);
                 a->gpu_row = delta->name;
                 a->gpu_ms = ms;
-                /* The CPU rows now, beside the first runs' end and the
-                 * sweep's timing, with ten times the Δ-stepping's time
-                 * (the sweep, where there is one, is faster: a continent's
-                 * 23 ms against 93, so they get more than ten times the
-                 * GPU's best). */
-                if (early[0] || early[1]) {
-                        timed_early = ms > 0;
-                        ss__gate_open(&gate, ms > 0 ? (10 * ms < 50 ? 50 : 10 * ms) : -1);
-                }
                 ss__warm_wait(w);
                 const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
                 if (sweep && ss_cch_metric_of(g)) {
@@ -526,8 +519,7 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         const bool together = best > 0 && nrows == 2;
         const double tlimit = 10 * best < 50 ? 50 : 10 * best;
         if (early[0] || early[1]) {
-                if (!gate.open)
-                        ss__gate_open(&gate, -1);
+                ss__gate_open(&gate, together ? tlimit : -1);
                 for (unsigned k = 0; k < 2; k++)
                         if (early[k])
                                 pthread_join(early_th[k], NULL);
@@ -536,12 +528,12 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
         }
         pthread_t th;
         bool started = false;
-        if (together && !(early[1] && timed_early)) {
+        if (together && !early[1]) {
                 cand[0].limit = cand[1].limit = tlimit;
                 started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
         }
         for (unsigned k = 0; k < nrows; k++) {
-                if (together && early[k] && timed_early) {
+                if (together && early[k]) {
                         /* timed on its thread, joined above */
                 } else if (k == 1 && started) {
                         pthread_join(th, NULL);
