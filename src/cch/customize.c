@@ -501,8 +501,13 @@ int ss_cch_prepare(struct ss_graph *g, unsigned threads, struct ss_err *err)
         }
         if (ss_cch_metric_of(g))
                 return SS_OK; /* stored with the CCH in a snapshot */
+        /* A snapshot's CCH whose checks run beside the load: customizing
+         * relies on them, and their error names the cause. */
+        int rc = ss_cch_checks_wait(ss_cch_of(g), err);
+        if (rc != SS_OK)
+                return rc;
         struct ss_cch_metric *m;
-        int rc = ss_cch_customize_new(ss_cch_of(g), g, NULL, threads, &m, err);
+        rc = ss_cch_customize_new(ss_cch_of(g), g, NULL, threads, &m, err);
         if (rc != SS_OK)
                 return rc;
         ss_cch_attach_metric(g, m);

@@ -344,6 +344,22 @@ bool ss_cch_plan_take(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_h
         return ok;
 }
 
+void ss_cch_plan_drop(const struct ss_cch *c)
+{
+        struct ss_cch *w = (struct ss_cch *)c;
+        pthread_mutex_lock(&w->ahead_lock);
+        struct ss_cch_ahead *a = w->ahead;
+        if (a && !a->taken) {
+                ss__ahead_join(a);
+                a->taken = true;
+                ss_cch_plan_free(&a->plan);
+        } else if (!a && (a = calloc(1, sizeof(*a)))) {
+                a->joined = a->taken = true; /* none from here on */
+                w->ahead = a;
+        }
+        pthread_mutex_unlock(&w->ahead_lock);
+}
+
 void ss__cch_ahead_free(struct ss_cch *c)
 {
         struct ss_cch_ahead *a = c->ahead;

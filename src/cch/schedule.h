@@ -86,6 +86,10 @@ void ss_cch_plan_ahead(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_
  * is then dropped), or its making failed. */
 bool ss_cch_plan_take(const struct ss_cch *c, uint32_t cut_nodes, uint32_t cut_height,
                       struct ss_cch_plan *p);
+/* Frees a plan made ahead that no sweep took (waiting for its thread), and
+ * keeps later ones from being made: a load calls it once its sweep is made
+ * (half a GB of host memory on a USA-size graph otherwise held with c). */
+void ss_cch_plan_drop(const struct ss_cch *c);
 
 /* owner[z] for every rank z of c: the part (below `parts`, at most
  * SS_CCH_SHARED) that sweeps z, or SS_CCH_SHARED for the ranks that every

@@ -703,10 +703,13 @@ int ss_cch_checks_wait(const struct ss_cch *cc, struct ss_err *err)
 
 void ss__cch_checks_free(struct ss_cch *c)
 {
-        if (!c->checks)
+        struct ss_cch_checks *k = c->checks;
+        if (!k)
                 return;
-        (void)ss_cch_checks_wait(c, NULL); /* its thread reads the lists */
-        free(c->checks);
+        /* Its thread reads the lists; checks never started are not run. */
+        if (k->running && !k->done)
+                pthread_join(k->thread, NULL);
+        free(k);
         c->checks = NULL;
 }
 

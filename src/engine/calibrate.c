@@ -163,9 +163,9 @@ static double ss__route_cpu_us(const struct ss_graph *g)
 }
 
 /* Where the CPU's routes are slow and the GPU's climb their chains: one
- * route through b's CCH row makes the chains' arrays now, not under the
- * first load, and says whether the row answers. */
-static bool ss__route_gpu_ready(struct ss_backend *b, const struct ss_graph *g)
+ * route through b's CCH row on lane makes the chains' arrays now, not under
+ * the first load, and says whether the row answers. */
+static bool ss__route_gpu_ready(struct ss_backend *b, unsigned lane, const struct ss_graph *g)
 {
         const struct ss_solver *row = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
         if (!row || !ss_gpu_phast_routes_climb(ss_cch_metric_of(g)))
@@ -181,7 +181,7 @@ static bool ss__route_gpu_ready(struct ss_backend *b, const struct ss_graph *g)
                                .dist = &d,
                                .cancel = &c};
         struct ss_err err = {0};
-        const int rc = ss_backend_run(b, 0, row, &task, &err);
+        const int rc = ss_backend_run(b, lane, row, &task, &err);
         if (rc != SS_OK || (task.ran && task.ran != row)) {
                 ss_log_warn("engine", "calibration: GPU routes: %s",
                             rc != SS_OK ? err.msg : "answered by another row");
@@ -216,7 +216,7 @@ static void ss__routes_first(struct ss_backend *b, const struct ss_graph *g, dou
         const uint64_t r0 = ss_now_ns();
         *us = ss__route_cpu_us(g);
         const uint64_t r1 = ss_now_ns();
-        *gpu = *us > 0 && *us >= share_us && ss__route_gpu_ready(b, g);
+        *gpu = *us > 0 && *us >= share_us && ss__route_gpu_ready(b, 0, g);
         ss_log_debug("engine",
                      "calibration: the CPU's routes timed in %.0f ms, the GPU's route in %.0f ms",
                      (r1 - r0) / 1e6, (ss_now_ns() - r1) / 1e6);
@@ -249,6 +249,12 @@ struct ss__calib_warm {
         struct ss_graph *g;
         pthread_t thread;
         unsigned lane; /* of the slot's backend: the last one */
+        /* The landmarks' end: the GPU's route may fall back to the
+         * Δ-stepping on the lane, where the landmarks' searches need every
+         * stream idle. */
+        pthread_mutex_t lock;
+        pthread_cond_t cv;
+        bool landmarks_done;
         bool joined;
         bool ran; /* the routes' results below are set */
         double route_cpu_us;
@@ -295,18 +301,28 @@ static void *ss__warm_run(void *arg)
         struct ss_task task = {
             .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 1, .dist = dist, .cancel = &c};
         struct ss_err err = {0};
-        /* A failure here shows again in the timed runs, which log it. */
+        /* A failure here shows again in the timed runs, which log it. (With
+         * the graph's metric the row sweeps: no fallback on the lane.) */
         (void)ss_backend_run(s->b, w->lane, ss_solver_find("gpu-cch", SS_DEVICE_GPU), &task, &err);
         const uint64_t t1 = ss_now_ns();
         ss_solve_host_free(dist);
+        /* No slot lock held while waiting: the landmarks take one. */
+        pthread_rwlock_unlock(&s->lock);
         if (rt_started)
                 pthread_join(rt, NULL);
         else
                 ss__route_job_run(&rj);
+        pthread_mutex_lock(&w->lock);
+        while (!w->landmarks_done)
+                pthread_cond_wait(&w->cv, &w->lock);
+        pthread_mutex_unlock(&w->lock);
         const uint64_t t2 = ss_now_ns();
         w->route_cpu_us = rj.us;
-        w->route_gpu = rj.us > 0 && rj.us >= ss__share_us() && ss__route_gpu_ready(s->b, w->g);
-        pthread_rwlock_unlock(&s->lock);
+        w->route_gpu = false;
+        if (rj.us > 0 && rj.us >= ss__share_us() && (s = ss__slot_of(w->e, w->g))) {
+                w->route_gpu = ss__route_gpu_ready(s->b, w->lane, w->g);
+                pthread_rwlock_unlock(&s->lock);
+        }
         w->ran = true;
         w->ns = ss_now_ns() - t0;
         ss_log_debug("engine",
@@ -316,18 +332,34 @@ static void *ss__warm_run(void *arg)
         return NULL;
 }
 
+void ss__calibrate_landmarks_done(struct ss__calib_warm *w)
+{
+        if (!w)
+                return;
+        pthread_mutex_lock(&w->lock);
+        w->landmarks_done = true;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->lock);
+}
+
 /* Waits for w's thread (w may be NULL), once. */
 static void ss__warm_wait(struct ss__calib_warm *w)
 {
-        if (w && !w->joined)
+        if (!w)
+                return;
+        ss__calibrate_landmarks_done(w); /* they are, by the calibration */
+        if (!w->joined)
                 pthread_join(w->thread, NULL);
-        if (w)
-                w->joined = true;
+        w->joined = true;
 }
 
 static void ss__warm_end(struct ss__calib_warm *w)
 {
+        if (!w)
+                return;
         ss__warm_wait(w);
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->lock);
         free(w);
 }
 
@@ -345,7 +377,11 @@ struct ss__calib_warm *ss__calibrate_begin(struct ss_engine *e, struct ss_graph 
         if (!w)
                 return NULL;
         *w = (struct ss__calib_warm){.e = e, .g = g, .lane = lanes ? lanes - 1 : 0};
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cv, NULL);
         if (pthread_create(&w->thread, NULL, ss__warm_run, w) != 0) {
+                pthread_cond_destroy(&w->cv);
+                pthread_mutex_destroy(&w->lock);
                 free(w);
                 return NULL; /* the calibration makes them itself */
         }
@@ -451,6 +487,10 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
          * bounds the CPU's. With two CPU rows their threads start now and
          * make their backends meanwhile. */
         const struct ss_solver *delta = ss_solver_find("delta", SS_DEVICE_GPU);
+        /* The first runs on lane 0 (a slot of one stream) end first. No
+         * slot lock is held while waiting for them: they take their own. */
+        if (w && w->lane == 0)
+                ss__warm_wait(w);
         struct ss__slot *s = delta ? ss__slot_of(e, g) : NULL;
         struct ss__gate gate = {.open = false};
         pthread_t early_th[2];
@@ -466,18 +506,21 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                                 cand[k].gate = NULL; /* no thread reads it */
                 }
         }
+        double ms = -1;
         if (s) {
                 /* The device is idle (the landmarks are made): the
                  * Δ-stepping's runs go beside the first runs' end, mostly
-                 * host passes and uploads, on another lane; on the same
-                 * one (a slot of one stream) after them. */
-                if (w && w->lane == 0)
-                        ss__warm_wait(w);
-                const double ms = ss__time(s->b, delta, src, dist, 10000, 10000, &slow, &passed);
+                 * host passes and uploads, on another lane. */
+                ms = ss__time(s->b, delta, src, dist, 10000, 10000, &slow, &passed);
                 ss__note(a, delta, ms, slow, passed);
                 a->gpu_row = delta->name;
                 a->gpu_ms = ms;
+                best = ms;
+                pthread_rwlock_unlock(&s->lock);
                 ss__warm_wait(w);
+                s = ss__slot_of(e, g);
+        }
+        if (s) {
                 const struct ss_solver *sweep = ss_solver_find("gpu-cch", SS_DEVICE_GPU);
                 if (sweep && ss_cch_metric_of(g)) {
                         const double limit = ms > 25 ? 2 * ms : 50;

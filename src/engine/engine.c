@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "apsp/apsp.h"
 #include "cch/cch.h"
+#include "cch/schedule.h"
 #include "cpu/astar.h"
 #include "cpu/landmarks.h"
 #include "engine/internal.h"
@@ -357,7 +358,11 @@ int ss_engine_prepare(struct ss_engine *e, struct ss_graph *g, struct ss_err *er
                 else
                         ss_log_warn("graph", "%s", lerr.msg);
         }
+        ss__calibrate_landmarks_done(warm);
         ss__calibrate(e, g, warm);
+        /* The schedules made ahead for the sweep, when it took none. */
+        if (ss_cch_of(g))
+                ss_cch_plan_drop(ss_cch_of(g));
         /* A snapshot's CCH checks that ran beside all this (ss_graph_load_flags
          * with SS_SNAPSHOT_CHECK_LATER): the graph serves only once they pass. */
         struct ss_err cerr;

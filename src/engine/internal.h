@@ -160,6 +160,9 @@ void ss__weights_free(struct ss_engine *e);
  * g and g has a customized CCH; NULL when there are none or no thread. */
 struct ss__calib_warm;
 struct ss__calib_warm *ss__calibrate_begin(struct ss_engine *e, struct ss_graph *g);
+/* calibrate.c: tells w (may be NULL) that the landmarks are made: its GPU
+ * route, which may fall back to a search on its lane, waits for them. */
+void ss__calibrate_landmarks_done(struct ss__calib_warm *w);
 /* calibrate.c: waits for w (may be NULL) and frees it, measures auto
  * one-to-all's candidates on g and attaches the result; ss__auto_of()
  * reads it (NULL: not measured). */

@@ -225,8 +225,9 @@ static void same_sched(const struct ss_cch_sched *a, const struct ss_cch_sched *
 }
 
 /* A plan made ahead on its own thread is the plan made in place, taken
- * once; one for other cuts is not taken (and dropped); a CCH freed with
- * its plan untaken frees it (the sanitizers' runs see a leak otherwise). */
+ * once; one for other cuts is not taken (and dropped), nor one dropped by
+ * ss_cch_plan_drop, which also stops later ones; a CCH freed with its plan
+ * untaken frees it (the sanitizers' runs see a leak otherwise). */
 START_TEST(test_plan_ahead)
 {
         struct ss_gen_road p = {.nodes = 20000, .seed = 3};
@@ -260,6 +261,20 @@ START_TEST(test_plan_ahead)
         ck_assert_uint_eq(want.cut.count, 0);
         ck_assert_uint_eq(want.full.count, c->n);
         ss_cch_plan_free(&want);
+        ss_cch_free(c);
+        /* Dropped (a load whose sweep took none): not taken after, and no
+         * later one is made; dropped before any: none is made either. */
+        c = cu_build(g, 2, false);
+        ss_cch_plan_ahead(c, 512, 1024);
+        ss_cch_plan_drop(c);
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &got));
+        ss_cch_plan_ahead(c, 512, 1024);
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &got));
+        ss_cch_free(c);
+        c = cu_build(g, 2, false);
+        ss_cch_plan_drop(c);
+        ss_cch_plan_ahead(c, 512, 1024);
+        ck_assert(!ss_cch_plan_take(c, 512, 1024, &got));
         ss_cch_free(c);
         /* Never taken: freed with the CCH, after its thread ends. */
         c = cu_build(g, 2, false);
