@@ -146,8 +146,8 @@ static int ss__pt_rows(const struct ss_gpu_phast *p, const uint32_t *depth, cons
         if (!h->anc || !h->arc || !h->arc_x)
                 return SS_ENOMEM;
         /* The rows' ancestors and arcs, on every core: a walk up the tree
-         * a row, up to n entries in all (on a USA-size graph 0.6 s of the
-         * table's 0.9 on one thread). */
+         * a row, up to n entries in all (on a USA-size graph the table took
+         * 0.83-1.1 s on one thread). */
         struct ss__pt_fill f = {.c = c, .t = t, .depth = depth, .row = row, .h = h};
         ss_team_run(ss_team_threads(0), NULL, ss__pt_fill_part, &f);
         return SS_OK;
