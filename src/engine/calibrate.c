@@ -88,6 +88,20 @@ static uint32_t ss__pick_node(uint64_t *x, const struct ss_graph *g)
         return (uint32_t)((*x >> 33) % g->n);
 }
 
+/* One one-to-all of row from src on lane of b, into dist, stopped after ms:
+ * the backend's status, *ran the row that answered. */
+static int ss__one_to_all(struct ss_backend *b, unsigned lane, const struct ss_solver *row,
+                          const uint32_t *src, ss_dist *dist, double ms,
+                          const struct ss_solver **ran, struct ss_err *err)
+{
+        struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(ms * 1e6)};
+        struct ss_task task = {
+            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 1, .dist = dist, .cancel = &c};
+        const int rc = ss_backend_run(b, lane, row, &task, err);
+        *ran = task.ran;
+        return rc;
+}
+
 /* The median of up to SS__SOURCES timed one-to-all runs of row on lane 0 of
  * b (after one untimed run, which has warm_ms), in ms; or -1 when it failed
  * or passed the deadline (then *slow says whether it was the deadline). */
@@ -99,22 +113,18 @@ static double ss__time(struct ss_backend *b, const struct ss_solver *row, const 
         *slow = false;
         for (unsigned i = 0; i <= SS__SOURCES; i++) {
                 const double ms_allowed = i == 0 && warm_ms > limit_ms ? warm_ms : limit_ms;
-                struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(ms_allowed * 1e6)};
-                struct ss_task task = {.kind = SS_TASK_ONE_TO_ALL,
-                                       .sources = &src[i % SS__SOURCES],
-                                       .nsources = 1,
-                                       .dist = dist,
-                                       .cancel = &c};
+                const struct ss_solver *ran = NULL;
                 struct ss_err err = {0};
                 const uint64_t t0 = ss_now_ns();
-                int rc = ss_backend_run(b, 0, row, &task, &err);
+                int rc =
+                    ss__one_to_all(b, 0, row, &src[i % SS__SOURCES], dist, ms_allowed, &ran, &err);
                 const double ms = (double)(ss_now_ns() - t0) / 1e6;
                 if (rc == SS_ETIMEDOUT) {
                         *slow = true;
                         *passed = ms_allowed;
                         return -1;
                 }
-                if (rc != SS_OK || (task.ran && task.ran != row)) {
+                if (rc != SS_OK || (ran && ran != row)) {
                         ss_log_warn("engine", "calibration: %s on the %s: %s", row->name,
                                     ss_device_name(row->device),
                                     rc != SS_OK ? err.msg : "answered by another row");
@@ -297,13 +307,12 @@ static void *ss__warm_run(void *arg)
         const bool rt_started = pthread_create(&rt, NULL, ss__route_job_run, &rj) == 0;
         uint32_t src[SS__SOURCES];
         ss__sources(w->g, src);
-        struct ss_cancel c = {.deadline_ns = ss_now_ns() + (uint64_t)(SS__WARM_MS * 1e6)};
-        struct ss_task task = {
-            .kind = SS_TASK_ONE_TO_ALL, .sources = src, .nsources = 1, .dist = dist, .cancel = &c};
+        const struct ss_solver *ran;
         struct ss_err err = {0};
         /* A failure here shows again in the timed runs, which log it. (With
          * the graph's metric the row sweeps: no fallback on the lane.) */
-        (void)ss_backend_run(s->b, w->lane, ss_solver_find("gpu-cch", SS_DEVICE_GPU), &task, &err);
+        (void)ss__one_to_all(s->b, w->lane, ss_solver_find("gpu-cch", SS_DEVICE_GPU), src, dist,
+                             SS__WARM_MS, &ran, &err);
         const uint64_t t1 = ss_now_ns();
         ss_solve_host_free(dist);
         /* No slot lock held while waiting: the landmarks take one. */
@@ -569,26 +578,15 @@ void ss__calibrate(struct ss_engine *e, struct ss_graph *g, struct ss__calib_war
                 pthread_cond_destroy(&gate.opened);
                 pthread_mutex_destroy(&gate.lock);
         }
-        pthread_t th;
-        bool started = false;
-        if (together && !early[1]) {
-                cand[0].limit = cand[1].limit = tlimit;
-                started = pthread_create(&th, NULL, ss__cpu_cand_run, &cand[1]) == 0;
-        }
         for (unsigned k = 0; k < nrows; k++) {
-                if (together && early[k]) {
-                        /* timed on its thread, joined above */
-                } else if (k == 1 && started) {
-                        pthread_join(th, NULL);
-                } else {
-                        if (!together) {
-                                const double limit = best_cpu > 0 ? 2 * best_cpu
-                                                     : best > 0   ? 2 * best
-                                                                  : 1e9;
-                                cand[k].limit = limit < 50 ? 50 : limit;
-                        } else {
-                                cand[k].limit = tlimit;
-                        }
+                /* Rows not timed on their early thread (none with a GPU
+                 * and two rows, unless a thread could not start) run here. */
+                if (!(together && early[k])) {
+                        const double limit = together       ? tlimit
+                                             : best_cpu > 0 ? 2 * best_cpu
+                                             : best > 0     ? 2 * best
+                                                            : 1e9;
+                        cand[k].limit = limit < 50 ? 50 : limit;
                         cand[k].gate = NULL;
                         cand[k].failed = false;
                         ss__cpu_cand_run(&cand[k]);
