@@ -20,7 +20,11 @@ struct ss_barrier;
 /* Runs fn(arg, i, k) for i in 0..k-1 on k threads, i = 0 on the calling
  * thread, where k is threads or fewer when the host refuses to start more
  * (the work is then split over the threads there are). When b is not NULL
- * it is initialised for k threads before any fn starts. */
+ * it is initialised for k threads before any fn starts. threads 0 runs fn
+ * once, on the caller (k = 1), unlike ss_team_threads() and the memcpy and
+ * memset below, where 0 is every online CPU: for every core pass
+ * ss_team_threads(0) (two passes meant for every core ran on one thread
+ * that way). */
 void ss_team_run(unsigned threads, struct ss_barrier *b,
                  void (*fn)(void *arg, unsigned i, unsigned nthreads), void *arg);
 
